@@ -1,0 +1,39 @@
+// The `oid` command, as a library so that tests run it in-process. main.cpp only turns argv into
+// a span and returns the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace oid::cli {
+
+/// Exit statuses: every input fine; some input bad (the rest still processed); usage error.
+enum exit_code : int { exit_ok = 0, exit_bad_input = 1, exit_usage = 2 };
+
+/// Streams and the exit status shared by all commands of one run.
+struct context {
+  std::istream& in;
+  std::ostream& out;
+  std::ostream& err;
+  int status = exit_ok;
+
+  /// Records that some input was bad: the run ends with exit_bad_input unless worse happened.
+  void bad_input() {
+    if (status == exit_ok) status = exit_bad_input;
+  }
+};
+
+/// Runs the command with `args` (without the program name) and returns the exit status.
+int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
+        std::ostream& err);
+
+// Command groups register their subcommands here; each runs from a CLI11 final callback.
+void add_id_commands(CLI::App& app, context& ctx);
+
+/// Prints one new id (what `oid` alone does).
+void print_one_new_id(context& ctx);
+
+}  // namespace oid::cli

@@ -1,0 +1,254 @@
+// oid new | inspect | convert | range: the ObjectId commands.
+#include <memory>
+#include <oid/generator.hpp>
+#include <oid/inspect.hpp>
+#include <oid/object_id.hpp>
+#include <oid/time.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "text_io.hpp"
+
+namespace oid::cli {
+namespace {
+
+std::string hex_bytes(std::span<const std::uint8_t> bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string s;
+  for (auto b : bytes) {
+    s += digits[b >> 4];
+    s += digits[b & 15];
+  }
+  return s;
+}
+
+/// What is wrong with an id's text, for a person: what was expected and where it went wrong.
+std::string explain_id_error(std::string_view input, const error& e) {
+  switch (e.code) {
+  case errc::invalid_length:
+    return "invalid length: expected 24 hex or 16 base64 characters, got " +
+           std::to_string(input.size());
+  case errc::invalid_hex:
+  case errc::invalid_base64:
+    return std::string(e.code == errc::invalid_hex ? "invalid hex character "
+                                                   : "invalid base64 character ") +
+           quote(input.substr(e.offset, 1)) + " at column " + std::to_string(e.offset + 1);
+  default: return e.message();
+  }
+}
+
+/// Runs `each` on every id given as arguments, or on every line of stdin when there are none.
+/// Bad input is reported on stderr, naming the argument or the line, and marks the run as bad.
+template <class F>
+void for_each_id(context& ctx, const std::vector<std::string>& ids, F&& each) {
+  auto handle = [&](std::string_view text, const std::string& where) {
+    const auto id = object_id::parse(text);
+    if (id) {
+      each(*id);
+    } else {
+      ctx.err << "oid: " << where << quote(text) << ": " << explain_id_error(text, id.error())
+              << '\n';
+      ctx.bad_input();
+    }
+  };
+  if (!ids.empty()) {
+    for (const auto& s : ids) handle(s, "");
+    return;
+  }
+  line_reader reader(ctx.in);
+  line_reader::line line;
+  while (reader.next(line)) {
+    const std::string where = "line " + std::to_string(line.number) + ": ";
+    if (line.too_long) {
+      ctx.err << "oid: " << where << "line too long (an id is 24 or 16 characters)\n";
+      ctx.bad_input();
+    } else if (line.text.empty()) {
+      ctx.err << "oid: " << where << "empty line\n";
+      ctx.bad_input();
+    } else {
+      handle(line.text, where);
+    }
+  }
+}
+
+// ---- new -----------------------------------------------------------------------------------
+
+struct new_options {
+  std::uint64_t count = 1;
+  std::string format = "hex";
+  bool legacy = false;
+};
+
+void write_ids(output_buffer& out, std::span<const object_id> ids, const std::string& format) {
+  if (format == "hex") {
+    for (const auto& id : ids) {
+      char* p = out.reserve(object_id::hex_size + 1);
+      p = id.to_hex(p);
+      *p = '\n';
+      out.commit(object_id::hex_size + 1);
+    }
+  } else if (format == "base64") {
+    for (const auto& id : ids) {
+      char* p = out.reserve(object_id::base64_size + 1);
+      p = id.to_base64(p);
+      *p = '\n';
+      out.commit(object_id::base64_size + 1);
+    }
+  } else {  // json: Extended JSON, as mongosh and mongoimport read it
+    for (const auto& id : ids) {
+      constexpr std::string_view head = R"({"$oid":")";
+      constexpr std::size_t n = head.size() + object_id::hex_size + 3;  // "}\n
+      char* p = out.reserve(n);
+      p = std::copy(head.begin(), head.end(), p);
+      p = id.to_hex(p);
+      *p++ = '"';
+      *p++ = '}';
+      *p = '\n';
+      out.commit(n);
+    }
+  }
+}
+
+void run_new(context& ctx, const new_options& o) {
+  output_buffer out(ctx.out);
+  std::vector<object_id> batch(std::min<std::uint64_t>(o.count, 4096));
+  std::unique_ptr<legacy_object_id_generator> legacy;
+  if (o.legacy) legacy = std::make_unique<legacy_object_id_generator>();
+  for (std::uint64_t left = o.count; left > 0;) {
+    const std::span<object_id> ids(batch.data(), std::min<std::uint64_t>(left, batch.size()));
+    if (legacy) {
+      legacy->fill(ids);
+    } else {
+      generate(ids);
+    }
+    write_ids(out, ids, o.format);
+    left -= ids.size();
+    if (!ctx.out) break;  // stdout closed (e.g. `oid new -n 1e9 | head`): stop quietly
+  }
+}
+
+// ---- inspect -------------------------------------------------------------------------------
+
+void print_description(output_buffer& out, const object_id_description& d) {
+  std::string s = d.id.to_hex();
+  s += "\n  time      " + format_time(d.time) + " (" + std::to_string(d.timestamp) + ")";
+  s += "\n  counter   " + std::to_string(d.counter);
+  s += "\n  random    " + hex_bytes(d.random) + "  (modern layout: 5 random bytes per process)";
+  s += "\n  legacy    machine " + hex_bytes(d.legacy_machine) + ", pid " +
+       std::to_string(d.legacy_pid) + "  (pre-3.4 layout)\n";
+  out.write(s);
+}
+
+// ---- range ---------------------------------------------------------------------------------
+
+/// Parses a time argument and turns it into the smallest id of its second.
+bool bound_for(context& ctx, const std::string& name, const std::string& text,
+               std::chrono::sys_seconds& t, object_id& id) {
+  const auto parsed = parse_time(text);
+  if (!parsed) {
+    ctx.err << "oid: range: " << name << ' ' << quote(text) << ": ";
+    if (parsed.error().code == errc::invalid_time) {
+      ctx.err << "not a date, date-time or Unix seconds (at column " << parsed.error().offset + 1
+              << "); use e.g. 2010-10-01, 2010-10-01T12:00:00Z or 1285891200\n";
+    } else {
+      ctx.err << parsed.error().message() << '\n';
+    }
+    return false;
+  }
+  const auto min = object_id::min_for_time(*parsed);
+  if (!min) {
+    ctx.err << "oid: range: " << name << ' ' << quote(text) << ": " << min.error().message()
+            << '\n';
+    return false;
+  }
+  t = *parsed;
+  id = *min;
+  return true;
+}
+
+void run_range(context& ctx, const std::string& from_text, const std::string& to_text) {
+  std::chrono::sys_seconds from, to;
+  object_id lo, hi;
+  if (!bound_for(ctx, "FROM", from_text, from, lo)) return ctx.bad_input();
+  const bool bounded = !to_text.empty();
+  if (bounded) {
+    if (!bound_for(ctx, "TO", to_text, to, hi)) return ctx.bad_input();
+    if (to <= from) {
+      ctx.err << "oid: range: TO (" << format_time(to) << ") must be after FROM ("
+              << format_time(from) << ")\n";
+      return ctx.bad_input();
+    }
+  }
+  std::string s = "from    " + format_time(from) + "  " + lo.to_hex() + "\n";
+  if (bounded) s += "to      " + format_time(to) + "  " + hi.to_hex() + "  (excluded)\n";
+  s += R"(filter  {"_id": {"$gte": {"$oid": ")" + lo.to_hex() + "\"}";
+  if (bounded) s += R"(, "$lt": {"$oid": ")" + hi.to_hex() + "\"}";
+  s += "}}\n";
+  ctx.out << s;
+}
+
+}  // namespace
+
+void print_one_new_id(context& ctx) { ctx.out << generate() << '\n'; }
+
+void add_id_commands(CLI::App& app, context& ctx) {
+  {
+    auto opts = std::make_shared<new_options>();
+    auto* cmd = app.add_subcommand("new", "Print new ObjectIds, one a line");
+    cmd->add_option("-n,--count", opts->count, "How many ids (default 1)");
+    cmd->add_option("--format", opts->format, "hex (default), base64 or json ({\"$oid\": ...})")
+        ->check(CLI::IsMember({"hex", "base64", "json"}));
+    cmd->add_flag("--legacy", opts->legacy,
+                  "Pre-3.4 layout: MD5 of the host name and the pid instead of random bytes");
+    cmd->final_callback([&ctx, opts] { run_new(ctx, *opts); });
+  }
+  {
+    auto ids = std::make_shared<std::vector<std::string>>();
+    auto json = std::make_shared<bool>(false);
+    auto* cmd = app.add_subcommand(
+        "inspect", "Show what ids carry: creation time, counter, both readings of bytes 4-8");
+    cmd->add_option("ids", *ids, "Ids in hex or base64 (default: one a line on stdin)");
+    cmd->add_flag("--json", *json, "One JSON object per id");
+    cmd->final_callback([&ctx, ids, json] {
+      output_buffer out(ctx.out);
+      for_each_id(ctx, *ids, [&](const object_id& id) {
+        const auto d = inspect(id);
+        if (*json) {
+          out.write(to_json(d));
+          out.put('\n');
+        } else {
+          print_description(out, d);
+        }
+      });
+    });
+  }
+  {
+    auto ids = std::make_shared<std::vector<std::string>>();
+    auto to = std::make_shared<std::string>("hex");
+    auto* cmd = app.add_subcommand("convert", "Convert ids between hex and base64");
+    cmd->add_option("ids", *ids, "Ids in hex or base64 (default: one a line on stdin)");
+    cmd->add_option("--to", *to, "hex (default) or base64")
+        ->check(CLI::IsMember({"hex", "base64"}));
+    cmd->final_callback([&ctx, ids, to] {
+      output_buffer out(ctx.out);
+      for_each_id(ctx, *ids, [&](const object_id& id) {
+        out.write(*to == "hex" ? id.to_hex() : id.to_base64());
+        out.put('\n');
+      });
+    });
+  }
+  {
+    auto from = std::make_shared<std::string>();
+    auto to = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand(
+        "range", "The ids that bound a time range, and a MongoDB filter for [FROM, TO)");
+    cmd->add_option("FROM", *from, "Start: 2010-10-01, 2010-10-01T12:00:00+02:00 or Unix seconds")
+        ->required();
+    cmd->add_option("TO", *to, "End, excluded (default: no end)");
+    cmd->final_callback([&ctx, from, to] { run_range(ctx, *from, *to); });
+  }
+}
+
+}  // namespace oid::cli

@@ -1,0 +1,80 @@
+#include <iostream>
+#include <oid/error.hpp>
+#include <vector>
+
+#include "cli.hpp"
+
+#ifndef OID_VERSION_STRING
+#  define OID_VERSION_STRING "unknown"
+#endif
+
+namespace oid::cli {
+
+int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
+        std::ostream& err) {
+  context ctx{in, out, err};
+  CLI::App app{
+      "oid: MongoDB ObjectIds, BSON and a lean MongoDB client.\n"
+      "With no command, prints one new ObjectId.",
+      "oid"};
+  app.set_version_flag("--version", "oid " OID_VERSION_STRING);
+  app.require_subcommand(0, 1);
+  app.fallthrough(false);
+  auto* help = app.add_subcommand("help", "Show help for oid or for one command");
+  std::vector<std::string> help_topic;
+  help->add_option("command", help_topic, "The command to explain");
+
+  add_id_commands(app, ctx);
+
+  // CLI11 takes the arguments in reverse order.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(std::move(reversed));
+  } catch (const CLI::CallForHelp&) {
+    // --help on the app or a subcommand: CLI11 sets the parsed subcommand chain for us.
+    const CLI::App* target = &app;
+    while (!target->get_subcommands().empty()) target = target->get_subcommands().front();
+    out << target->help();
+    return exit_ok;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return exit_ok;
+  } catch (const CLI::CallForVersion&) {
+    out << "oid " OID_VERSION_STRING "\n";
+    return exit_ok;
+  } catch (const CLI::ParseError& e) {
+    err << "oid: " << e.what() << "\nRun 'oid --help' for usage.\n";
+    return exit_usage;
+  } catch (const oid::exception& e) {
+    err << "oid: " << e.what();
+    if (e.offset() != 0) err << " (at byte " << e.offset() << ")";
+    err << '\n';
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    err << "oid: " << e.what() << '\n';
+    return exit_bad_input;
+  }
+
+  if (help->parsed()) {
+    if (help_topic.empty()) {
+      out << app.help();
+      return exit_ok;
+    }
+    const CLI::App* target = &app;
+    for (const auto& name : help_topic) {
+      try {
+        target = const_cast<CLI::App*>(target)->get_subcommand(name);
+      } catch (const CLI::OptionNotFound&) {
+        err << "oid: help: no command " << name << "\nRun 'oid help' for the list.\n";
+        return exit_usage;
+      }
+    }
+    out << target->help();
+    return exit_ok;
+  }
+  if (app.get_subcommands().empty()) print_one_new_id(ctx);
+  out.flush();
+  return ctx.status;
+}
+
+}  // namespace oid::cli

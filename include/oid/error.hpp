@@ -1,0 +1,96 @@
+// oid/error.hpp: the project's one error vocabulary.
+//
+// Every function that reads input the caller does not control returns `oid::result<T>`, whose error
+// is an `oid::error`: a code from `oid::errc` plus the byte (or character) offset where reading
+// stopped. Codes plug into `std::error_code` through `oid::error_category()`. The throwing
+// convenience layer throws `oid::exception`, a `std::system_error` that also carries the offset.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <system_error>
+
+namespace oid {
+
+/// Every failure oid reports. Values are stable within a major version; 0 is never used.
+enum class errc {
+  // Text forms of an ObjectId.
+  invalid_length = 1,  ///< input has the wrong number of characters or bytes
+  invalid_hex,         ///< a character that is not 0-9, a-f or A-F
+  invalid_base64,      ///< a character outside the RFC 4648 standard alphabet (or padding)
+  // Times.
+  invalid_time,       ///< text that is not an ISO-8601 date/date-time or Unix seconds
+  time_out_of_range,  ///< a time before 1970-01-01T00:00:00Z or after 2106-02-07T06:28:15Z
+  // Operating system.
+  entropy_unavailable,  ///< the OS would not provide random bytes
+  // BSON bytes.
+  truncated,           ///< input ends before a declared length or a terminator
+  bad_length_prefix,   ///< a declared length is impossible (too small, too large, mismatched)
+  missing_terminator,  ///< a document, key or string lacks its NUL terminator
+  unknown_type,        ///< an element type byte BSON does not define
+  invalid_bool,        ///< a boolean byte other than 0 or 1
+  invalid_utf8,        ///< a string or key that is not valid UTF-8
+  too_deep,            ///< nesting beyond the configured limit
+  too_large,           ///< a document or message beyond the configured size limit
+  trailing_bytes,      ///< bytes after the end of a document where none may be
+  invalid_key,         ///< a key that cannot be written (embedded NUL)
+  invalid_binary,      ///< a binary value whose subtype rules are broken (old 0x02 inner length)
+  invalid_value,       ///< a value that breaks its type's rules (e.g. regex options, scope)
+  type_mismatch,       ///< typed access to an element of another type
+  key_not_found,       ///< lookup of a key that is not in the document
+  // Decimal128 and Extended JSON text.
+  invalid_decimal128,     ///< text that is not a decimal128 value, or one that would need rounding
+  invalid_json,           ///< text that is not JSON
+  invalid_extended_json,  ///< JSON that breaks an Extended JSON rule
+  // Wire protocol and client.
+  invalid_uri,           ///< a connection string the specification rejects
+  invalid_message,       ///< a wire message that breaks the OP_MSG rules
+  checksum_mismatch,     ///< an OP_MSG CRC-32C that does not match the message
+  connection_failed,     ///< could not connect to any host
+  connection_closed,     ///< the peer closed the connection or reset it
+  timeout,               ///< an operation did not finish within its configured time
+  server_error,          ///< the server answered ok: 0
+  duplicate_key,         ///< a write broke a unique index (server code 11000)
+  write_concern_failed,  ///< the write happened but its write concern was not satisfied
+  unexpected_reply,      ///< a reply to another request, or of the wrong shape
+  unsupported,           ///< a feature oid does not provide (named in the message)
+  io_error,              ///< reading or writing a file or stream failed
+};
+
+/// The category of `oid::errc`: `name()` is "oid", `message()` describes each code in a few words.
+const std::error_category& error_category() noexcept;
+
+/// Wraps `e` as a `std::error_code` in `oid::error_category()`.
+std::error_code make_error_code(errc e) noexcept;
+
+/// A failure: what went wrong (`code`) and where reading stopped (`offset`, in bytes or characters
+/// from the start of the input; 0 when there is no position, such as a full-length check).
+struct error {
+  errc code{};
+  std::size_t offset = 0;
+
+  /// The code's description, e.g. "invalid hex character".
+  std::string message() const { return make_error_code(code).message(); }
+  friend bool operator==(const error&, const error&) = default;
+};
+
+/// The exception thrown by oid's convenience layer: a `std::system_error` with `code()` in
+/// `oid::error_category()` and the offset where reading stopped.
+class exception : public std::system_error {
+ public:
+  explicit exception(const error& e);
+  exception(const error& e, const std::string& what);
+
+  /// Where reading stopped, as in `oid::error::offset`.
+  std::size_t offset() const noexcept { return offset_; }
+  /// The code as `oid::errc`.
+  errc code_enum() const noexcept { return static_cast<errc>(code().value()); }
+
+ private:
+  std::size_t offset_;
+};
+
+}  // namespace oid
+
+template <>
+struct std::is_error_code_enum<oid::errc> : std::true_type {};

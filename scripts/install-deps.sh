@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages oid needs to build, test, fuzz and benchmark, when missing.
+# Safe to run again: it only calls apt-get when something is not installed yet.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config          # build
+  clang libclang-rt-14-dev clang-format-14  # fuzzers (libFuzzer), sanitizers, formatting
+  libgtest-dev libgmock-dev                 # tests
+  libfmt-dev libcli11-dev libsimdjson-dev   # library and command
+  libbenchmark-dev libbson-dev              # benchmarks: Google Benchmark, libbson as the peer
+  python3-bson                              # BSON interoperability test (PyMongo's bson)
+  strace util-linux                         # system-call counting, unshare for the fleet test
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo for apt-get" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: plain build and tests (warnings are errors), every public
+# header compiled alone, formatting, then the same tests under AddressSanitizer and
+# UndefinedBehaviorSanitizer, then each fuzzer for a bounded time.
+#   FUZZ_SECONDS  seconds per fuzzer (default 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "dependencies"
+scripts/install-deps.sh
+
+step "build (ci preset: -O2, -Werror)"
+cmake --preset ci >/dev/null
+cmake --build --preset ci
+cmake --build --preset ci --target all_verify_interface_header_sets
+
+step "tests"
+ctest --preset ci
+
+step "formatting (clang-format 14)"
+git ls-files -- '*.hpp' '*.cpp' | xargs clang-format-14 --dry-run -Werror
+
+step "tests under AddressSanitizer and UndefinedBehaviorSanitizer"
+cmake --preset asan >/dev/null
+cmake --build --preset asan
+ctest --preset asan
+
+step "fuzzers (${FUZZ_SECONDS:-60} s each)"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+for fuzzer in build/fuzz/fuzz/fuzz_*; do
+  [ -x "$fuzzer" ] || continue
+  name=$(basename "$fuzzer")
+  work=$(mktemp -d)
+  cp -r "$root/fuzz/corpus/$name/." "$work/" 2>/dev/null || true
+  echo "-- $name"
+  "$fuzzer" -max_total_time="${FUZZ_SECONDS:-60}" -print_final_stats=0 -timeout=10 \
+    -rss_limit_mb=4096 -artifact_prefix="$root/build/fuzz/$name-" "$work" 2>&1 | tail -n 3
+  rm -rf "$work"
+done
+
+step "all passed"

@@ -1,0 +1,38 @@
+// GoogleTest matchers for oid::result: HasValue(m) and HasError(code[, offset]).
+#pragma once
+
+#include <gmock/gmock.h>
+
+#include <oid/result.hpp>
+
+namespace oid::testing {
+
+MATCHER_P(HasValue, m, "has a value that " + ::testing::DescribeMatcher<decltype(m)>(m)) {
+  if (!arg.has_value()) {
+    *result_listener << "has error " << arg.error().message() << " at " << arg.error().offset;
+    return false;
+  }
+  return ::testing::ExplainMatchResult(m, *arg, result_listener);
+}
+
+MATCHER_P(HasError, code, "has error code " + ::testing::PrintToString(static_cast<int>(code))) {
+  if (arg.has_value()) {
+    *result_listener << "has a value";
+    return false;
+  }
+  *result_listener << "has error " << arg.error().message() << " at " << arg.error().offset;
+  return arg.error().code == code;
+}
+
+MATCHER_P2(HasErrorAt, code, offset,
+           "has error code " + ::testing::PrintToString(static_cast<int>(code)) + " at offset " +
+               ::testing::PrintToString(offset)) {
+  if (arg.has_value()) {
+    *result_listener << "has a value";
+    return false;
+  }
+  *result_listener << "has error " << arg.error().message() << " at " << arg.error().offset;
+  return arg.error().code == code && arg.error().offset == static_cast<std::size_t>(offset);
+}
+
+}  // namespace oid::testing
