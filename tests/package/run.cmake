@@ -12,7 +12,8 @@ endfunction()
 
 run(${CMAKE_COMMAND} --install ${OID_BUILD_DIR} --prefix ${prefix})
 run(${CMAKE_COMMAND} -S ${OID_CONSUMER_SOURCE} -B ${OID_SCRATCH}/build
-    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${OID_CXX_COMPILER})
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${OID_CXX_COMPILER}
+    "-DCMAKE_CXX_FLAGS=${OID_CXX_FLAGS}")
 run(${CMAKE_COMMAND} --build ${OID_SCRATCH}/build)
 run(${OID_SCRATCH}/build/consumer)
 
@@ -25,6 +26,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pkg-config does not know oid (PKG_CONFIG_PATH=${pc_dirs})")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run(${OID_CXX_COMPILER} ${OID_CONSUMER_SOURCE}/consumer.cpp ${flags} -o ${OID_SCRATCH}/consumer-pc)
+separate_arguments(build_flags UNIX_COMMAND "${OID_CXX_FLAGS}")  # e.g. the sanitizers
+run(${OID_CXX_COMPILER} ${build_flags} ${OID_CONSUMER_SOURCE}/consumer.cpp ${flags} -o ${OID_SCRATCH}/consumer-pc)
 run(${OID_SCRATCH}/consumer-pc)
 message(STATUS "consumer built and ran with find_package and with pkg-config")
