@@ -17,6 +17,15 @@ cmake --preset ci >/dev/null
 cmake --build --preset ci
 cmake --build --preset ci --target all_verify_interface_header_sets
 
+step "FerretDB for the MongoDB client's integration tests"
+# MONGODB_URI from the environment points the tests at another server (a real mongod, say).
+if [ -z "${MONGODB_URI:-}" ]; then
+  MONGODB_URI=$(scripts/ferretdb.sh start "$root/build/ferretdb.pid")
+  trap 'scripts/ferretdb.sh stop "$root/build/ferretdb.pid"' EXIT
+fi
+export MONGODB_URI
+echo "MONGODB_URI=$MONGODB_URI"
+
 step "tests"
 ctest --preset ci
 
