@@ -1,0 +1,144 @@
+// oid/mongo/uri.hpp: MongoDB connection strings.
+//
+// `uri::parse` reads
+// `mongodb://[user[:password]@]host[:port][,host[:port]...][/[database]][?options]` as MongoDB's
+// connection string specification says: several hosts, IP literals in brackets, Unix domain socket
+// paths (percent-encoded, ending in ".sock"), percent-decoding of every part, and case-insensitive
+// option names. It keeps the options oid uses as typed values; an option oid does not know is
+// ignored with a warning that `uri::warnings()` collects. `mongodb+srv://` needs DNS SRV lookups,
+// which oid does not do: it is rejected with `errc::unsupported`.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <oid/result.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oid::mongo {
+
+/// One host of a connection string.
+struct host {
+  /// How the host was written.
+  enum class kind {
+    hostname,    ///< a DNS name (or anything that is not an IPv4 address)
+    ipv4,        ///< a dotted-quad IPv4 address
+    ip_literal,  ///< a bracketed IP literal such as `[::1]` (stored without the brackets)
+    unix_socket  ///< a Unix domain socket path (stored decoded, e.g. `/tmp/mongodb-27017.sock`)
+  };
+  kind type = kind::hostname;
+  /// The host name, address or socket path, percent-decoded.
+  std::string name;
+  /// The port when one was written; none for Unix sockets.
+  std::optional<std::uint16_t> port;
+
+  /// The port to connect to: the written one, or MongoDB's default 27017.
+  std::uint16_t port_or_default() const noexcept { return port.value_or(27017); }
+  friend bool operator==(const host&, const host&) = default;
+};
+
+/// What to do with a known option whose value is invalid (e.g. `connectTimeoutMS=-2`).
+enum class uri_mode {
+  /// Reject the connection string (`errc::invalid_uri`), naming the option: a typo in a timeout
+  /// should not silently fall back to the default. oid's default.
+  strict,
+  /// Ignore the option with a warning, as the connection string specification says drivers must.
+  /// The specification's own tests run in this mode.
+  lenient,
+};
+
+/// A parsed connection string. Unset optional fields mean "the driver's default".
+class uri {
+ public:
+  /// Parses `text`. Errors (all `errc::invalid_uri` with the offset of the offending character,
+  /// except `mongodb+srv://` which is `errc::unsupported` at offset 0): a scheme other than
+  /// `mongodb://`; no host; an empty host; a port that is not 1-65535; a host with an unescaped
+  /// `/` or an unbracketed `:` too many; a socket path not ending in ".sock"; user information with
+  /// `@`, a second `:` or a bad `%` escape; a database name with `/ \ space " $`; an option without
+  /// `=`; contradictory options (`tls` and `ssl` disagreeing, `directConnection=true` with several
+  /// hosts); and, in `uri_mode::strict`, a known option with an invalid value. When `why` is not
+  /// null it receives a sentence saying what is wrong, naming the option where there is one.
+  ///
+  ///   auto u = oid::mongo::uri::parse("mongodb://127.0.0.1:27017/app?appName=demo");
+  static result<uri> parse(std::string_view text, uri_mode mode = uri_mode::strict,
+                           std::string* why = nullptr);
+
+  /// The hosts in the order written (at least one).
+  const std::vector<host>& hosts() const noexcept { return hosts_; }
+  /// The user name, decoded, when user information was given.
+  const std::optional<std::string>& username() const noexcept { return username_; }
+  /// The password, decoded, when one was given (possibly empty: `user:@host`).
+  const std::optional<std::string>& password() const noexcept { return password_; }
+  /// The database after the hosts, decoded (the default database and auth database).
+  const std::optional<std::string>& database() const noexcept { return database_; }
+  /// One line per ignored option: unknown, repeated, empty or (lenient mode) invalid.
+  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
+
+  // Options. Names follow the specification; values are as written.
+  /// `appName`: sent to the server in the handshake (at most 128 bytes).
+  const std::optional<std::string>& app_name() const noexcept { return app_name_; }
+  /// `connectTimeoutMS`: time allowed to open a connection (0 = no limit). Default 10 s.
+  const std::optional<std::chrono::milliseconds>& connect_timeout() const noexcept {
+    return connect_timeout_;
+  }
+  /// `socketTimeoutMS`: time allowed for a read or write on a connection (0 = no limit).
+  const std::optional<std::chrono::milliseconds>& socket_timeout() const noexcept {
+    return socket_timeout_;
+  }
+  /// `serverSelectionTimeoutMS`: time allowed to find a server that answers. Default 30 s.
+  const std::optional<std::chrono::milliseconds>& server_selection_timeout() const noexcept {
+    return server_selection_timeout_;
+  }
+  /// `maxPoolSize`: most connections open at once per client (0 = no limit). Default 100.
+  const std::optional<std::uint32_t>& max_pool_size() const noexcept { return max_pool_size_; }
+  /// `w` as written when it is a number (`w=0`, `w=1`, ...).
+  const std::optional<std::int32_t>& w_number() const noexcept { return w_number_; }
+  /// `w` as written when it is not a number (`w=majority`, a tag set name).
+  const std::optional<std::string>& w_tag() const noexcept { return w_tag_; }
+  /// `journal`: ask for acknowledgement after the journal is written.
+  const std::optional<bool>& journal() const noexcept { return journal_; }
+  /// `wTimeoutMS`: how long the server may wait for the write concern.
+  const std::optional<std::chrono::milliseconds>& w_timeout() const noexcept { return w_timeout_; }
+  /// `authSource`: the database that holds the user's credentials.
+  const std::optional<std::string>& auth_source() const noexcept { return auth_source_; }
+  /// `authMechanism`, as written (one the authentication specification names).
+  const std::optional<std::string>& auth_mechanism() const noexcept { return auth_mechanism_; }
+  /// `tls` (or its older name `ssl`; the two must agree when both are given).
+  const std::optional<bool>& tls() const noexcept { return tls_; }
+  /// `retryWrites`.
+  const std::optional<bool>& retry_writes() const noexcept { return retry_writes_; }
+  /// `retryReads`.
+  const std::optional<bool>& retry_reads() const noexcept { return retry_reads_; }
+  /// `directConnection`: talk to the one host given, without discovering others.
+  const std::optional<bool>& direct_connection() const noexcept { return direct_connection_; }
+  /// `compressors`: the compressors asked for, in order of preference (oid sends none itself).
+  const std::optional<std::vector<std::string>>& compressors() const noexcept {
+    return compressors_;
+  }
+
+  /// The option names (lower case) that `parse` understands; any other draws a warning.
+  static const std::vector<std::string_view>& supported_options() noexcept;
+
+ private:
+  uri() = default;  // only parse() makes one, so there is always a host
+
+  std::vector<host> hosts_;
+  std::optional<std::string> username_, password_, database_;
+  std::vector<std::string> warnings_;
+  std::optional<std::string> app_name_;
+  std::optional<std::chrono::milliseconds> connect_timeout_, socket_timeout_,
+      server_selection_timeout_, w_timeout_;
+  std::optional<std::uint32_t> max_pool_size_;
+  std::optional<std::int32_t> w_number_;
+  std::optional<std::string> w_tag_;
+  std::optional<bool> journal_;
+  std::optional<std::string> auth_source_, auth_mechanism_;
+  std::optional<bool> tls_, retry_writes_, retry_reads_, direct_connection_;
+  std::optional<std::vector<std::string>> compressors_;
+
+  friend class uri_parser;
+};
+
+}  // namespace oid::mongo

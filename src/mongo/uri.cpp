@@ -1,0 +1,445 @@
+#include <algorithm>
+#include <charconv>
+#include <oid/mongo/uri.hpp>
+#include <utility>
+
+namespace oid::mongo {
+namespace {
+
+constexpr std::string_view scheme = "mongodb://";
+constexpr std::string_view srv_scheme = "mongodb+srv://";
+
+int hex_digit(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+bool all_digits(std::string_view s) noexcept {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_ipv4(std::string_view s) noexcept {
+  int parts = 0;
+  while (true) {
+    const auto dot = s.find('.');
+    const auto part = s.substr(0, dot);
+    if (part.empty() || part.size() > 3 || !all_digits(part)) return false;
+    int value = 0;
+    for (char c : part) value = value * 10 + (c - '0');
+    if (value > 255) return false;
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    s.remove_prefix(dot + 1);
+  }
+  return parts == 4;
+}
+
+constexpr std::string_view supported[] = {
+    "appname",
+    "connecttimeoutms",
+    "sockettimeoutms",
+    "serverselectiontimeoutms",
+    "maxpoolsize",
+    "w",
+    "journal",
+    "wtimeoutms",
+    "authsource",
+    "authmechanism",
+    "tls",
+    "ssl",
+    "retrywrites",
+    "retryreads",
+    "directconnection",
+    "compressors",
+};
+
+// The mechanisms MongoDB's authentication specification defines; any other is an invalid value.
+constexpr std::string_view mechanisms[] = {"SCRAM-SHA-1", "SCRAM-SHA-256", "MONGODB-X509", "GSSAPI",
+                                           "PLAIN",       "MONGODB-AWS",   "MONGODB-OIDC"};
+
+}  // namespace
+
+// Holds the parse state; a class (a friend of uri) so it can fill uri's private fields.
+class uri_parser {
+ public:
+  uri_parser(std::string_view text, uri_mode mode, std::string* why)
+      : text_(text), mode_(mode), why_(why) {}
+
+  result<uri> run() {
+    if (text_.starts_with(srv_scheme)) {
+      return fail(errc::unsupported, 0,
+                  "mongodb+srv:// needs DNS SRV lookups, which oid does not do; list the hosts "
+                  "in a mongodb:// connection string instead");
+    }
+    if (!text_.starts_with(scheme)) {
+      return fail(errc::invalid_uri, 0, "a connection string starts with mongodb://");
+    }
+    std::size_t pos = scheme.size();
+    // The host information ends at the first '/' (or '?': the slash before options is optional).
+    const std::size_t host_end = std::min(text_.find('/', pos), text_.find('?', pos));
+    const std::size_t hosts_stop = host_end == std::string_view::npos ? text_.size() : host_end;
+    std::size_t hosts_begin = pos;
+    const std::size_t at = text_.rfind('@', hosts_stop == 0 ? 0 : hosts_stop - 1);
+    if (at != std::string_view::npos && at >= pos) {
+      if (!parse_userinfo(pos, at)) return error_;
+      hosts_begin = at + 1;
+    }
+    if (!parse_hosts(hosts_begin, hosts_stop)) return error_;
+    pos = hosts_stop;
+    if (pos < text_.size() && text_[pos] == '/') {
+      ++pos;
+      const std::size_t q = text_.find('?', pos);
+      const std::size_t db_end = q == std::string_view::npos ? text_.size() : q;
+      if (!parse_database(pos, db_end)) return error_;
+      pos = db_end;
+    }
+    if (pos < text_.size()) {  // text_[pos] == '?'
+      if (!parse_options(pos + 1)) return error_;
+    }
+    if (!check_combinations()) return error_;
+    return std::move(u_);
+  }
+
+ private:
+  bool fail_bool(errc code, std::size_t offset, std::string message) {
+    error_ = oid::error{code, offset};
+    if (why_ != nullptr) *why_ = std::move(message);
+    return false;
+  }
+  oid::error fail(errc code, std::size_t offset, std::string message) {
+    fail_bool(code, offset, std::move(message));
+    return error_;
+  }
+
+  // Percent-decodes text_[begin, end). A '%' not followed by two hex digits is an error.
+  std::optional<std::string> decode(std::size_t begin, std::size_t end, std::string_view what) {
+    std::string out;
+    out.reserve(end - begin);
+    for (std::size_t i = begin; i < end; ++i) {
+      if (text_[i] != '%') {
+        out.push_back(text_[i]);
+        continue;
+      }
+      const int hi = i + 1 < end ? hex_digit(text_[i + 1]) : -1;
+      const int lo = i + 2 < end ? hex_digit(text_[i + 2]) : -1;
+      if (hi < 0 || lo < 0) {
+        fail_bool(errc::invalid_uri, i,
+                  std::string(what) + ": '%' must start a percent-encoded byte such as %40");
+        return std::nullopt;
+      }
+      out.push_back(static_cast<char>(hi << 4 | lo));
+      i += 2;
+    }
+    return out;
+  }
+
+  bool parse_userinfo(std::size_t begin, std::size_t end) {
+    const std::string_view info = text_.substr(begin, end - begin);
+    if (const auto extra_at = info.find('@'); extra_at != std::string_view::npos) {
+      return fail_bool(errc::invalid_uri, begin + extra_at,
+                       "the user name and password must be percent-encoded ('@' is %40)");
+    }
+    const std::size_t colon = info.find(':');
+    if (colon != std::string_view::npos) {
+      if (const auto second = info.find(':', colon + 1); second != std::string_view::npos) {
+        return fail_bool(errc::invalid_uri, begin + second,
+                         "the user name and password must be percent-encoded (':' is %3A)");
+      }
+    }
+    const std::size_t user_end = colon == std::string_view::npos ? end : begin + colon;
+    if (user_end == begin) return fail_bool(errc::invalid_uri, begin, "the user name is empty");
+    auto user = decode(begin, user_end, "user name");
+    if (!user) return false;
+    u_.username_ = std::move(*user);
+    if (colon != std::string_view::npos) {
+      auto password = decode(user_end + 1, end, "password");
+      if (!password) return false;
+      u_.password_ = std::move(*password);
+    }
+    return true;
+  }
+
+  bool parse_hosts(std::size_t begin, std::size_t end) {
+    if (begin == end) return fail_bool(errc::invalid_uri, begin, "no host given");
+    std::size_t pos = begin;
+    while (true) {
+      const std::size_t comma = text_.find(',', pos);
+      const std::size_t stop = comma == std::string_view::npos || comma > end ? end : comma;
+      if (!parse_host(pos, stop)) return false;
+      if (stop == end) return true;
+      pos = stop + 1;
+    }
+  }
+
+  bool parse_port(std::size_t begin, std::size_t end, host& h) {
+    const std::string_view digits = text_.substr(begin, end - begin);
+    unsigned value = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (!all_digits(digits) || ec != std::errc{} || ptr != digits.data() + digits.size() ||
+        value < 1 || value > 65535) {
+      return fail_bool(
+          errc::invalid_uri, begin,
+          "the port must be a number from 1 to 65535, not '" + std::string(digits) + "'");
+    }
+    h.port = static_cast<std::uint16_t>(value);
+    return true;
+  }
+
+  bool parse_host(std::size_t begin, std::size_t end) {
+    if (begin == end) return fail_bool(errc::invalid_uri, begin, "empty host");
+    const std::string_view s = text_.substr(begin, end - begin);
+    host h;
+    if (s.front() == '[') {
+      const std::size_t close = s.find(']');
+      if (close == std::string_view::npos) {
+        return fail_bool(errc::invalid_uri, begin, "an IP literal needs its closing ']'");
+      }
+      const std::string_view literal = s.substr(1, close - 1);
+      const bool chars_ok =
+          !literal.empty() && std::all_of(literal.begin(), literal.end(), [](char c) {
+            return hex_digit(c) >= 0 || c == ':' || c == '.';
+          });
+      if (!chars_ok) {
+        return fail_bool(errc::invalid_uri, begin + 1,
+                         "an IP literal holds an IPv6 address: hex digits, ':' and '.'");
+      }
+      h.type = host::kind::ip_literal;
+      h.name = std::string(literal);
+      if (close + 1 < s.size()) {
+        if (s[close + 1] != ':') {
+          return fail_bool(errc::invalid_uri, begin + close + 1,
+                           "only ':port' may follow an IP literal");
+        }
+        if (!parse_port(begin + close + 2, end, h)) return false;
+      }
+      u_.hosts_.push_back(std::move(h));
+      return true;
+    }
+    auto decoded = decode(begin, end, "host");
+    if (!decoded) return false;
+    if (decoded->find('/') != std::string::npos) {
+      if (!decoded->ends_with(".sock")) {
+        return fail_bool(errc::invalid_uri, begin,
+                         "a Unix domain socket path must end in .sock ('" + *decoded + "')");
+      }
+      h.type = host::kind::unix_socket;
+      h.name = std::move(*decoded);
+      u_.hosts_.push_back(std::move(h));
+      return true;
+    }
+    const std::size_t colon = s.find(':');
+    if (colon != std::string_view::npos && s.find(':', colon + 1) != std::string_view::npos) {
+      return fail_bool(errc::invalid_uri, begin + s.find(':', colon + 1),
+                       "a host has at most one ':' before its port; write IPv6 addresses in "
+                       "brackets ([::1]:27017)");
+    }
+    const std::size_t name_end = colon == std::string_view::npos ? end : begin + colon;
+    if (name_end == begin) return fail_bool(errc::invalid_uri, begin, "empty host name");
+    auto name = decode(begin, name_end, "host");
+    if (!name) return false;
+    h.type = is_ipv4(*name) ? host::kind::ipv4 : host::kind::hostname;
+    h.name = std::move(*name);
+    if (colon != std::string_view::npos && !parse_port(name_end + 1, end, h)) return false;
+    u_.hosts_.push_back(std::move(h));
+    return true;
+  }
+
+  bool parse_database(std::size_t begin, std::size_t end) {
+    auto db = decode(begin, end, "database name");
+    if (!db) return false;
+    if (db->empty()) return true;
+    if (const auto bad = db->find_first_of("/\\ \"$"); bad != std::string::npos) {
+      return fail_bool(errc::invalid_uri, begin,
+                       "a database name may not contain '" + std::string(1, (*db)[bad]) + "'");
+    }
+    u_.database_ = std::move(*db);
+    return true;
+  }
+
+  bool parse_options(std::size_t begin) {
+    std::size_t pos = begin;
+    while (pos <= text_.size()) {
+      std::size_t amp = text_.find('&', pos);
+      if (amp == std::string_view::npos) amp = text_.size();
+      if (amp > pos && !parse_option(pos, amp)) return false;
+      pos = amp + 1;
+    }
+    return true;
+  }
+
+  // An invalid value: an error in strict mode, a warning (the option is ignored) in lenient mode.
+  bool invalid_value(std::size_t offset, std::string_view key, std::string_view value,
+                     std::string_view expected) {
+    std::string message = "invalid value '" + std::string(value) + "' for option " +
+                          std::string(key) + ": " + std::string(expected);
+    if (mode_ == uri_mode::strict) return fail_bool(errc::invalid_uri, offset, std::move(message));
+    u_.warnings_.push_back(std::move(message) + "; ignored");
+    return true;
+  }
+
+  bool parse_option(std::size_t begin, std::size_t end) {
+    const std::string_view pair = text_.substr(begin, end - begin);
+    const std::size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) {
+      return fail_bool(errc::invalid_uri, begin,
+                       "option '" + std::string(pair) + "' has no '=' and no value");
+    }
+    auto raw_key = decode(begin, begin + eq, "option name");
+    if (!raw_key) return false;
+    auto value = decode(begin + eq + 1, end, "option value");
+    if (!value) return false;
+    const std::string& key_written = *raw_key;
+    const std::string key = lower_ascii(key_written);
+    const std::size_t value_offset = begin + eq + 1;
+    if (std::find(std::begin(supported), std::end(supported), key) == std::end(supported)) {
+      u_.warnings_.push_back("unsupported option '" + key_written + "' ignored");
+      return true;
+    }
+    if (value->empty()) {
+      u_.warnings_.push_back("option " + key_written + " has an empty value; ignored");
+      return true;
+    }
+    if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) {
+      u_.warnings_.push_back("option " + key_written + " is repeated; the last value is used");
+    } else {
+      seen_.push_back(key);
+    }
+
+    const auto as_bool = [&](std::optional<bool>& out) {
+      if (*value == "true") {
+        out = true;
+      } else if (*value == "false") {
+        out = false;
+      } else {
+        return invalid_value(value_offset, key_written, *value, "expected true or false");
+      }
+      return true;
+    };
+    const auto as_ms = [&](std::optional<std::chrono::milliseconds>& out) {
+      std::int64_t ms = 0;
+      const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), ms);
+      if (ec != std::errc{} || ptr != value->data() + value->size() || ms < 0 ||
+          ms > std::int64_t{INT32_MAX}) {
+        return invalid_value(value_offset, key_written, *value,
+                             "expected milliseconds, a whole number from 0 to 2147483647");
+      }
+      out = std::chrono::milliseconds(ms);
+      return true;
+    };
+
+    if (key == "appname") {
+      if (value->size() > 128) {
+        return invalid_value(value_offset, key_written, *value, "at most 128 bytes");
+      }
+      u_.app_name_ = *value;
+    } else if (key == "connecttimeoutms") {
+      return as_ms(u_.connect_timeout_);
+    } else if (key == "sockettimeoutms") {
+      return as_ms(u_.socket_timeout_);
+    } else if (key == "serverselectiontimeoutms") {
+      return as_ms(u_.server_selection_timeout_);
+    } else if (key == "wtimeoutms") {
+      return as_ms(u_.w_timeout_);
+    } else if (key == "maxpoolsize") {
+      std::uint32_t n = 0;
+      const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+      if (ec != std::errc{} || ptr != value->data() + value->size() || !all_digits(*value)) {
+        return invalid_value(value_offset, key_written, *value,
+                             "expected a whole number (0 for no limit)");
+      }
+      u_.max_pool_size_ = n;
+    } else if (key == "w") {
+      std::int32_t n = 0;
+      const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+      if (ptr == value->data() + value->size() && ec == std::errc{}) {
+        if (n < 0) return invalid_value(value_offset, key_written, *value, "w must be >= 0");
+        u_.w_number_ = n;
+        u_.w_tag_.reset();
+      } else if ((*value)[0] == '-' || all_digits(*value)) {
+        return invalid_value(value_offset, key_written, *value, "w is out of range");
+      } else {
+        u_.w_tag_ = *value;
+        u_.w_number_.reset();
+      }
+    } else if (key == "journal") {
+      return as_bool(u_.journal_);
+    } else if (key == "authsource") {
+      u_.auth_source_ = *value;
+    } else if (key == "authmechanism") {
+      if (std::find(std::begin(mechanisms), std::end(mechanisms), *value) == std::end(mechanisms)) {
+        return invalid_value(value_offset, key_written, *value,
+                             "expected SCRAM-SHA-1, SCRAM-SHA-256, MONGODB-X509, GSSAPI, PLAIN, "
+                             "MONGODB-AWS or MONGODB-OIDC");
+      }
+      u_.auth_mechanism_ = *value;
+    } else if (key == "tls") {
+      return as_bool(tls_);
+    } else if (key == "ssl") {
+      return as_bool(ssl_);
+    } else if (key == "retrywrites") {
+      return as_bool(u_.retry_writes_);
+    } else if (key == "retryreads") {
+      return as_bool(u_.retry_reads_);
+    } else if (key == "directconnection") {
+      return as_bool(u_.direct_connection_);
+    } else if (key == "compressors") {
+      std::vector<std::string> list;
+      std::string_view rest = *value;
+      while (true) {
+        const auto comma = rest.find(',');
+        const auto item = rest.substr(0, comma);
+        if (item.empty()) {
+          return invalid_value(value_offset, key_written, *value,
+                               "expected a comma-separated list of compressor names");
+        }
+        list.emplace_back(item);
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+      u_.compressors_ = std::move(list);
+    }
+    return true;
+  }
+
+  bool check_combinations() {
+    if (tls_ && ssl_ && *tls_ != *ssl_) {
+      return fail_bool(errc::invalid_uri, scheme.size(),
+                       "options tls and ssl are given with different values");
+    }
+    u_.tls_ = tls_ ? tls_ : ssl_;
+    if (u_.direct_connection_.value_or(false) && u_.hosts_.size() > 1) {
+      return fail_bool(errc::invalid_uri, scheme.size(),
+                       "option directConnection=true needs exactly one host");
+    }
+    return true;
+  }
+
+  std::string_view text_;
+  uri_mode mode_;
+  std::string* why_;
+  uri u_;
+  oid::error error_{};
+  std::optional<bool> tls_, ssl_;
+  std::vector<std::string> seen_;
+};
+
+result<uri> uri::parse(std::string_view text, uri_mode mode, std::string* why) {
+  return uri_parser(text, mode, why).run();
+}
+
+const std::vector<std::string_view>& uri::supported_options() noexcept {
+  static const std::vector<std::string_view> names(std::begin(supported), std::end(supported));
+  return names;
+}
+
+}  // namespace oid::mongo

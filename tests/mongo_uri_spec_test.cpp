@@ -1,0 +1,263 @@
+// Runs the connection string specification's own tests (../shared/data/connection-string and
+// ../shared/data/uri-options) against oid::mongo::uri::parse in lenient mode, as the specification
+// asks drivers to behave. Every case that uses only options oid supports must pass; a case that
+// fails and involves an option oid does not support (or mongodb+srv://) is listed, not failed.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <oid/mongo/uri.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using oid::mongo::host;
+using oid::mongo::uri;
+using oid::mongo::uri_mode;
+
+fs::path data_dir() { return fs::path(OID_SHARED_DIR) / "data"; }
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string_view(ci) == "true";
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// The option names a connection string uses, lower-cased (undecoded names are plain ASCII in
+// every spec case).
+std::vector<std::string> option_names(std::string_view text) {
+  std::vector<std::string> names;
+  const auto q = text.find('?');
+  if (q == std::string_view::npos) return names;
+  std::string_view rest = text.substr(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const auto pair = rest.substr(0, amp);
+    names.push_back(lower(pair.substr(0, pair.find('='))));
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
+  return names;
+}
+
+std::string host_kind(host::kind k) {
+  switch (k) {
+  case host::kind::hostname: return "hostname";
+  case host::kind::ipv4: return "ipv4";
+  case host::kind::ip_literal: return "ip_literal";
+  case host::kind::unix_socket: return "unix";
+  }
+  return "?";
+}
+
+// Compares one expected option with what oid parsed; returns a description of the difference.
+std::string compare_option(const uri& u, const std::string& key, simdjson::dom::element want) {
+  std::ostringstream why;
+  const auto as_ms = [&](const std::optional<std::chrono::milliseconds>& got) {
+    int64_t w = 0;
+    if (want.get(w) != simdjson::SUCCESS || !got || got->count() != w) {
+      why << key << ": want " << simdjson::to_string(want) << ", got "
+          << (got ? std::to_string(got->count()) : "nothing");
+    }
+  };
+  const auto as_bool = [&](const std::optional<bool>& got) {
+    bool w = false;
+    if (want.get(w) != simdjson::SUCCESS || !got || *got != w) {
+      why << key << ": want " << simdjson::to_string(want) << ", got "
+          << (got ? (*got ? "true" : "false") : "nothing");
+    }
+  };
+  const auto as_string = [&](const std::optional<std::string>& got) {
+    std::string_view w;
+    if (want.get(w) != simdjson::SUCCESS || !got || *got != w) {
+      why << key << ": want " << simdjson::to_string(want) << ", got " << got.value_or("nothing");
+    }
+  };
+  if (key == "appname") {
+    as_string(u.app_name());
+  } else if (key == "connecttimeoutms") {
+    as_ms(u.connect_timeout());
+  } else if (key == "sockettimeoutms") {
+    as_ms(u.socket_timeout());
+  } else if (key == "serverselectiontimeoutms") {
+    as_ms(u.server_selection_timeout());
+  } else if (key == "wtimeoutms") {
+    as_ms(u.w_timeout());
+  } else if (key == "maxpoolsize") {
+    int64_t w = 0;
+    if (want.get(w) != simdjson::SUCCESS || !u.max_pool_size() || *u.max_pool_size() != w) {
+      why << key << ": want " << simdjson::to_string(want);
+    }
+  } else if (key == "w") {
+    int64_t n = 0;
+    std::string_view s;
+    if (want.get(n) == simdjson::SUCCESS) {
+      if (!u.w_number() || *u.w_number() != n) why << "w: want " << n;
+    } else if (want.get(s) == simdjson::SUCCESS) {
+      if (!u.w_tag() || *u.w_tag() != s) why << "w: want " << s;
+    }
+  } else if (key == "journal") {
+    as_bool(u.journal());
+  } else if (key == "authsource") {
+    as_string(u.auth_source());
+  } else if (key == "authmechanism") {
+    as_string(u.auth_mechanism());
+  } else if (key == "tls" || key == "ssl") {
+    as_bool(u.tls());
+  } else if (key == "retrywrites") {
+    as_bool(u.retry_writes());
+  } else if (key == "retryreads") {
+    as_bool(u.retry_reads());
+  } else if (key == "directconnection") {
+    as_bool(u.direct_connection());
+  } else if (key == "compressors") {
+    std::vector<std::string> w;
+    simdjson::dom::array arr;
+    if (want.get(arr) == simdjson::SUCCESS) {
+      for (auto item : arr) w.emplace_back(std::string_view(item.get_string().value_unsafe()));
+    }
+    if (!u.compressors() || *u.compressors() != w) why << "compressors differ";
+  } else {
+    why << "option " << key << " is not one oid supports";
+  }
+  return why.str();
+}
+
+// Checks one case; returns "" when it passes, else what differed.
+std::string check_case(simdjson::dom::element t) {
+  const std::string_view text = t["uri"].get_string().value_unsafe();
+  const bool want_valid = t["valid"].get_bool().value_unsafe();
+  const bool want_warning = t["warning"].get_bool().value_unsafe();
+  std::string why;
+  const auto parsed = uri::parse(text, uri_mode::lenient, &why);
+  if (!want_valid) {
+    return parsed.has_value() ? "parsed, but the case is invalid" : "";
+  }
+  if (!parsed.has_value()) return "rejected: " + why;
+  const uri& u = *parsed;
+  if (want_warning != !u.warnings().empty()) {
+    return want_warning ? "no warning, one expected" : "unexpected warning: " + u.warnings()[0];
+  }
+  simdjson::dom::array hosts;
+  if (t["hosts"].get(hosts) == simdjson::SUCCESS) {
+    if (hosts.size() != u.hosts().size()) return "host count differs";
+    std::size_t i = 0;
+    for (auto h : hosts) {
+      const host& got = u.hosts()[i++];
+      if (got.name != h["host"].get_string().value_unsafe()) return "host " + got.name + " differs";
+      std::string_view type;
+      if (h["type"].get(type) == simdjson::SUCCESS && type != host_kind(got.type)) {
+        return "host " + got.name + " has type " + host_kind(got.type);
+      }
+      int64_t port = 0;
+      if (h["port"].get(port) == simdjson::SUCCESS) {
+        if (!got.port || *got.port != port) return "port of " + got.name + " differs";
+      } else if (got.port) {
+        return "port of " + got.name + " given but none expected";
+      }
+    }
+  }
+  simdjson::dom::object auth;
+  if (t["auth"].get(auth) == simdjson::SUCCESS) {
+    const auto check = [&](const char* field,
+                           const std::optional<std::string>& got) -> std::string {
+      std::string_view want;
+      if (auth[field].get(want) == simdjson::SUCCESS) {
+        if (!got || *got != want) return std::string(field) + " differs";
+      } else if (auth[field].is_null() && got) {
+        return std::string(field) + " given but none expected";
+      }
+      return "";
+    };
+    for (auto r : {check("username", u.username()), check("password", u.password()),
+                   check("db", u.database())}) {
+      if (!r.empty()) return r;
+    }
+  }
+  simdjson::dom::object options;
+  if (t["options"].get(options) == simdjson::SUCCESS) {
+    for (auto [key, value] : options) {
+      auto r = compare_option(u, lower(key), value);
+      if (!r.empty()) return r;
+    }
+  }
+  return "";
+}
+
+// Why a case is outside what oid supports, or "" when it uses only supported parts.
+std::string unsupported_reason(std::string_view text) {
+  if (text.starts_with("mongodb+srv://")) return "mongodb+srv:// (SRV lookups)";
+  const auto& supported = uri::supported_options();
+  std::set<std::string> unknown;
+  for (const auto& name : option_names(text)) {
+    if (std::find(supported.begin(), supported.end(), name) == supported.end()) {
+      unknown.insert(name);
+    }
+  }
+  std::string out;
+  for (const auto& name : unknown) out += (out.empty() ? "option " : ", ") + name;
+  return out;
+}
+
+TEST(MongoUriSpecTest, ConnectionStringAndUriOptionsSuites) {
+  const fs::path dirs[] = {data_dir() / "connection-string", data_dir() / "uri-options"};
+  for (const auto& dir : dirs) {
+    if (!fs::is_directory(dir)) {
+      if (in_ci()) FAIL() << "the specification tests are missing: " << dir << " (CI=true)";
+      GTEST_SKIP() << "the specification tests are not here: " << dir
+                   << " (they come with ../shared)";
+    }
+  }
+  int ran = 0, passed = 0;
+  std::vector<std::string> not_applicable;
+  simdjson::dom::parser parser;
+  for (const auto& dir : dirs) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      simdjson::dom::element doc;
+      ASSERT_EQ(parser.load(file.string()).get(doc), simdjson::SUCCESS) << file;
+      simdjson::dom::array tests;
+      ASSERT_EQ(doc["tests"].get(tests), simdjson::SUCCESS) << file;
+      for (auto t : tests) {
+        const std::string_view description = t["description"].get_string().value_unsafe();
+        const std::string_view text = t["uri"].get_string().value_unsafe();
+        ++ran;
+        const std::string failure = check_case(t);
+        if (failure.empty()) {
+          ++passed;
+          continue;
+        }
+        const std::string reason = unsupported_reason(text);
+        const std::string where = file.filename().string() + ": " + std::string(description);
+        if (!reason.empty()) {
+          not_applicable.push_back(where + " [" + reason + "]");
+          continue;
+        }
+        ADD_FAILURE() << where << "\n  uri: " << text << "\n  " << failure;
+      }
+    }
+  }
+  std::cout << "connection string spec: " << ran << " cases, " << passed << " passed, "
+            << not_applicable.size() << " not applicable (unsupported options):\n";
+  for (const auto& n : not_applicable) std::cout << "  " << n << '\n';
+  EXPECT_GT(ran, 0);
+}
+
+}  // namespace

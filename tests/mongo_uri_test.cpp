@@ -1,0 +1,181 @@
+#include <gtest/gtest.h>
+
+#include <oid/mongo/uri.hpp>
+
+#include "support/matchers.hpp"
+
+namespace {
+
+using oid::errc;
+using oid::mongo::host;
+using oid::mongo::uri;
+using oid::mongo::uri_mode;
+using oid::testing::HasErrorAt;
+using namespace std::chrono_literals;
+
+TEST(MongoUriTest, ParsesEveryPart) {
+  const auto u = uri::parse(
+      "mongodb://us%40er:p%3Ass@db1.example.com:27018,10.0.0.2,[fe80::1]:27019,"
+      "%2Ftmp%2Fmongodb-27017.sock/app%3F?appName=demo&connectTimeoutMS=1500&socketTimeoutMS=0&"
+      "serverSelectionTimeoutMS=2000&maxPoolSize=7&w=majority&journal=true&wTimeoutMS=50&"
+      "authSource=admin&authMechanism=SCRAM-SHA-256&tls=false&retryWrites=false&retryReads=true&"
+      "compressors=zstd,zlib");
+  ASSERT_TRUE(u.has_value()) << u.error().message();
+  ASSERT_EQ(u->hosts().size(), 4u);
+  EXPECT_EQ(u->hosts()[0], (host{host::kind::hostname, "db1.example.com", 27018}));
+  EXPECT_EQ(u->hosts()[1], (host{host::kind::ipv4, "10.0.0.2", std::nullopt}));
+  EXPECT_EQ(u->hosts()[1].port_or_default(), 27017);
+  EXPECT_EQ(u->hosts()[2], (host{host::kind::ip_literal, "fe80::1", 27019}));
+  EXPECT_EQ(u->hosts()[3], (host{host::kind::unix_socket, "/tmp/mongodb-27017.sock", {}}));
+  EXPECT_EQ(u->username(), "us@er");
+  EXPECT_EQ(u->password(), "p:ss");
+  EXPECT_EQ(u->database(), "app?");
+  EXPECT_EQ(u->app_name(), "demo");
+  EXPECT_EQ(u->connect_timeout(), 1500ms);
+  EXPECT_EQ(u->socket_timeout(), 0ms);
+  EXPECT_EQ(u->server_selection_timeout(), 2000ms);
+  EXPECT_EQ(u->max_pool_size(), 7u);
+  EXPECT_EQ(u->w_tag(), "majority");
+  EXPECT_FALSE(u->w_number().has_value());
+  EXPECT_EQ(u->journal(), true);
+  EXPECT_EQ(u->w_timeout(), 50ms);
+  EXPECT_EQ(u->auth_source(), "admin");
+  EXPECT_EQ(u->auth_mechanism(), "SCRAM-SHA-256");
+  EXPECT_EQ(u->tls(), false);
+  EXPECT_EQ(u->retry_writes(), false);
+  EXPECT_EQ(u->retry_reads(), true);
+  EXPECT_EQ(u->compressors(), (std::vector<std::string>{"zstd", "zlib"}));
+  EXPECT_TRUE(u->warnings().empty());
+}
+
+TEST(MongoUriTest, OptionNamesIgnoreCaseAndSslIsTls) {
+  const auto u = uri::parse("mongodb://h/?CONNECTTIMEOUTms=5&W=0&SSL=true&directconnection=true");
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->connect_timeout(), 5ms);
+  EXPECT_EQ(u->w_number(), 0);
+  EXPECT_EQ(u->tls(), true);
+  EXPECT_EQ(u->direct_connection(), true);
+  EXPECT_FALSE(u->database().has_value());
+}
+
+TEST(MongoUriTest, UnknownRepeatedAndEmptyOptionsAreWarnings) {
+  const auto u = uri::parse("mongodb://h?foo=bar&w=1&w=2&journal=");
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->w_number(), 2);
+  EXPECT_FALSE(u->journal().has_value());
+  ASSERT_EQ(u->warnings().size(), 3u);
+  EXPECT_NE(u->warnings()[0].find("foo"), std::string::npos);
+}
+
+TEST(MongoUriTest, RejectsMalformedStringsWithOffsets) {
+  struct test_case {
+    const char* name;
+    const char* text;
+    errc want;
+    std::size_t offset;
+  };
+  const test_case cases[] = {
+      {"empty", "", errc::invalid_uri, 0},
+      {"other scheme", "mongo://localhost", errc::invalid_uri, 0},
+      {"srv", "mongodb+srv://cluster.example.com", errc::unsupported, 0},
+      {"no host", "mongodb://", errc::invalid_uri, 10},
+      {"empty host in list", "mongodb://a,,b", errc::invalid_uri, 12},
+      {"port zero", "mongodb://localhost:0", errc::invalid_uri, 20},
+      {"port too big", "mongodb://localhost:65536/", errc::invalid_uri, 20},
+      {"port negative", "mongodb://localhost:-1", errc::invalid_uri, 20},
+      {"port letters", "mongodb://localhost:foo", errc::invalid_uri, 20},
+      {"port with plus", "mongodb://localhost:+1", errc::invalid_uri, 20},
+      {"double colon", "mongodb://localhost::27017", errc::invalid_uri, 20},
+      {"bare ipv6", "mongodb://::1", errc::invalid_uri, 11},
+      {"unclosed literal", "mongodb://[::1", errc::invalid_uri, 10},
+      {"junk after literal", "mongodb://[::1]x", errc::invalid_uri, 15},
+      {"literal port", "mongodb://[::1]:0", errc::invalid_uri, 16},
+      {"two colons in userinfo", "mongodb://a:b:c@h", errc::invalid_uri, 13},
+      {"at sign in userinfo", "mongodb://a@b@h", errc::invalid_uri, 11},
+      {"bad escape in user", "mongodb://a%zz:b@h", errc::invalid_uri, 11},
+      {"escape cut short", "mongodb://a%2:b@h", errc::invalid_uri, 11},
+      {"empty user", "mongodb://:pw@h", errc::invalid_uri, 10},
+      {"socket not .sock", "mongodb://%2Ftmp%2Fmongodb", errc::invalid_uri, 10},
+      {"db with dollar", "mongodb://h/a$b", errc::invalid_uri, 12},
+      {"db with slash", "mongodb://h/a/b", errc::invalid_uri, 12},
+      {"option without =", "mongodb://h/?w", errc::invalid_uri, 13},
+      {"bad escape in value", "mongodb://h/?appName=%g0", errc::invalid_uri, 21},
+      {"tls vs ssl", "mongodb://h/?tls=true&ssl=false", errc::invalid_uri, 10},
+      {"direct with two hosts", "mongodb://a,b/?directConnection=true", errc::invalid_uri, 10},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string why;
+    EXPECT_THAT(uri::parse(c.text, uri_mode::strict, &why), HasErrorAt(c.want, c.offset));
+    EXPECT_FALSE(why.empty());
+  }
+}
+
+TEST(MongoUriTest, SrvMessageSaysWhatToDo) {
+  std::string why;
+  ASSERT_FALSE(uri::parse("mongodb+srv://cluster0.example.net/", uri_mode::strict, &why));
+  EXPECT_NE(why.find("SRV"), std::string::npos);
+  EXPECT_NE(why.find("mongodb://"), std::string::npos);
+}
+
+TEST(MongoUriTest, InvalidValuesAreErrorsNamingTheOptionInStrictMode) {
+  struct test_case {
+    const char* text;
+    const char* option;
+    std::size_t offset;
+  };
+  const test_case cases[] = {
+      {"mongodb://h/?connectTimeoutMS=-2", "connectTimeoutMS", 30},
+      {"mongodb://h/?socketTimeoutMS=ten", "socketTimeoutMS", 29},
+      {"mongodb://h/?serverSelectionTimeoutMS=1.5", "serverSelectionTimeoutMS", 38},
+      {"mongodb://h/?wTimeoutMS=99999999999", "wTimeoutMS", 24},
+      {"mongodb://h/?maxPoolSize=-1", "maxPoolSize", 25},
+      {"mongodb://h/?w=-1", "w", 15},
+      {"mongodb://h/?journal=yes", "journal", 21},
+      {"mongodb://h/?tls=1", "tls", 17},
+      {"mongodb://h/?retryWrites=TRUE", "retryWrites", 25},
+      {"mongodb://h/?retryReads=no", "retryReads", 24},
+      {"mongodb://h/?directConnection=maybe", "directConnection", 30},
+      {"mongodb://h/?authMechanism=MAGIC", "authMechanism", 27},
+      {"mongodb://h/?compressors=zlib,,zstd", "compressors", 25},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    std::string why;
+    EXPECT_THAT(uri::parse(c.text, uri_mode::strict, &why),
+                HasErrorAt(errc::invalid_uri, c.offset));
+    EXPECT_NE(why.find(c.option), std::string::npos) << why;
+    // The specification's behaviour: ignored, with a warning naming the option.
+    const auto lenient = uri::parse(c.text, uri_mode::lenient);
+    ASSERT_TRUE(lenient.has_value());
+    ASSERT_EQ(lenient->warnings().size(), 1u);
+    EXPECT_NE(lenient->warnings()[0].find(c.option), std::string::npos);
+  }
+}
+
+TEST(MongoUriTest, HostTypes) {
+  struct test_case {
+    const char* text;
+    host::kind want;
+    const char* name;
+  };
+  const test_case cases[] = {
+      {"mongodb://127.0.0.1", host::kind::ipv4, "127.0.0.1"},
+      {"mongodb://256.0.0.1", host::kind::hostname, "256.0.0.1"},
+      {"mongodb://1.2.3", host::kind::hostname, "1.2.3"},
+      {"mongodb://1.2.3.4.5", host::kind::hostname, "1.2.3.4.5"},
+      {"mongodb://[::1]", host::kind::ip_literal, "::1"},
+      {"mongodb://rel%2Fa.sock", host::kind::unix_socket, "rel/a.sock"},
+      {"mongodb://a.sock", host::kind::hostname, "a.sock"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    const auto u = uri::parse(c.text);
+    ASSERT_TRUE(u.has_value());
+    ASSERT_EQ(u->hosts().size(), 1u);
+    EXPECT_EQ(u->hosts()[0].type, c.want);
+    EXPECT_EQ(u->hosts()[0].name, c.name);
+  }
+}
+
+}  // namespace
