@@ -1,0 +1,11 @@
+// oid/bson/bson.hpp: the whole oid::bson module in one include: types, validation, views,
+// the builder, the owning document, decimal128 and ensure_id.
+#pragma once
+
+#include <oid/bson/builder.hpp>
+#include <oid/bson/decimal128.hpp>
+#include <oid/bson/document.hpp>
+#include <oid/bson/ensure_id.hpp>
+#include <oid/bson/type.hpp>
+#include <oid/bson/validate.hpp>
+#include <oid/bson/view.hpp>

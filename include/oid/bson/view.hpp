@@ -1,0 +1,254 @@
+// oid/bson/view.hpp: reading BSON without copying: `document_view`, `element` and the value views.
+//
+// A `document_view` is a pointer and a length over the bytes of one BSON document; it owns nothing
+// and is trivially copyable. The only way to get one over bytes you did not produce is
+// `oid::bson::validate()` (oid/bson/validate.hpp), which checks everything once; after that,
+// iteration and typed access are `noexcept` and cannot read outside the document. Arrays are
+// document views too, with keys "0", "1", ...
+//
+//     auto doc = oid::bson::validate(bytes);          // result<document_view>
+//     if (!doc) return report(doc.error());
+//     for (const oid::bson::element& e : *doc) {
+//       if (auto n = e.get_int32()) std::cout << e.key() << " = " << *n << '\n';
+//     }
+//     auto name = doc->find("name");                  // result<element>: key_not_found
+//     std::string_view s = name ? name->get_string().value_or("") : "";
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <oid/bson/decimal128.hpp>
+#include <oid/bson/type.hpp>
+#include <oid/object_id.hpp>
+#include <oid/result.hpp>
+#include <span>
+#include <string_view>
+
+namespace oid::bson {
+
+class document_view;
+class document_iterator;
+struct code_with_scope_view;
+
+/// A binary value: its subtype and its bytes. For the old subtype 0x02, `bytes` is the payload
+/// after the inner int32 length (which validation has checked equals the payload size).
+struct binary_view {
+  std::uint8_t subtype = binary_subtype::generic;  ///< see oid::bson::binary_subtype
+  std::span<const std::uint8_t> bytes;             ///< the payload
+};
+
+/// A regular expression: its pattern and its options, both C strings (no NUL inside).
+struct regex_view {
+  std::string_view pattern;  ///< the pattern, without delimiters
+  std::string_view options;  ///< option letters, e.g. "imsx"
+};
+
+/// A deprecated DBPointer: a collection name and an ObjectId.
+struct db_pointer_view {
+  std::string_view ref;  ///< namespace of the referenced document
+  object_id id;          ///< its `_id`
+};
+
+/// A BSON timestamp (MongoDB's internal replication clock, not a date).
+struct timestamp_value {
+  std::uint32_t t = 0;  ///< seconds since the Unix epoch: the high 32 bits of the stored uint64
+  std::uint32_t i = 0;  ///< increment within the second: the low 32 bits
+
+  friend constexpr bool operator==(const timestamp_value&, const timestamp_value&) = default;
+};
+
+/// The time point of a BSON UTC datetime (milliseconds since the Unix epoch, signed).
+constexpr std::chrono::sys_time<std::chrono::milliseconds> to_sys_time(std::int64_t ms) noexcept {
+  return std::chrono::sys_time<std::chrono::milliseconds>{std::chrono::milliseconds{ms}};
+}
+/// The BSON UTC datetime (milliseconds since the Unix epoch) of a time point.
+constexpr std::int64_t to_date_time(std::chrono::sys_time<std::chrono::milliseconds> t) noexcept {
+  return static_cast<std::int64_t>(t.time_since_epoch().count());
+}
+
+namespace detail {
+/// The bytes of the empty document, which a default `document_view` points at.
+inline constexpr std::uint8_t empty_document_bytes[5] = {5, 0, 0, 0, 0};
+}  // namespace detail
+
+/// One element of a document: a type, a key and the value's bytes. It points into the document's
+/// bytes and is valid as long as they are. Typed getters return `errc::type_mismatch` (offset 0)
+/// when the element holds another type; they never throw.
+class element {
+ public:
+  /// An element of no document (type byte 0, empty key). Iterators never yield one.
+  constexpr element() noexcept = default;
+
+  /// The type byte.
+  bson::type type() const noexcept { return static_cast<bson::type>(*p_); }
+  /// The key (a C string in the document, so it never holds NUL).
+  std::string_view key() const noexcept {
+    return {reinterpret_cast<const char*>(p_ + 1), key_size_};
+  }
+  /// The value's bytes as stored, after the key's NUL (e.g. 4 bytes for an int32, the whole
+  /// length-prefixed string for a string). Empty for null, undefined, min key and max key.
+  std::span<const std::uint8_t> raw_value() const noexcept {
+    return {p_ + 2 + key_size_, value_size_};
+  }
+  /// The element's bytes: type byte, key, NUL and value.
+  std::span<const std::uint8_t> raw() const noexcept { return {p_, 2 + key_size_ + value_size_}; }
+
+  /// 0x01. Errors: type_mismatch.
+  result<double> get_double() const noexcept;
+  /// 0x02, without the terminating NUL (may contain NUL). Errors: type_mismatch.
+  result<std::string_view> get_string() const noexcept;
+  /// 0x03. Errors: type_mismatch.
+  result<document_view> get_document() const noexcept;
+  /// 0x04, as a document with keys "0", "1", ... Errors: type_mismatch.
+  result<document_view> get_array() const noexcept;
+  /// 0x05. Errors: type_mismatch.
+  result<binary_view> get_binary() const noexcept;
+  /// 0x07. Errors: type_mismatch.
+  result<object_id> get_object_id() const noexcept;
+  /// 0x08. Errors: type_mismatch.
+  result<bool> get_bool() const noexcept;
+  /// 0x09, milliseconds since the Unix epoch (see `to_sys_time`). Errors: type_mismatch.
+  result<std::int64_t> get_date_time() const noexcept;
+  /// 0x0B. Errors: type_mismatch.
+  result<regex_view> get_regex() const noexcept;
+  /// 0x0C. Errors: type_mismatch.
+  result<db_pointer_view> get_db_pointer() const noexcept;
+  /// 0x0D, the code. Errors: type_mismatch.
+  result<std::string_view> get_javascript() const noexcept;
+  /// 0x0E. Errors: type_mismatch.
+  result<std::string_view> get_symbol() const noexcept;
+  /// 0x0F. Errors: type_mismatch.
+  result<code_with_scope_view> get_javascript_with_scope() const noexcept;
+  /// 0x10. Errors: type_mismatch.
+  result<std::int32_t> get_int32() const noexcept;
+  /// 0x11. Errors: type_mismatch.
+  result<timestamp_value> get_timestamp() const noexcept;
+  /// 0x12. Errors: type_mismatch.
+  result<std::int64_t> get_int64() const noexcept;
+  /// 0x13. Errors: type_mismatch.
+  result<decimal128> get_decimal128() const noexcept;
+
+  /// Same type byte, key and value bytes.
+  friend bool operator==(const element& a, const element& b) noexcept {
+    const auto ra = a.raw(), rb = b.raw();
+    return ra.size() == rb.size() && std::memcmp(ra.data(), rb.data(), ra.size()) == 0;
+  }
+
+ private:
+  friend class document_iterator;
+  static constexpr std::uint8_t no_bytes_[2] = {0, 0};
+
+  const std::uint8_t* p_ = no_bytes_;  // the type byte
+  std::uint32_t key_size_ = 0;
+  std::uint32_t value_size_ = 0;
+};
+
+/// A forward iterator over the elements of a `document_view`, in document order. Incrementing never
+/// reads past the document's terminator, even over bytes that were not validated (it stops early
+/// instead).
+class document_iterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = element;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const element*;
+  using reference = const element&;
+
+  /// A singular iterator.
+  constexpr document_iterator() noexcept = default;
+  /// The current element. Precondition: not the end.
+  reference operator*() const noexcept { return e_; }
+  /// The current element. Precondition: not the end.
+  pointer operator->() const noexcept { return &e_; }
+  /// Moves to the next element.
+  document_iterator& operator++() noexcept {
+    load(e_.p_ + 2 + e_.key_size_ + e_.value_size_);
+    return *this;
+  }
+  /// Moves to the next element, returning the previous position.
+  document_iterator operator++(int) noexcept {
+    document_iterator old = *this;
+    ++*this;
+    return old;
+  }
+  /// Same position.
+  friend bool operator==(const document_iterator& a, const document_iterator& b) noexcept {
+    return a.e_.raw().data() == b.e_.raw().data();
+  }
+
+ private:
+  friend class document_view;
+  document_iterator(const std::uint8_t* p, const std::uint8_t* end) noexcept : end_(end) {
+    load(p);
+  }
+  // Decodes the element at p, or becomes the end iterator when p is the terminator or the bytes
+  // there do not form an element that ends before the terminator.
+  void load(const std::uint8_t* p) noexcept;
+
+  element e_;
+  const std::uint8_t* end_ = nullptr;  // the document's terminating NUL
+};
+
+/// A non-owning view of one BSON document (or array). Trivially copyable; valid as long as the
+/// bytes it points at. The default view is the empty document.
+class document_view {
+ public:
+  /// A forward iterator over the elements, in document order.
+  using iterator = document_iterator;
+  /// Same as `iterator`: elements are read-only.
+  using const_iterator = document_iterator;
+
+  /// The empty document (5 bytes: length 5, terminator).
+  constexpr document_view() noexcept = default;
+
+  /// A view of bytes that are known to be exactly one valid document because this library (or
+  /// another trusted encoder) produced them, skipping validation. Bytes shorter than 5 give the
+  /// empty document. Use `oid::bson::validate()` for anything else.
+  static constexpr document_view unchecked(std::span<const std::uint8_t> bytes) noexcept {
+    document_view v;
+    if (bytes.size() >= 5) {
+      v.data_ = bytes.data();
+      v.size_ = bytes.size();
+    }
+    return v;
+  }
+
+  /// The first byte of the document (its length prefix).
+  constexpr const std::uint8_t* data() const noexcept { return data_; }
+  /// The document's size in bytes, as its length prefix says (at least 5).
+  constexpr std::size_t size() const noexcept { return size_; }
+  /// The document's bytes.
+  constexpr std::span<const std::uint8_t> bytes() const noexcept { return {data_, size_}; }
+  /// True when the document has no elements.
+  constexpr bool empty() const noexcept { return size_ <= 5; }
+
+  /// The first element.
+  iterator begin() const noexcept { return document_iterator(data_ + 4, data_ + size_ - 1); }
+  /// Past the last element.
+  iterator end() const noexcept { return document_iterator(data_ + size_ - 1, data_ + size_ - 1); }
+
+  /// The first element with this key. Errors: key_not_found (offset 0). O(number of elements).
+  result<element> find(std::string_view key) const noexcept;
+  /// True when some element has this key.
+  bool contains(std::string_view key) const noexcept { return find(key).has_value(); }
+
+  /// Byte-for-byte equality (so {a:1, b:2} != {b:2, a:1}, and 1 != 1.0).
+  friend bool operator==(const document_view& a, const document_view& b) noexcept {
+    return a.size_ == b.size_ && std::memcmp(a.data_, b.data_, a.size_) == 0;
+  }
+
+ private:
+  const std::uint8_t* data_ = detail::empty_document_bytes;
+  std::size_t size_ = 5;
+};
+
+/// A deprecated code-with-scope value: JavaScript code and the document of its variables.
+struct code_with_scope_view {
+  std::string_view code;  ///< the code, without its NUL
+  document_view scope;    ///< the variables
+};
+
+}  // namespace oid::bson

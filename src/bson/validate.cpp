@@ -1,0 +1,271 @@
+#include <cstring>
+#include <oid/bson/validate.hpp>
+#include <vector>
+
+#include "bson/detail/bytes.hpp"
+
+namespace oid::bson {
+
+namespace {
+
+// The offset of the first ill-formed sequence in [p, p + n), or n when all is well-formed
+// (Unicode 15, table 3-7: no overlongs, no surrogates, nothing above U+10FFFF).
+std::size_t utf8_error(const std::uint8_t* p, std::size_t n) noexcept {
+  std::size_t i = 0;
+  while (i < n) {
+    // ASCII runs dominate real data: skip them eight bytes at a time.
+    while (n - i >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if ((w & 0x8080808080808080ULL) != 0) break;
+      i += 8;
+    }
+    if (i >= n) break;
+    const std::uint8_t c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    std::uint8_t lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (n - i < len) return i;
+    if (p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += len;
+  }
+  return n;
+}
+
+struct frame {
+  std::size_t start;  // offset of the document's length prefix
+  std::size_t term;   // offset of its terminating NUL
+};
+
+// The depth stack: inline for ordinary nesting, on the heap beyond it.
+class frame_stack {
+ public:
+  void push(frame f) {
+    if (size_ < inline_capacity) {
+      inline_[size_] = f;
+    } else {
+      heap_.push_back(f);
+    }
+    ++size_;
+  }
+  void pop() noexcept {
+    --size_;
+    if (size_ >= inline_capacity) heap_.pop_back();
+  }
+  frame& top() noexcept { return size_ <= inline_capacity ? inline_[size_ - 1] : heap_.back(); }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  static constexpr std::size_t inline_capacity = 64;
+  frame inline_[inline_capacity];
+  std::vector<frame> heap_;
+  std::size_t size_ = 0;
+};
+
+class validator {
+ public:
+  validator(const std::uint8_t* b, const validate_options& o) noexcept : b_(b), o_(o) {}
+
+  // Validates the document of `len` bytes at offset 0 (its length and terminator already
+  // checked by the caller).
+  result<void> run(std::size_t len) {
+    stack_.push({0, len - 1});
+    std::size_t pos = 4;
+    for (;;) {
+      const frame f = stack_.top();
+      if (pos == f.term) {
+        stack_.pop();
+        if (stack_.size() == 0) return {};
+        ++pos;
+        continue;
+      }
+      const std::uint8_t t = b_[pos];
+      if (t == 0) return oid::error{errc::bad_length_prefix, f.start};  // ended early
+      if (!is_known_type(t)) return oid::error{errc::unknown_type, pos};
+      const std::size_t k = pos + 1;
+      const void* nul = std::memchr(b_ + k, 0, f.term - k);
+      if (nul == nullptr) return oid::error{errc::missing_terminator, k};
+      const auto v = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - b_) + 1;
+      if (auto r = utf8(k, v - 1 - k); !r) return r;
+      auto next = value(t, v, f.term);
+      if (!next) return next.error();
+      pos = *next;
+    }
+  }
+
+ private:
+  result<void> utf8(std::size_t at, std::size_t n) const noexcept {
+    if (!o_.check_utf8) return {};
+    const std::size_t e = utf8_error(b_ + at, n);
+    if (e != n) return oid::error{errc::invalid_utf8, at + e};
+    return {};
+  }
+
+  // A length-prefixed string at v that must end by `limit`; returns its end.
+  result<std::size_t> string(std::size_t v, std::size_t limit) const noexcept {
+    if (limit - v < 4) return oid::error{errc::truncated, v};
+    const std::int32_t n = detail::load_i32(b_ + v);
+    if (n < 1 || static_cast<std::size_t>(n) > limit - v - 4) {
+      return oid::error{errc::bad_length_prefix, v};
+    }
+    const std::size_t end = v + 4 + static_cast<std::size_t>(n);
+    if (b_[end - 1] != 0) return oid::error{errc::missing_terminator, end - 1};
+    if (auto r = utf8(v + 4, static_cast<std::size_t>(n) - 1); !r) return r.error();
+    return end;
+  }
+
+  // A C string at v that must end before `limit`; returns the offset after its NUL.
+  result<std::size_t> cstring(std::size_t v, std::size_t limit) const noexcept {
+    const void* nul = std::memchr(b_ + v, 0, limit - v);
+    if (nul == nullptr) return oid::error{errc::missing_terminator, v};
+    const auto end = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - b_);
+    if (auto r = utf8(v, end - v); !r) return r.error();
+    return end + 1;
+  }
+
+  // Opens the embedded document at v, which must end by `limit`; returns where its elements
+  // start.
+  result<std::size_t> open(std::size_t v, std::size_t limit) {
+    if (limit - v < 4) return oid::error{errc::truncated, v};
+    const std::int32_t n = detail::load_i32(b_ + v);
+    if (n < 5 || static_cast<std::size_t>(n) > limit - v) {
+      return oid::error{errc::bad_length_prefix, v};
+    }
+    if (stack_.size() > o_.max_depth) return oid::error{errc::too_deep, v};
+    const std::size_t term = v + static_cast<std::size_t>(n) - 1;
+    if (b_[term] != 0) return oid::error{errc::missing_terminator, term};
+    stack_.push({v, term});
+    return v + 4;
+  }
+
+  result<std::size_t> fixed(std::size_t v, std::size_t limit, std::size_t n) const noexcept {
+    if (limit - v < n) return oid::error{errc::truncated, v};
+    return v + n;
+  }
+
+  // Checks the value of type t at v (which must end by `limit`, the enclosing terminator) and
+  // returns the offset of the next element, or of the first element of a document it opened.
+  result<std::size_t> value(std::uint8_t t, std::size_t v, std::size_t limit) {
+    switch (static_cast<type>(t)) {
+    case type::undefined:
+    case type::null:
+    case type::min_key:
+    case type::max_key: return v;
+    case type::boolean:
+      if (limit - v < 1) return oid::error{errc::truncated, v};
+      if (b_[v] > 1) return oid::error{errc::invalid_bool, v};
+      return v + 1;
+    case type::int32: return fixed(v, limit, 4);
+    case type::double_:
+    case type::date_time:
+    case type::timestamp:
+    case type::int64: return fixed(v, limit, 8);
+    case type::object_id: return fixed(v, limit, 12);
+    case type::decimal128: return fixed(v, limit, 16);
+    case type::string:
+    case type::javascript:
+    case type::symbol: return string(v, limit);
+    case type::document:
+    case type::array: return open(v, limit);
+    case type::binary: {
+      if (limit - v < 5) return oid::error{errc::truncated, v};
+      const std::int32_t n = detail::load_i32(b_ + v);
+      if (n < 0 || static_cast<std::size_t>(n) > limit - v - 5) {
+        return oid::error{errc::bad_length_prefix, v};
+      }
+      if (b_[v + 4] == binary_subtype::old_binary &&
+          (n < 4 || detail::load_i32(b_ + v + 5) != n - 4)) {
+        return oid::error{errc::invalid_binary, v + 5};
+      }
+      return v + 5 + static_cast<std::size_t>(n);
+    }
+    case type::regex: {
+      auto p = cstring(v, limit);
+      if (!p) return p;
+      return cstring(*p, limit);
+    }
+    case type::db_pointer: {
+      auto s = string(v, limit);
+      if (!s) return s;
+      return fixed(*s, limit, 12);
+    }
+    case type::javascript_with_scope: {
+      if (limit - v < 4) return oid::error{errc::truncated, v};
+      const std::int32_t total = detail::load_i32(b_ + v);
+      // The smallest: total length, an empty string (length 1 and its NUL), an empty scope.
+      if (total < 4 + 5 + 5 || static_cast<std::size_t>(total) > limit - v) {
+        return oid::error{errc::bad_length_prefix, v};
+      }
+      const std::size_t end = v + static_cast<std::size_t>(total);
+      auto s = string(v + 4, end);
+      if (!s) return s;
+      if (end - *s < 5) return oid::error{errc::bad_length_prefix, v};
+      const std::int32_t n = detail::load_i32(b_ + *s);
+      if (n < 5) return oid::error{errc::bad_length_prefix, *s};
+      // The scope must end exactly where the total length says the value ends.
+      if (static_cast<std::size_t>(n) != end - *s) return oid::error{errc::bad_length_prefix, v};
+      return open(*s, end);
+    }
+    }
+    return oid::error{errc::unknown_type, v};  // unreachable: the caller checked the type byte
+  }
+
+  const std::uint8_t* b_;
+  const validate_options& o_;
+  frame_stack stack_;
+};
+
+result<document_view> validate_impl(std::span<const std::uint8_t> bytes,
+                                    const validate_options& options, bool allow_trailing) {
+  if (bytes.size() < 4) return oid::error{errc::truncated, 0};
+  const std::int32_t n = detail::load_i32(bytes.data());
+  if (n < 5) return oid::error{errc::bad_length_prefix, 0};
+  const auto len = static_cast<std::size_t>(n);
+  if (len > options.max_size) return oid::error{errc::too_large, 0};
+  if (len > bytes.size()) return oid::error{errc::truncated, 0};
+  if (bytes[len - 1] != 0) return oid::error{errc::missing_terminator, len - 1};
+  validator v(bytes.data(), options);
+  if (auto r = v.run(len); !r) return r.error();
+  if (!allow_trailing && len != bytes.size()) return oid::error{errc::trailing_bytes, len};
+  return document_view::unchecked(bytes.first(len));
+}
+
+}  // namespace
+
+result<document_view> validate(std::span<const std::uint8_t> bytes,
+                               const validate_options& options) {
+  return validate_impl(bytes, options, options.allow_trailing);
+}
+
+result<document_view> validate_prefix(std::span<const std::uint8_t> bytes,
+                                      const validate_options& options) {
+  return validate_impl(bytes, options, true);
+}
+
+result<void> check_utf8(std::string_view text) noexcept {
+  const auto* p = reinterpret_cast<const std::uint8_t*>(text.data());
+  const std::size_t e = utf8_error(p, text.size());
+  if (e != text.size()) return oid::error{errc::invalid_utf8, e};
+  return {};
+}
+
+}  // namespace oid::bson

@@ -1,0 +1,244 @@
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/document.hpp>
+#include <oid/bson/validate.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/matchers.hpp"
+
+namespace {
+
+using namespace std::string_view_literals;
+using oid::errc;
+using oid::bson::builder;
+using oid::bson::document;
+using oid::bson::document_view;
+using oid::testing::HasError;
+using oid::testing::HasErrorAt;
+
+std::vector<std::uint8_t> hex_bytes(std::string_view hex) {
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<std::uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> bytes_of(document_view v) { return {v.data(), v.data() + v.size()}; }
+
+const oid::object_id some_id(oid::object_id::bytes_type{0x56, 0xe1, 0xfc, 0x72, 0xe0, 0xc9, 0x17,
+                                                        0xe9, 0xc4, 0x71, 0x41, 0x61});
+
+TEST(BsonBuilderTest, EmptyDocumentIsFiveBytes) {
+  builder b;
+  EXPECT_EQ(bytes_of(b.view()), hex_bytes("0500000000"));
+  const document d = std::move(b).extract();
+  EXPECT_EQ(d, document());
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(bytes_of(b.view()), hex_bytes("0500000000"));  // extract leaves it empty
+}
+
+// Each typed append writes exactly the bytes of the BSON corpus's canonical form for that value.
+TEST(BsonBuilderTest, WritesTheCorpusBytesForEveryType) {
+  struct test_case {
+    std::string_view name;
+    void (*build)(builder&);
+    std::string_view want;
+  };
+  static const test_case cases[] = {
+      {"double 1.0", [](builder& b) { b.append_double("d", 1.0); },
+       "10000000016400000000000000F03F00"},
+      {"string", [](builder& b) { b.append_string("a", "b"); }, "0E00000002610002000000620000"},
+      {"string with NULs", [](builder& b) { b.append_string("a", "ab\0bab\0babab"sv); },
+       "190000000261000D0000006162006261620062616261620000"},
+      {"document", [](builder& b) { b.open_document("x").append_string("", "b").close(); },
+       "150000000378000D00000002000200000062000000"},
+      {"array", [](builder& b) { b.open_array("a").append_int32("0", 10).close(); },
+       "140000000461000C0000001030000A0000000000"},
+      {"binary generic",
+       [](builder& b) {
+         const std::uint8_t p[] = {0xff, 0xff};
+         b.append_binary("x", 0x00, p);
+       },
+       "0F0000000578000200000000FFFF00"},
+      {"binary old 0x02",
+       [](builder& b) {
+         const std::uint8_t p[] = {0xff, 0xff};
+         b.append_binary("x", 0x02, p);
+       },
+       "13000000057800060000000202000000FFFF00"},
+      {"binary user 0x80",
+       [](builder& b) {
+         const std::uint8_t p[] = {0xff, 0xff};
+         b.append_binary("x", 0x80, p);
+       },
+       "0F0000000578000200000080FFFF00"},
+      {"undefined", [](builder& b) { b.append_undefined("a"); }, "0800000006610000"},
+      {"object id", [](builder& b) { b.append_object_id("a", some_id); },
+       "1400000007610056E1FC72E0C917E9C471416100"},
+      {"true", [](builder& b) { b.append_bool("b", true); }, "090000000862000100"},
+      {"false", [](builder& b) { b.append_bool("b", false); }, "090000000862000000"},
+      {"date", [](builder& b) { b.append_date_time("a", 1356351330501); },
+       "10000000096100C5D8D6CC3B01000000"},
+      {"negative date", [](builder& b) { b.append_date_time("a", -284643869501); },
+       "10000000096100C33CE7B9BDFFFFFF00"},
+      {"null", [](builder& b) { b.append_null("a"); }, "080000000A610000"},
+      {"regex", [](builder& b) { b.append_regex("a", "abc", "im"); },
+       "0F0000000B610061626300696D0000"},
+      {"db pointer", [](builder& b) { b.append_db_pointer("a", "b", some_id); },
+       "1A0000000C610002000000620056E1FC72E0C917E9C471416100"},
+      {"javascript", [](builder& b) { b.append_javascript("a", "b"); },
+       "0E0000000D610002000000620000"},
+      {"symbol", [](builder& b) { b.append_symbol("a", "b"); }, "0E0000000E610002000000620000"},
+      {"code with scope",
+       [](builder& b) {
+         builder scope;
+         scope.append_int32("x", 1);
+         b.append_javascript_with_scope("a", "abcd", scope.view());
+       },
+       "210000000F6100190000000500000061626364000C000000107800010000000000"},
+      {"int32", [](builder& b) { b.append_int32("i", -2147483648); }, "0C0000001069000000008000"},
+      {"timestamp",
+       [](builder& b) {
+         b.append_timestamp("a", {123456789, 42});
+       },
+       "100000001161002A00000015CD5B0700"},
+      {"int64", [](builder& b) { b.append_int64("a", INT64_MIN); },
+       "10000000126100000000000000008000"},
+      {"decimal128 1",
+       [](builder& b) {
+         b.append_decimal128("d", {1, 0x3040000000000000});
+       },
+       "180000001364000100000000000000000000000000403000"},
+      {"min key", [](builder& b) { b.append_min_key("a"); }, "08000000FF610000"},
+      {"max key", [](builder& b) { b.append_max_key("a"); }, "080000007F610000"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    builder b;
+    c.build(b);
+    EXPECT_EQ(bytes_of(b.view()), hex_bytes(c.want));
+    EXPECT_TRUE(oid::bson::validate(b.view().bytes()).has_value());
+  }
+}
+
+TEST(BsonBuilderTest, TemplateAppendPicksTheTypedAppend) {
+  builder typed;
+  typed.append_bool("a", true)
+      .append_double("b", 2.5)
+      .append_int32("c", 7)
+      .append_int64("d", 8)
+      .append_int32("e", 65535)
+      .append_int64("f", 4294967295)
+      .append_string("g", "text")
+      .append_null("h")
+      .append_object_id("i", some_id)
+      .append_date_time("j", 1500);
+  builder generic;
+  generic.append("a", true)
+      .append("b", 2.5)
+      .append("c", 7)
+      .append("d", std::int64_t{8})
+      .append("e", std::uint16_t{65535})
+      .append("f", std::uint32_t{4294967295})
+      .append("g", "text")
+      .append("h", nullptr)
+      .append("i", some_id)
+      .append("j",
+              std::chrono::sys_time<std::chrono::microseconds>(std::chrono::microseconds(1500999)));
+  EXPECT_EQ(typed.view(), generic.view());
+}
+
+TEST(BsonBuilderTest, NestedScopesBackPatchLengths) {
+  builder b;
+  b.append_int32("a", 1);
+  b.open_document("d");
+  EXPECT_EQ(b.depth(), 1u);
+  b.open_array("arr").append_int32("0", 1).open_document("1").close().close();
+  b.append_string("s", "x").close();
+  b.append_int32("z", 2);
+  EXPECT_EQ(b.depth(), 0u);
+  const auto v = oid::bson::validate(b.view().bytes());
+  ASSERT_TRUE(v.has_value()) << v.error().message() << " at " << v.error().offset;
+  const auto d = v->find("d");
+  ASSERT_TRUE(d.has_value());
+  const auto arr = d->get_document()->find("arr");
+  ASSERT_TRUE(arr.has_value());
+  const auto a = arr->get_array();
+  ASSERT_TRUE(a.has_value());
+  std::vector<std::string_view> keys;
+  for (const auto& e : *a) keys.push_back(e.key());
+  EXPECT_EQ(keys, (std::vector<std::string_view>{"0", "1"}));
+  EXPECT_EQ(v->find("z")->get_int32().value(), 2);
+}
+
+TEST(BsonBuilderTest, RejectsNulInKeysAndRegexAndLeavesTheBuilderUnchanged) {
+  builder b;
+  b.append_int32("a", 1);
+  const auto before = bytes_of(b.view());
+  EXPECT_THAT(b.try_append_int32("x\0y"sv, 1), HasErrorAt(errc::invalid_key, 1));
+  EXPECT_THAT(b.try_open_document("\0"sv), HasErrorAt(errc::invalid_key, 0));
+  EXPECT_THAT(b.try_append_regex("r", "a\0b"sv, ""), HasErrorAt(errc::invalid_value, 1));
+  EXPECT_THAT(b.try_append_regex("r", "ab", "i\0"sv), HasErrorAt(errc::invalid_value, 1));
+  EXPECT_EQ(bytes_of(b.view()), before);
+  EXPECT_EQ(b.depth(), 0u);
+  try {
+    b.append_string("k\0"sv, "v");
+    FAIL() << "no exception";
+  } catch (const oid::exception& e) {
+    EXPECT_EQ(e.code_enum(), errc::invalid_key);
+    EXPECT_EQ(e.offset(), 1u);
+  }
+  EXPECT_EQ(bytes_of(b.view()), before);
+}
+
+TEST(BsonBuilderTest, RejectsValuesBeyondTheSizeLimit) {
+  builder b;
+  // A string_view of INT32_MAX bytes is never read: the size check comes first.
+  const std::string_view huge("x", 1);
+  const std::string_view too_big(huge.data(), std::size_t{INT32_MAX});
+  EXPECT_THAT(b.try_append_string("s", too_big), HasError(errc::too_large));
+  EXPECT_THAT(
+      b.try_append_binary("b", 0,
+                          std::span<const std::uint8_t>(
+                              reinterpret_cast<const std::uint8_t*>(huge.data()), INT32_MAX - 8)),
+      HasError(errc::too_large));
+  EXPECT_EQ(bytes_of(b.view()), hex_bytes("0500000000"));
+}
+
+TEST(BsonBuilderTest, ClearStartsOver) {
+  builder b;
+  b.append_int32("a", 1).open_document("d");
+  b.clear();
+  EXPECT_EQ(b.depth(), 0u);
+  EXPECT_EQ(bytes_of(b.view()), hex_bytes("0500000000"));
+}
+
+TEST(BsonDocumentTest, FromBytesValidatesAndCopies) {
+  const auto good = hex_bytes("0C0000001069000100000000");
+  const auto doc = document::from_bytes(good);
+  ASSERT_TRUE(doc.has_value());
+  EXPECT_EQ(std::vector<std::uint8_t>(doc->bytes().begin(), doc->bytes().end()), good);
+  EXPECT_EQ(doc->view().find("i")->get_int32().value(), 1);
+  EXPECT_THAT(document::from_bytes(hex_bytes("0C00000010690001000000")),
+              HasErrorAt(errc::truncated, 0));
+  oid::bson::validate_options trailing;
+  trailing.allow_trailing = true;
+  auto with_tail = good;
+  with_tail.push_back(0xAB);
+  EXPECT_THAT(document::from_bytes(with_tail), HasErrorAt(errc::trailing_bytes, 12));
+  const auto front = document::from_bytes(with_tail, trailing);
+  ASSERT_TRUE(front.has_value());
+  EXPECT_EQ(front->size(), 12u);
+  EXPECT_EQ(document(front->view()), *front);
+  EXPECT_EQ(std::move(document(*front)).release(), good);
+}
+
+}  // namespace
