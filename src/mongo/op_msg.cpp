@@ -1,0 +1,208 @@
+#include <array>
+#include <cstring>
+#include <limits>
+#include <oid/bson/validate.hpp>
+#include <oid/mongo/op_msg.hpp>
+
+namespace oid::mongo {
+namespace {
+
+// CRC-32C with a 256-entry table built at compile time. Checksums are optional in OP_MSG: mongod
+// only checks them when present and oid does not ask for them on the hot path, so one table
+// lookup per byte is plenty. It is also portable; the SSE4.2 crc32 instruction would be ~10x
+// faster but needs a CPU check and a second code path for a feature that is rarely used.
+constexpr std::array<std::uint32_t, 256> make_crc32c_table() {
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;  // reflected poly
+    table[i] = c;
+  }
+  return table;
+}
+constexpr auto crc32c_table = make_crc32c_table();
+
+std::uint32_t read_u32(const std::uint8_t* p) noexcept {
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+         std::uint32_t{p[3]} << 24;
+}
+std::int32_t read_i32(const std::uint8_t* p) noexcept {
+  return static_cast<std::int32_t>(read_u32(p));
+}
+void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  const std::uint8_t b[4] = {static_cast<std::uint8_t>(v), static_cast<std::uint8_t>(v >> 8),
+                             static_cast<std::uint8_t>(v >> 16),
+                             static_cast<std::uint8_t>(v >> 24)};
+  out.insert(out.end(), b, b + 4);
+}
+void patch_u32(std::vector<std::uint8_t>& out, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+// The smallest OP_MSG: header, flags, kind byte and the empty document.
+constexpr std::size_t min_message = message_header_size + 4 + 1 + 5;
+
+oid::error shifted(oid::error e, std::size_t base) { return {e.code, e.offset + base}; }
+
+// Validates the document at `at` inside [at, end) of `bytes`; sets `size` to its length.
+result<bson::document_view> section_document(std::span<const std::uint8_t> bytes, std::size_t at,
+                                             std::size_t end, const op_msg_limits& limits) {
+  const auto span = bytes.subspan(at, end - at);
+  if (span.size() >= 4) {
+    const std::int32_t declared = read_i32(span.data());
+    // validate_prefix would call a too-long document "truncated": here it runs past its section.
+    if (declared >= 5 && static_cast<std::size_t>(declared) > span.size()) {
+      return oid::error{errc::bad_length_prefix, at};
+    }
+  }
+  bson::validate_options options;
+  options.max_size = limits.max_document_size;
+  auto doc = bson::validate_prefix(span, options);
+  if (!doc) return shifted(doc.error(), at);
+  return *doc;
+}
+
+}  // namespace
+
+std::uint32_t crc32c(std::span<const std::uint8_t> bytes) noexcept {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (const std::uint8_t b : bytes) c = crc32c_table[(c ^ b) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+result<message_header> decode_header(std::span<const std::uint8_t> bytes,
+                                     const op_msg_limits& limits) noexcept {
+  if (bytes.size() < message_header_size) return oid::error{errc::truncated, 0};
+  message_header h;
+  h.message_length = read_i32(bytes.data());
+  h.request_id = read_i32(bytes.data() + 4);
+  h.response_to = read_i32(bytes.data() + 8);
+  h.op_code = read_i32(bytes.data() + 12);
+  if (h.message_length < static_cast<std::int32_t>(message_header_size) ||
+      static_cast<std::size_t>(h.message_length) > limits.max_message_size) {
+    return oid::error{errc::bad_length_prefix, 0};
+  }
+  return h;
+}
+
+result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg) {
+  if (msg.body_position > msg.sequences.size()) return oid::error{errc::invalid_message, 0};
+  std::size_t total = message_header_size + 4 + 1 + msg.body.size();
+  for (std::size_t i = 0; i < msg.sequences.size(); ++i) {
+    const auto& seq = msg.sequences[i];
+    if (seq.identifier.find('\0') != std::string_view::npos) {
+      return oid::error{errc::invalid_key, i};
+    }
+    total += 1 + 4 + seq.identifier.size() + 1;
+    for (const auto& d : seq.documents) total += d.size();
+  }
+  if (msg.flags & op_msg_flags::checksum_present) total += 4;
+  if (total > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    return oid::error{errc::too_large, 0};
+  }
+
+  std::vector<std::uint8_t> out;
+  out.reserve(total);
+  put_u32(out, static_cast<std::uint32_t>(total));
+  put_u32(out, static_cast<std::uint32_t>(msg.request_id));
+  put_u32(out, static_cast<std::uint32_t>(msg.response_to));
+  put_u32(out, static_cast<std::uint32_t>(op_msg_opcode));
+  put_u32(out, msg.flags);
+  const auto put_body = [&] {
+    out.push_back(0);
+    out.insert(out.end(), msg.body.data(), msg.body.data() + msg.body.size());
+  };
+  for (std::size_t i = 0; i < msg.sequences.size(); ++i) {
+    if (i == msg.body_position) put_body();
+    const auto& seq = msg.sequences[i];
+    out.push_back(1);
+    const std::size_t size_at = out.size();
+    put_u32(out, 0);
+    out.insert(out.end(), seq.identifier.begin(), seq.identifier.end());
+    out.push_back(0);
+    for (const auto& d : seq.documents) out.insert(out.end(), d.data(), d.data() + d.size());
+    patch_u32(out, size_at, static_cast<std::uint32_t>(out.size() - size_at));
+  }
+  if (msg.body_position == msg.sequences.size()) put_body();
+  if (msg.flags & op_msg_flags::checksum_present) put_u32(out, crc32c(out));
+  return out;
+}
+
+result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_limits& limits) {
+  if (bytes.size() < 4) return oid::error{errc::truncated, 0};
+  const std::int32_t declared = read_i32(bytes.data());
+  if (declared < static_cast<std::int32_t>(min_message) ||
+      static_cast<std::size_t>(declared) > limits.max_message_size) {
+    return oid::error{errc::bad_length_prefix, 0};
+  }
+  const auto length = static_cast<std::size_t>(declared);
+  if (bytes.size() < length) return oid::error{errc::truncated, 0};
+  if (bytes.size() > length) return oid::error{errc::trailing_bytes, length};
+
+  op_msg msg;
+  msg.request_id = read_i32(bytes.data() + 4);
+  msg.response_to = read_i32(bytes.data() + 8);
+  if (read_i32(bytes.data() + 12) != op_msg_opcode) return oid::error{errc::invalid_message, 12};
+  msg.flags = read_u32(bytes.data() + 16);
+  if (msg.flags & 0xFFFFu & ~op_msg_flags::known_required) {
+    return oid::error{errc::invalid_message, 16};
+  }
+  std::size_t end = length;
+  if (msg.flags & op_msg_flags::checksum_present) {
+    if (length < min_message + 4) return oid::error{errc::bad_length_prefix, 0};
+    end = length - 4;
+    if (crc32c(bytes.first(end)) != read_u32(bytes.data() + end)) {
+      return oid::error{errc::checksum_mismatch, end};
+    }
+  }
+
+  bool have_body = false;
+  std::size_t pos = message_header_size + 4;
+  while (pos < end) {
+    const std::uint8_t kind = bytes[pos];
+    if (kind == 0) {
+      if (have_body) return oid::error{errc::invalid_message, pos};
+      auto doc = section_document(bytes, pos + 1, end, limits);
+      if (!doc) return doc.error();
+      msg.body = *doc;
+      msg.body_position = msg.sequences.size();
+      have_body = true;
+      pos += 1 + doc->size();
+    } else if (kind == 1) {
+      const std::size_t size_at = pos + 1;
+      if (end - size_at < 4) return oid::error{errc::bad_length_prefix, size_at};
+      const std::int32_t size = read_i32(bytes.data() + size_at);
+      // At least the size itself and an identifier's NUL, and inside the sections.
+      if (size < 5 || static_cast<std::size_t>(size) > end - size_at) {
+        return oid::error{errc::bad_length_prefix, size_at};
+      }
+      const std::size_t section_end = size_at + static_cast<std::size_t>(size);
+      const std::size_t id_at = size_at + 4;
+      const auto* id_begin = bytes.data() + id_at;
+      const auto* nul =
+          static_cast<const std::uint8_t*>(std::memchr(id_begin, 0, section_end - id_at));
+      if (nul == nullptr) return oid::error{errc::missing_terminator, id_at};
+      document_sequence seq;
+      seq.identifier = std::string_view(reinterpret_cast<const char*>(id_begin),
+                                        static_cast<std::size_t>(nul - id_begin));
+      if (auto utf8 = bson::check_utf8(seq.identifier); !utf8) {
+        return shifted(utf8.error(), id_at);
+      }
+      std::size_t at = id_at + seq.identifier.size() + 1;
+      while (at < section_end) {
+        auto doc = section_document(bytes, at, section_end, limits);
+        if (!doc) return doc.error();
+        seq.documents.push_back(*doc);
+        at += doc->size();
+      }
+      msg.sequences.push_back(std::move(seq));
+      pos = section_end;
+    } else {
+      return oid::error{errc::invalid_message, pos};
+    }
+  }
+  if (!have_body) return oid::error{errc::invalid_message, end};
+  return msg;
+}
+
+}  // namespace oid::mongo
