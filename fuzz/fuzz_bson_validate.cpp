@@ -1,0 +1,107 @@
+// Property: validate() never crashes or reads out of bounds, and any error offset lies inside the
+// input. When it accepts, iterating every element recursively and rebuilding the document with the
+// builder's typed appends from the typed getters' values gives back exactly the same bytes (with
+// UTF-8 checks on and off). Unchecked iteration over the raw input must stay in bounds too.
+#include <cstdint>
+#include <cstdlib>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/validate.hpp>
+#include <oid/bson/view.hpp>
+#include <span>
+
+namespace {
+
+using namespace oid::bson;
+
+void rebuild(document_view doc, builder& b);
+
+void rebuild_value(const element& e, builder& b) {
+  const std::string_view k = e.key();
+  switch (e.type()) {
+  case type::double_: b.append_double(k, *e.get_double()); break;
+  case type::string: b.append_string(k, *e.get_string()); break;
+  case type::document:
+    b.open_document(k);
+    rebuild(*e.get_document(), b);
+    b.close();
+    break;
+  case type::array:
+    b.open_array(k);
+    rebuild(*e.get_array(), b);
+    b.close();
+    break;
+  case type::binary: {
+    const binary_view v = *e.get_binary();
+    b.append_binary(k, v.subtype, v.bytes);
+    break;
+  }
+  case type::undefined: b.append_undefined(k); break;
+  case type::object_id: b.append_object_id(k, *e.get_object_id()); break;
+  case type::boolean: b.append_bool(k, *e.get_bool()); break;
+  case type::date_time: b.append_date_time(k, *e.get_date_time()); break;
+  case type::null: b.append_null(k); break;
+  case type::regex: {
+    const regex_view v = *e.get_regex();
+    b.append_regex(k, v.pattern, v.options);
+    break;
+  }
+  case type::db_pointer: {
+    const db_pointer_view v = *e.get_db_pointer();
+    b.append_db_pointer(k, v.ref, v.id);
+    break;
+  }
+  case type::javascript: b.append_javascript(k, *e.get_javascript()); break;
+  case type::symbol: b.append_symbol(k, *e.get_symbol()); break;
+  case type::javascript_with_scope: {
+    const code_with_scope_view v = *e.get_javascript_with_scope();
+    builder scope;
+    rebuild(v.scope, scope);
+    b.append_javascript_with_scope(k, v.code, scope.view());
+    break;
+  }
+  case type::int32: b.append_int32(k, *e.get_int32()); break;
+  case type::timestamp: b.append_timestamp(k, *e.get_timestamp()); break;
+  case type::int64: b.append_int64(k, *e.get_int64()); break;
+  case type::decimal128: b.append_decimal128(k, *e.get_decimal128()); break;
+  case type::min_key: b.append_min_key(k); break;
+  case type::max_key: b.append_max_key(k); break;
+  default: std::abort();  // validation let an unknown type through
+  }
+}
+
+void rebuild(document_view doc, builder& b) {
+  for (const element& e : doc) rebuild_value(e, b);
+}
+
+void check(std::span<const std::uint8_t> bytes, const validate_options& options) {
+  const auto v = validate(bytes, options);
+  if (!v) {
+    if (bytes.size() != 0 && v.error().offset >= bytes.size()) std::abort();
+    return;
+  }
+  if (v->data() != bytes.data() || v->size() != bytes.size()) std::abort();
+  builder b;
+  rebuild(*v, b);
+  if (!(b.view() == *v)) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> bytes(data, size);
+  validate_options options;
+  check(bytes, options);
+  options.check_utf8 = false;
+  options.max_depth = 5;
+  check(bytes, options);
+  // A streaming reader's view: the document at the front, whatever follows.
+  if (const auto front = validate_prefix(bytes); front && front->size() > size) std::abort();
+  // Iterating bytes that were never validated must still stay inside them.
+  std::size_t n = 0;
+  for (const element& e : document_view::unchecked(bytes)) {
+    const auto raw = e.raw();
+    if (raw.data() < data || raw.data() + raw.size() > data + size) std::abort();
+    n += e.key().size();
+  }
+  return n == static_cast<std::size_t>(-1) ? 1 : 0;
+}
