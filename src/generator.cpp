@@ -4,11 +4,15 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <new>
 #include <oid/generator.hpp>
 #include <string>
+#include <type_traits>
 
 #include "detail/md5.hpp"
 
@@ -27,6 +31,11 @@ std::mutex& reseed_mutex() {
 }
 
 std::uint64_t last_cookie = 0;  // not wiped: each new process takes the next value; under the mutex
+
+// The cookie page, for the hot path: set inside cookie_slot()'s one-time initialisation, so a
+// thread that has been through cookie_slot() once (every thread holding a block has) can read it
+// plainly.
+std::atomic<std::uint64_t>* cookie_page = nullptr;
 
 std::atomic<std::uint64_t>* cookie_slot();
 
@@ -51,7 +60,8 @@ std::atomic<std::uint64_t>* make_cookie_slot() {
 #endif
   }
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  return new (p) std::atomic<std::uint64_t>(0);
+  cookie_page = new (p) std::atomic<std::uint64_t>(0);
+  return cookie_page;
 }
 
 std::atomic<std::uint64_t>* cookie_slot() {
@@ -97,6 +107,42 @@ inline void store_counter(std::uint8_t* b, std::uint32_t c) noexcept {
   b[11] = static_cast<std::uint8_t>(c);
 }
 
+constexpr std::uint64_t mask24 = 0xFFFFFF;
+constexpr std::uint64_t run_length = std::uint64_t{1} << 24;  // sequence numbers per random value
+
+/// R(n / 2^24): the random value for sequence number n, already shifted into place (bits 24-63).
+inline std::uint64_t shifted_random(std::uint64_t random0, std::uint64_t n) noexcept {
+  return ((random0 + (n >> 24) * random_stride) & mask40) << 24;
+}
+
+// ---- Per-thread blocks ---------------------------------------------------------------------
+//
+// A thread reserves sequence numbers in blocks (one fetch_add of block_size) and hands them out
+// with plain increments of its own thread_local state: no shared cache line is written per id,
+// so threads scale. A block never crosses a multiple of 2^24, so all its ids share one random
+// value, kept here pre-shifted; the counter is kept as the next counter value itself.
+//
+// The block is valid only for the generator that reserved it (serial: generators are numbered
+// from a process-wide counter and numbers are never reused, so a new generator at a dead one's
+// address does not inherit its blocks) and in the process that reserved it (cookie: a forked
+// child inherits this thread_local but reads a different cookie, so it reseeds instead of
+// continuing its parent's block with its parent's random value).
+
+constexpr std::uint32_t block_size = 1024;
+
+struct thread_block {
+  std::uint64_t serial = 0;   // generator the block belongs to; 0: none
+  std::uint64_t cookie = 0;   // fork cookie of the process that reserved it
+  std::uint64_t random = 0;   // shifted_random() of the block
+  std::uint32_t counter = 0;  // counter bytes of the next id
+  std::uint32_t left = 0;     // ids left in the block
+};
+// Trivial, so the access is a plain TLS offset with no initialisation guard.
+static_assert(std::is_trivially_destructible_v<thread_block>);
+constinit thread_local thread_block this_thread_block;
+
+std::atomic<std::uint64_t> last_serial{0};
+
 }  // namespace
 
 // ---- Sources -------------------------------------------------------------------------------
@@ -136,12 +182,21 @@ void os_random(std::span<std::uint8_t> out) {
 
 // ---- Modern generator ----------------------------------------------------------------------
 
-object_id_generator::object_id_generator() = default;
+object_id_generator::object_id_generator()
+    : serial_(last_serial.fetch_add(1, std::memory_order_relaxed) + 1) {}
 
 object_id_generator::object_id_generator(clock_function clock, random_function random)
-    : clock_(std::move(clock)), random_(std::move(random)) {}
+    : clock_(std::move(clock)),
+      random_(std::move(random)),
+      serial_(last_serial.fetch_add(1, std::memory_order_relaxed) + 1) {}
 
 object_id_generator::~object_id_generator() = default;
+
+// Read for every id: `time()` is a vDSO call on Linux (a few ns, no system call) and is called
+// directly rather than through system_clock_seconds(), which costs one more call.
+inline std::uint32_t object_id_generator::now() const {
+  return clock_ ? clock_() : static_cast<std::uint32_t>(::time(nullptr));
+}
 
 void object_id_generator::reseed(std::uint64_t cookie) {
   std::lock_guard lock(reseed_mutex());
@@ -159,34 +214,89 @@ void object_id_generator::reseed(std::uint64_t cookie) {
   seeded_cookie_.store(cookie, std::memory_order_release);
 }
 
-object_id object_id_generator::compose(std::uint32_t time, const seed& s,
-                                       std::uint64_t n) noexcept {
+namespace {
+/// The id with this time and bytes 4-11 (`tail`, big-endian). An object_id is returned in two
+/// registers (bytes 0-7 and 8-11); building those two words directly, rather than storing bytes
+/// and reading them back as words, avoids a store-to-load forwarding stall on the hot path.
+inline object_id make_id(std::uint32_t time, std::uint64_t tail) noexcept {
+  std::uint64_t head;  // bytes 0-7 as the machine reads them
+  std::uint32_t last;  // bytes 8-11
+  if constexpr (std::endian::native == std::endian::little) {
+    const std::uint64_t tail_le = __builtin_bswap64(tail);  // byte 4 of the id is now lowest
+    head = std::uint64_t{__builtin_bswap32(time)} | tail_le << 32;
+    last = static_cast<std::uint32_t>(tail_le >> 32);
+  } else {
+    head = std::uint64_t{time} << 32 | tail >> 32;
+    last = static_cast<std::uint32_t>(tail);
+  }
   object_id::bytes_type b;
-  store_time(b.data(), time);
-  const std::uint64_t r = (s.random0 + (n >> 24) * random_stride) & mask40;
-  b[4] = static_cast<std::uint8_t>(r >> 32);
-  b[5] = static_cast<std::uint8_t>(r >> 24);
-  b[6] = static_cast<std::uint8_t>(r >> 16);
-  b[7] = static_cast<std::uint8_t>(r >> 8);
-  b[8] = static_cast<std::uint8_t>(r);
-  store_counter(b.data(), (s.counter0 + static_cast<std::uint32_t>(n)) & 0xFFFFFF);
+  std::memcpy(b.data(), &head, 8);
+  std::memcpy(b.data() + 8, &last, 4);
   return object_id(b);
 }
 
-object_id object_id_generator::next() {
+/// Takes the next counter value of the calling thread's block, which the caller has checked is
+/// valid, and returns bytes 4-11 of the id. Done before the clock is read, so that the block's
+/// bookkeeping does not wait for the clock call.
+inline std::uint64_t take_tail(thread_block& b) noexcept {
+  --b.left;
+  const std::uint32_t c = b.counter;
+  b.counter = (c + 1) & mask24;
+  return b.random | c;
+}
+}  // namespace
+
+// The hot path, written once and inlined into both next() and generate(): a call less per id.
+[[gnu::always_inline]] inline object_id object_id_generator::next_inline() {
+  thread_block& b = this_thread_block;
+  // The cookie is read last: only a thread that holds a block of this generator gets there, and
+  // such a thread has been through cookie_slot(), which set cookie_page.
+  if (b.serial == serial_ && b.left != 0 &&
+      b.cookie == cookie_page->load(std::memory_order_relaxed)) [[likely]] {
+    const std::uint64_t tail = take_tail(b);
+    return make_id(now(), tail);
+  }
+  return next_slow();
+}
+
+object_id object_id_generator::next() { return next_inline(); }
+
+object_id object_id_generator::next_slow() {
   const std::uint64_t cookie = current_cookie();
   if (seeded_cookie_.load(std::memory_order_acquire) != cookie) reseed(cookie);
-  const std::uint64_t n = next_.fetch_add(1, std::memory_order_relaxed);
-  return compose(now(), seed_, n);
+  const std::uint64_t n = next_.fetch_add(block_size, std::memory_order_relaxed);
+  // Numbers past the next multiple of 2^24 are dropped from this block (and never used), so that
+  // one random value serves the whole block.
+  const std::uint64_t count = std::min<std::uint64_t>(block_size, run_length - (n & mask24));
+  thread_block& b = this_thread_block;
+  b.serial = serial_;
+  b.cookie = cookie;
+  b.random = shifted_random(seed_.random0, n);
+  b.counter = static_cast<std::uint32_t>((seed_.counter0 + n) & mask24);
+  b.left = static_cast<std::uint32_t>(count);
+  const std::uint64_t tail = take_tail(b);
+  return make_id(now(), tail);
 }
 
 void object_id_generator::fill(std::span<object_id> out) {
   if (out.empty()) return;
   const std::uint64_t cookie = current_cookie();
   if (seeded_cookie_.load(std::memory_order_acquire) != cookie) reseed(cookie);
-  const std::uint64_t n = next_.fetch_add(out.size(), std::memory_order_relaxed);
-  const std::uint32_t t = now();
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = compose(t, seed_, n + i);
+  std::uint64_t n = next_.fetch_add(out.size(), std::memory_order_relaxed);
+  const std::uint32_t time = now();
+  std::size_t i = 0;
+  while (i < out.size()) {
+    // One run: ids up to the next multiple of 2^24, which share a random value.
+    const std::size_t run = static_cast<std::size_t>(
+        std::min<std::uint64_t>(out.size() - i, run_length - (n & mask24)));
+    const std::uint64_t random = shifted_random(seed_.random0, n);
+    std::uint32_t c = static_cast<std::uint32_t>((seed_.counter0 + n) & mask24);
+    for (const std::size_t end = i + run; i < end; ++i) {
+      out[i] = make_id(time, random | c);
+      c = (c + 1) & mask24;
+    }
+    n += run;
+  }
 }
 
 namespace {
@@ -197,7 +307,7 @@ object_id_generator& process_generator() {
 }
 }  // namespace
 
-object_id generate() { return process_generator().next(); }
+object_id generate() { return process_generator().next_inline(); }
 void generate(std::span<object_id> out) { process_generator().fill(out); }
 
 // ---- Legacy generator ----------------------------------------------------------------------

@@ -9,12 +9,8 @@ namespace oid {
 result<object_id> object_id::from_hex(std::string_view hex) noexcept {
   if (hex.size() != hex_size) return error{errc::invalid_length, 0};
   bytes_type b;
-  for (std::size_t i = 0; i < size; ++i) {
-    const int hi = detail::hex_value(hex[2 * i]);
-    const int lo = detail::hex_value(hex[2 * i + 1]);
-    if ((hi | lo) < 0) return error{errc::invalid_hex, 2 * i + (hi < 0 ? 0 : 1)};
-    b[i] = static_cast<std::uint8_t>(hi << 4 | lo);
-  }
+  const int bad = detail::decode_hex12(hex.data(), b.data());
+  if (bad >= 0) return error{errc::invalid_hex, static_cast<std::size_t>(bad)};
   return object_id(b);
 }
 
@@ -22,16 +18,25 @@ result<object_id> object_id::from_base64(std::string_view b64) noexcept {
   if (b64.size() != base64_size) return error{errc::invalid_length, 0};
   bytes_type b;
   // 16 characters are 4 groups of 4 characters (24 bits, 3 bytes) each: no padding, no leftover.
+  // A bad character has the value -1; OR-ing every value together finds out whether there was
+  // one with a single test at the end, instead of a branch per character.
+  int bad = 0;
   for (std::size_t g = 0; g < 4; ++g) {
-    std::uint32_t bits = 0;
-    for (std::size_t j = 0; j < 4; ++j) {
-      const int v = detail::base64_value(b64[4 * g + j]);
-      if (v < 0) return error{errc::invalid_base64, 4 * g + j};
-      bits = bits << 6 | static_cast<std::uint32_t>(v);
-    }
+    const char* c = b64.data() + 4 * g;
+    const int v0 = detail::base64_value(c[0]), v1 = detail::base64_value(c[1]);
+    const int v2 = detail::base64_value(c[2]), v3 = detail::base64_value(c[3]);
+    bad |= v0 | v1 | v2 | v3;
+    // Unsigned shifts: a -1 here is garbage that `bad` throws away, never undefined behaviour.
+    const auto u = [](int v) { return static_cast<std::uint32_t>(v); };
+    const std::uint32_t bits = u(v0) << 18 | u(v1) << 12 | u(v2) << 6 | u(v3);
     b[3 * g] = static_cast<std::uint8_t>(bits >> 16);
     b[3 * g + 1] = static_cast<std::uint8_t>(bits >> 8);
     b[3 * g + 2] = static_cast<std::uint8_t>(bits);
+  }
+  if (bad < 0) {  // rare: find where, for the error report
+    for (std::size_t i = 0; i < base64_size; ++i) {
+      if (detail::base64_value(b64[i]) < 0) return error{errc::invalid_base64, i};
+    }
   }
   return object_id(b);
 }
@@ -66,9 +71,7 @@ result<object_id> object_id::max_for_time(std::chrono::sys_seconds t) noexcept {
 }
 
 char* object_id::to_hex(char* out) const noexcept {
-  for (std::size_t i = 0; i < size; ++i) {
-    std::memcpy(out + 2 * i, &detail::hex_pairs[2 * std::size_t{bytes_[i]}], 2);
-  }
+  detail::encode_hex12(bytes_.data(), out);
   return out + hex_size;
 }
 

@@ -9,28 +9,41 @@
 //
 // What oid guarantees beyond the specification, and how:
 //
-// * **No duplicate within a process, at any rate, whatever the clock does.** Every id takes a
-//   sequence number n from one 64-bit atomic counter (fetch_add: no lock). Its counter bytes are
-//   (c0 + n) mod 2^24 and its random bytes are R(k) = R0 + k * S mod 2^40 with k = n / 2^24 and S
-//   an odd constant. Within one block of 2^24 sequence numbers the counter bytes are all distinct;
-//   across blocks the random bytes are distinct, because k -> R0 + k*S is a bijection on 2^40
-//   values. So two ids from one generator differ in their random or counter bytes, whatever their
-//   timestamps: a clock that stands still or steps back cannot produce a duplicate, and neither can
-//   more than 16,777,216 ids in one second (where the specification accepts duplicates). The
-//   counter still adds 1 per id and wraps as the specification says; the random value moves on
-//   each time the counter comes back to where it started.
+// * **No duplicate within a process, at any rate, whatever the clock does.** Every id has its own
+//   sequence number n, drawn from one 64-bit atomic counter of the generator. Its counter bytes
+//   are (c0 + n) mod 2^24 and its random bytes are R(k) = R0 + k * S mod 2^40 with k = n / 2^24
+//   and S an odd constant. Within one run of 2^24 sequence numbers the counter bytes are all
+//   distinct; across runs the random bytes are distinct, because k -> R0 + k*S is a bijection on
+//   2^40 values. So two ids from one generator differ in their random or counter bytes, whatever
+//   their timestamps: a clock that stands still or steps back cannot produce a duplicate, and
+//   neither can more than 16,777,216 ids in one second (where the specification accepts
+//   duplicates). The random value moves on each time the counter comes back to where it started.
+//
+// * **Threads without contention.** `next()` reserves sequence numbers for the calling thread in
+//   blocks of 1,024 (one fetch_add per block, no lock) and hands them out from thread-local
+//   storage, so an id costs no atomic operation and threads do not share a written cache line.
+//   Blocks are disjoint, so the argument above holds unchanged. A thread's consecutive ids have
+//   consecutive counters (except where a new block starts); ids of different threads interleave
+//   by blocks, so across threads the counter follows the order of reservation, not of creation.
+//   Numbers left in a block when its thread exits are never used. `fill()` reserves exactly what
+//   it writes with one fetch_add: the ids of one call have consecutive counters.
+//
+// * **Time.** Every id reads the clock (`time()`: a vDSO call on Linux, no system call), so an id
+//   carries the second in which it was made; `fill()` reads it once per call.
 //
 // * **fork() safety without a system call per id.** A child process must not reuse its parent's
-//   random value. The generator remembers a "fork cookie" of the process that seeded it and
-//   compares it, with one plain memory load, to the current one. The cookie lives in a page marked
-//   MADV_WIPEONFORK (the kernel gives a child a zeroed copy, even for a raw clone()), and a
-//   pthread_atfork child handler zeroes it as well where that madvise is unavailable. A zero
-//   cookie sends the next id down the slow path, which draws a new random value and counter start
-//   from getrandom. (libbson's default calls getpid() for every id instead.)
+//   random value, nor continue a block its parent reserved. The generator and each thread's block
+//   remember a "fork cookie" of the process they belong to and compare it, with one plain memory
+//   load, to the current one. The cookie lives in a page marked MADV_WIPEONFORK (the kernel gives
+//   a child a zeroed copy, even for a raw clone()), and a pthread_atfork child handler zeroes it
+//   as well where that madvise is unavailable. A changed cookie sends the next id down the slow
+//   path, which draws a new random value and counter start from getrandom and reserves a new
+//   block. (libbson's default calls getpid() for every id instead.) Reseeding takes a mutex that
+//   is held across fork() so a child never inherits it locked.
 //
-// * **Threads.** `next()` and `fill()` are safe to call from any number of threads on one
-//   generator; the hot path is the fetch_add, no lock. Reseeding (first use, after fork) takes a
-//   mutex that is held across fork() so a child never inherits it locked.
+// * **Several generators.** Each generator has a serial number that is never reused, and a
+//   thread's block belongs to one generator: using another generator (or a new one at a dead
+//   one's address) reserves a fresh block from that generator.
 //
 // Across processes and machines uniqueness is probabilistic, as for every ObjectId: see
 // docs/uniqueness.md. `legacy_object_id_generator` makes the pre-3.4 layout (machine hash and pid)
@@ -89,11 +102,14 @@ class object_id_generator {
     std::uint32_t counter0 = 0;  // c0, 24 bits
   };
   void reseed(std::uint64_t cookie);
-  std::uint32_t now() const { return clock_ ? clock_() : system_clock_seconds(); }
-  static object_id compose(std::uint32_t time, const seed& s, std::uint64_t n) noexcept;
+  friend object_id generate();  // inlines next_inline()
+  object_id next_inline();      // defined and used in generator.cpp only
+  object_id next_slow();
+  std::uint32_t now() const;
 
   clock_function clock_;
   random_function random_;
+  std::uint64_t serial_;  // names this generator in the threads' blocks; never reused
   std::atomic<std::uint64_t> seeded_cookie_{0};     // fork cookie the seed belongs to; 0: unseeded
   seed seed_;                                       // written only under the reseed mutex
   alignas(64) std::atomic<std::uint64_t> next_{0};  // sequence number n of the next id

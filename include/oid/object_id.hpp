@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace oid {
 
@@ -96,7 +97,15 @@ class object_id {
   char* to_base64(char* out) const noexcept;
 
   friend constexpr bool operator==(const object_id&, const object_id&) = default;
-  friend constexpr std::strong_ordering operator<=>(const object_id&, const object_id&) = default;
+  /// Byte order (memcmp order), so creation order to the second.
+  friend constexpr std::strong_ordering operator<=>(const object_id& a,
+                                                    const object_id& b) noexcept {
+    if (std::is_constant_evaluated()) return a.bytes_ <=> b.bytes_;
+    // Two big-endian words compare like the 12 bytes do, with two comparisons instead of a loop
+    // (compilers turn these loads into one load and one byte swap each).
+    if (const auto c = a.load_be(0, 8) <=> b.load_be(0, 8); c != 0) return c;
+    return a.load_be(8, 4) <=> b.load_be(8, 4);
+  }
 
  private:
   static constexpr void store_timestamp(bytes_type& b, std::uint32_t t) noexcept {
@@ -104,6 +113,12 @@ class object_id {
     b[1] = static_cast<std::uint8_t>(t >> 16);
     b[2] = static_cast<std::uint8_t>(t >> 8);
     b[3] = static_cast<std::uint8_t>(t);
+  }
+
+  constexpr std::uint64_t load_be(std::size_t at, std::size_t n) const noexcept {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) v = v << 8 | bytes_[at + i];
+    return v;
   }
 
   bytes_type bytes_{};
