@@ -241,4 +241,20 @@ TEST(BsonDocumentTest, FromBytesValidatesAndCopies) {
   EXPECT_EQ(std::move(document(*front)).release(), good);
 }
 
+TEST(BsonDocumentTest, FromBytesTakesOwnershipOfAVector) {
+  const auto good = hex_bytes("0C0000001069000100000000");
+  auto owned = good;
+  owned.push_back(0xAB);
+  owned.push_back(0xCD);
+  EXPECT_THAT(document::from_bytes(std::move(owned)), HasErrorAt(errc::trailing_bytes, 12));
+  EXPECT_EQ(owned.size(), 14u);  // untouched on error
+  oid::bson::validate_options trailing;
+  trailing.allow_trailing = true;
+  const std::uint8_t* data = owned.data();
+  const auto doc = document::from_bytes(std::move(owned), trailing);
+  ASSERT_TRUE(doc.has_value());
+  EXPECT_EQ(doc->bytes().data(), data);  // the same buffer, not a copy
+  EXPECT_EQ(std::vector<std::uint8_t>(doc->bytes().begin(), doc->bytes().end()), good);
+}
+
 }  // namespace

@@ -9,4 +9,12 @@ result<document> document::from_bytes(std::span<const std::uint8_t> bytes,
   return document(*v);
 }
 
+result<document> document::from_bytes(std::vector<std::uint8_t>&& bytes,
+                                      const validate_options& options) {
+  auto v = validate(bytes, options);
+  if (!v) return v.error();
+  bytes.resize(v->size());
+  return document(trusted{}, std::move(bytes));
+}
+
 }  // namespace oid::bson

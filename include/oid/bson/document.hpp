@@ -35,6 +35,10 @@ class document {
   /// `options.allow_trailing`, copies only the document at the front.
   static result<document> from_bytes(std::span<const std::uint8_t> bytes,
                                      const validate_options& options = {});
+  /// As above, taking ownership of `bytes` instead of copying them (with `allow_trailing`, the
+  /// bytes after the document are dropped). On error `bytes` is left unchanged.
+  static result<document> from_bytes(std::vector<std::uint8_t>&& bytes,
+                                     const validate_options& options = {});
 
   /// A view of the bytes, valid while this document lives unchanged.
   document_view view() const& noexcept { return document_view::unchecked(bytes_); }
