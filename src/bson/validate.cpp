@@ -81,6 +81,10 @@ class frame_stack {
   std::size_t size_ = 0;
 };
 
+// Each check returns the offset where reading continues, or `bad` after recording the error:
+// plain integers keep the per-element path free of result<> construction.
+constexpr std::size_t bad = static_cast<std::size_t>(-1);
+
 class validator {
  public:
   validator(const std::uint8_t* b, const validate_options& o) noexcept : b_(b), o_(o) {}
@@ -105,74 +109,77 @@ class validator {
       const void* nul = std::memchr(b_ + k, 0, f.term - k);
       if (nul == nullptr) return oid::error{errc::missing_terminator, k};
       const auto v = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - b_) + 1;
-      if (auto r = utf8(k, v - 1 - k); !r) return r;
-      auto next = value(t, v, f.term);
-      if (!next) return next.error();
-      pos = *next;
+      if (!utf8(k, v - 1 - k)) return err_;
+      pos = value(t, v, f.term);
+      if (pos == bad) return err_;
     }
   }
 
  private:
-  result<void> utf8(std::size_t at, std::size_t n) const noexcept {
-    if (!o_.check_utf8) return {};
+  std::size_t fail(errc code, std::size_t at) noexcept {
+    err_ = oid::error{code, at};
+    return bad;
+  }
+
+  bool utf8(std::size_t at, std::size_t n) noexcept {
+    if (!o_.check_utf8) return true;
     const std::size_t e = utf8_error(b_ + at, n);
-    if (e != n) return oid::error{errc::invalid_utf8, at + e};
-    return {};
+    if (e == n) return true;
+    fail(errc::invalid_utf8, at + e);
+    return false;
   }
 
   // A length-prefixed string at v that must end by `limit`; returns its end.
-  result<std::size_t> string(std::size_t v, std::size_t limit) const noexcept {
-    if (limit - v < 4) return oid::error{errc::truncated, v};
+  std::size_t string(std::size_t v, std::size_t limit) noexcept {
+    if (limit - v < 4) return fail(errc::truncated, v);
     const std::int32_t n = detail::load_i32(b_ + v);
     if (n < 1 || static_cast<std::size_t>(n) > limit - v - 4) {
-      return oid::error{errc::bad_length_prefix, v};
+      return fail(errc::bad_length_prefix, v);
     }
     const std::size_t end = v + 4 + static_cast<std::size_t>(n);
-    if (b_[end - 1] != 0) return oid::error{errc::missing_terminator, end - 1};
-    if (auto r = utf8(v + 4, static_cast<std::size_t>(n) - 1); !r) return r.error();
+    if (b_[end - 1] != 0) return fail(errc::missing_terminator, end - 1);
+    if (!utf8(v + 4, static_cast<std::size_t>(n) - 1)) return bad;
     return end;
   }
 
   // A C string at v that must end before `limit`; returns the offset after its NUL.
-  result<std::size_t> cstring(std::size_t v, std::size_t limit) const noexcept {
+  std::size_t cstring(std::size_t v, std::size_t limit) noexcept {
     const void* nul = std::memchr(b_ + v, 0, limit - v);
-    if (nul == nullptr) return oid::error{errc::missing_terminator, v};
+    if (nul == nullptr) return fail(errc::missing_terminator, v);
     const auto end = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - b_);
-    if (auto r = utf8(v, end - v); !r) return r.error();
+    if (!utf8(v, end - v)) return bad;
     return end + 1;
   }
 
   // Opens the embedded document at v, which must end by `limit`; returns where its elements
   // start.
-  result<std::size_t> open(std::size_t v, std::size_t limit) {
-    if (limit - v < 4) return oid::error{errc::truncated, v};
+  std::size_t open(std::size_t v, std::size_t limit) {
+    if (limit - v < 4) return fail(errc::truncated, v);
     const std::int32_t n = detail::load_i32(b_ + v);
-    if (n < 5 || static_cast<std::size_t>(n) > limit - v) {
-      return oid::error{errc::bad_length_prefix, v};
-    }
-    if (stack_.size() > o_.max_depth) return oid::error{errc::too_deep, v};
+    if (n < 5 || static_cast<std::size_t>(n) > limit - v) return fail(errc::bad_length_prefix, v);
+    if (stack_.size() > o_.max_depth) return fail(errc::too_deep, v);
     const std::size_t term = v + static_cast<std::size_t>(n) - 1;
-    if (b_[term] != 0) return oid::error{errc::missing_terminator, term};
+    if (b_[term] != 0) return fail(errc::missing_terminator, term);
     stack_.push({v, term});
     return v + 4;
   }
 
-  result<std::size_t> fixed(std::size_t v, std::size_t limit, std::size_t n) const noexcept {
-    if (limit - v < n) return oid::error{errc::truncated, v};
+  std::size_t fixed(std::size_t v, std::size_t limit, std::size_t n) noexcept {
+    if (limit - v < n) return fail(errc::truncated, v);
     return v + n;
   }
 
   // Checks the value of type t at v (which must end by `limit`, the enclosing terminator) and
   // returns the offset of the next element, or of the first element of a document it opened.
-  result<std::size_t> value(std::uint8_t t, std::size_t v, std::size_t limit) {
+  std::size_t value(std::uint8_t t, std::size_t v, std::size_t limit) {
     switch (static_cast<type>(t)) {
     case type::undefined:
     case type::null:
     case type::min_key:
     case type::max_key: return v;
     case type::boolean:
-      if (limit - v < 1) return oid::error{errc::truncated, v};
-      if (b_[v] > 1) return oid::error{errc::invalid_bool, v};
+      if (limit - v < 1) return fail(errc::truncated, v);
+      if (b_[v] > 1) return fail(errc::invalid_bool, v);
       return v + 1;
     case type::int32: return fixed(v, limit, 4);
     case type::double_:
@@ -187,51 +194,50 @@ class validator {
     case type::document:
     case type::array: return open(v, limit);
     case type::binary: {
-      if (limit - v < 5) return oid::error{errc::truncated, v};
+      if (limit - v < 5) return fail(errc::truncated, v);
       const std::int32_t n = detail::load_i32(b_ + v);
       if (n < 0 || static_cast<std::size_t>(n) > limit - v - 5) {
-        return oid::error{errc::bad_length_prefix, v};
+        return fail(errc::bad_length_prefix, v);
       }
       if (b_[v + 4] == binary_subtype::old_binary &&
           (n < 4 || detail::load_i32(b_ + v + 5) != n - 4)) {
-        return oid::error{errc::invalid_binary, v + 5};
+        return fail(errc::invalid_binary, v + 5);
       }
       return v + 5 + static_cast<std::size_t>(n);
     }
     case type::regex: {
-      auto p = cstring(v, limit);
-      if (!p) return p;
-      return cstring(*p, limit);
+      const std::size_t p = cstring(v, limit);
+      return p == bad ? bad : cstring(p, limit);
     }
     case type::db_pointer: {
-      auto s = string(v, limit);
-      if (!s) return s;
-      return fixed(*s, limit, 12);
+      const std::size_t s = string(v, limit);
+      return s == bad ? bad : fixed(s, limit, 12);
     }
     case type::javascript_with_scope: {
-      if (limit - v < 4) return oid::error{errc::truncated, v};
+      if (limit - v < 4) return fail(errc::truncated, v);
       const std::int32_t total = detail::load_i32(b_ + v);
       // The smallest: total length, an empty string (length 1 and its NUL), an empty scope.
       if (total < 4 + 5 + 5 || static_cast<std::size_t>(total) > limit - v) {
-        return oid::error{errc::bad_length_prefix, v};
+        return fail(errc::bad_length_prefix, v);
       }
       const std::size_t end = v + static_cast<std::size_t>(total);
-      auto s = string(v + 4, end);
-      if (!s) return s;
-      if (end - *s < 5) return oid::error{errc::bad_length_prefix, v};
-      const std::int32_t n = detail::load_i32(b_ + *s);
-      if (n < 5) return oid::error{errc::bad_length_prefix, *s};
+      const std::size_t s = string(v + 4, end);
+      if (s == bad) return bad;
+      if (end - s < 5) return fail(errc::bad_length_prefix, v);
+      const std::int32_t n = detail::load_i32(b_ + s);
+      if (n < 5) return fail(errc::bad_length_prefix, s);
       // The scope must end exactly where the total length says the value ends.
-      if (static_cast<std::size_t>(n) != end - *s) return oid::error{errc::bad_length_prefix, v};
-      return open(*s, end);
+      if (static_cast<std::size_t>(n) != end - s) return fail(errc::bad_length_prefix, v);
+      return open(s, end);
     }
     }
-    return oid::error{errc::unknown_type, v};  // unreachable: the caller checked the type byte
+    return fail(errc::unknown_type, v);  // unreachable: the caller checked the type byte
   }
 
   const std::uint8_t* b_;
   const validate_options& o_;
   frame_stack stack_;
+  oid::error err_{};
 };
 
 result<document_view> validate_impl(std::span<const std::uint8_t> bytes,
