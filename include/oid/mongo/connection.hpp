@@ -1,0 +1,115 @@
+// oid/mongo/connection.hpp: one connection to one server, the only part of oid that does I/O.
+//
+// `connection::open` connects over TCP (or a Unix domain socket), with `connect_timeout`, and
+// performs the handshake of MongoDB's handshake specification: a `hello` command carrying the
+// client metadata (driver "oid" and its version, the OS, the platform, the application name),
+// from which it keeps the server's limits (maxBsonObjectSize, maxMessageSizeBytes,
+// maxWriteBatchSize). `run` sends one command as an OP_MSG and reads its reply; every read and
+// write waits at most `socket_timeout` (poll()), so a server that stops answering is a timeout,
+// not a hang. A reply to another request is skipped when it answers an earlier fire-and-forget
+// message (servers such as FerretDB answer those although OP_MSG says they must not), and is an
+// `unexpected_reply` otherwise. After any transport error the connection is `broken()` and must
+// be thrown away: the bytes on the wire can no longer be trusted.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <oid/bson/document.hpp>
+#include <oid/mongo/op_msg.hpp>
+#include <oid/mongo/uri.hpp>
+#include <oid/result.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oid::mongo {
+
+/// Settings for opening a connection.
+struct connection_options {
+  /// Time allowed for connecting and the handshake; 0 means no limit.
+  std::chrono::milliseconds connect_timeout{10'000};
+  /// Time allowed for each command's send and reply; 0 means no limit. MongoDB's specification
+  /// defaults to no limit; oid defaults to two minutes so that a stalled server cannot hang a
+  /// program forever. Long-running commands need a larger value (socketTimeoutMS).
+  std::chrono::milliseconds socket_timeout{120'000};
+  /// `appName`, sent in the handshake (the server logs it).
+  std::string app_name;
+};
+
+/// What the handshake learnt about the server.
+struct server_description {
+  std::int32_t max_bson_object_size = 16 * 1024 * 1024;  ///< largest document it accepts
+  std::int32_t max_message_size_bytes = 48'000'000;      ///< largest message it accepts
+  std::int32_t max_write_batch_size = 100'000;           ///< most statements in one write command
+  std::int32_t max_wire_version = 0;                     ///< protocol level (6+ has OP_MSG)
+  bool writable_primary = false;                         ///< isWritablePrimary (or ismaster)
+  bson::document hello;                                  ///< the whole hello reply
+};
+
+/// One connection. Movable, not copyable; not thread-safe (the client's pool hands each
+/// connection to one thread at a time). Closes its socket when destroyed.
+class connection {
+ public:
+  /// Connects to `h` and performs the handshake. Errors: connection_failed (name resolution,
+  /// refused, unreachable, or a handshake the server refused), timeout, connection_closed,
+  /// unsupported (a server without OP_MSG, wire version below 6), and the decoding errors of
+  /// `decode_op_msg` for a malformed reply. `why`, when not null, gets a sentence naming the host.
+  static result<connection> open(const mongo::host& h, const connection_options& options,
+                                 std::string* why = nullptr);
+
+  connection(connection&& other) noexcept;
+  connection& operator=(connection&& other) noexcept;
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+  ~connection();
+
+  /// Sends `command` (without `$db`, which is appended from `db`) with the document sequences
+  /// `sequences`, and returns the reply's body as the server sent it: a reply with `ok: 0` is a
+  /// value here, not an error. Errors: timeout, connection_closed, unexpected_reply (a reply to
+  /// a request this connection did not make), too_large (the message exceeds the server's
+  /// maxMessageSizeBytes), and the errors of `decode_op_msg`. On error the connection is broken.
+  result<bson::document> run(std::string_view db, bson::document_view command,
+                             std::span<const document_sequence> sequences = {});
+
+  /// Sends `command` with moreToCome set and reads nothing: fire-and-forget (w: 0). Errors as
+  /// `run` for sending.
+  result<void> send_unacknowledged(std::string_view db, bson::document_view command,
+                                   std::span<const document_sequence> sequences = {});
+
+  /// What the handshake learnt.
+  const server_description& server() const noexcept { return server_; }
+  /// The host this connection talks to.
+  const mongo::host& host() const noexcept { return host_; }
+  /// True after a transport error: the connection must not be used again.
+  bool broken() const noexcept { return fd_ < 0; }
+  /// Closes the socket; `broken()` becomes true.
+  void close() noexcept;
+
+ private:
+  connection() = default;
+  result<std::vector<std::uint8_t>> encode(std::string_view db, bson::document_view command,
+                                           std::span<const document_sequence> sequences,
+                                           std::uint32_t flags, std::int32_t& request_id);
+  result<void> write_all(std::span<const std::uint8_t> bytes,
+                         std::chrono::steady_clock::time_point deadline);
+  result<void> read_exact(std::uint8_t* out, std::size_t n,
+                          std::chrono::steady_clock::time_point deadline);
+  result<std::vector<std::uint8_t>> read_message(std::chrono::steady_clock::time_point deadline);
+  std::chrono::steady_clock::time_point deadline() const;
+  oid::error fail(oid::error e) noexcept;
+
+  int fd_ = -1;
+  std::int32_t next_request_id_ = 1;
+  std::chrono::milliseconds socket_timeout_{0};
+  mongo::host host_;
+  server_description server_;
+  // Request ids of recent fire-and-forget messages, whose unrequested replies are skipped.
+  std::deque<std::int32_t> unacknowledged_;
+};
+
+/// The handshake's `client` document (driver, os, platform, application): what `open` sends.
+bson::document client_metadata(std::string_view app_name);
+
+}  // namespace oid::mongo

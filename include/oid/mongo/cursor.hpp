@@ -1,0 +1,57 @@
+// oid/mongo/cursor.hpp: the results of a find, fetched batch by batch.
+//
+// A `cursor` holds the current batch of a server cursor and the connection it came from. `next()`
+// steps through the batch and, when it runs out while the server still has results, sends
+// `getMore` for the next batch. Dropping a cursor the server still holds sends `killCursors`, so
+// the server frees it at once instead of after its ten-minute idle timeout.
+//
+//     auto c = coll.find(filter);                       // outcome<cursor>
+//     while (true) {
+//       auto more = c->next();                          // outcome<bool>
+//       if (!more) return report(more.error());         // getMore failed
+//       if (!*more) break;                              // no more documents
+//       use(c->current());                              // valid until the next next()
+//     }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <oid/bson/view.hpp>
+#include <oid/mongo/outcome.hpp>
+
+namespace oid::mongo {
+
+namespace detail {
+struct cursor_state;
+}
+
+/// A server cursor being read. Movable, not copyable; use from one thread at a time. Holds one of
+/// the client's connections until it is exhausted or destroyed.
+class cursor {
+ public:
+  /// An exhausted cursor.
+  cursor() noexcept;
+  cursor(cursor&&) noexcept;
+  cursor& operator=(cursor&&) noexcept;
+  cursor(const cursor&) = delete;
+  cursor& operator=(const cursor&) = delete;
+  /// Sends killCursors when the server still holds the cursor (errors are ignored).
+  ~cursor();
+
+  /// Moves to the next document: true when there is one (read it with `current()`), false at the
+  /// end. Fetches the next batch with getMore when needed. Errors: those of a command (transport
+  /// codes, or server_error such as CursorNotFound); after an error the cursor is exhausted.
+  outcome<bool> next();
+  /// The document `next()` moved to. Valid until the next call to `next()` or the cursor's end.
+  bson::document_view current() const noexcept;
+  /// The server's cursor id: 0 once the server has no more results.
+  std::int64_t id() const noexcept;
+
+ private:
+  friend class collection;
+  friend class client;
+  explicit cursor(std::unique_ptr<detail::cursor_state> state) noexcept;
+  std::unique_ptr<detail::cursor_state> state_;
+};
+
+}  // namespace oid::mongo

@@ -1,0 +1,690 @@
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/ensure_id.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/object_id.hpp>
+#include <thread>
+#include <utility>
+
+#include "mongo/detail/reply.hpp"
+
+namespace oid::mongo {
+namespace detail {
+
+using clock = std::chrono::steady_clock;
+
+struct lease;
+
+// The pool shared by a client and its copies, collections and cursors.
+struct client_state : std::enable_shared_from_this<client_state> {
+  explicit client_state(mongo::uri u) : uri(std::move(u)) {
+    options.connect_timeout = uri.connect_timeout().value_or(options.connect_timeout);
+    options.socket_timeout = uri.socket_timeout().value_or(options.socket_timeout);
+    options.app_name = uri.app_name().value_or("");
+    selection_timeout = uri.server_selection_timeout().value_or(std::chrono::milliseconds(30'000));
+    max_pool = uri.max_pool_size().value_or(100);
+  }
+
+  outcome<lease> acquire();
+  void give_back(connection&& c);
+  outcome<connection> open_any(clock::time_point deadline);
+
+  mongo::uri uri;
+  connection_options options;
+  std::chrono::milliseconds selection_timeout{30'000};
+  std::size_t max_pool = 100;  // 0: no limit
+
+  std::mutex mutex;
+  std::condition_variable freed;
+  std::vector<connection> idle;
+  std::size_t open = 0;  // connections lent out or idle
+};
+
+// A connection borrowed from the pool; returned (or, when broken, closed) on destruction.
+struct lease {
+  lease(std::shared_ptr<client_state> s, connection&& c)
+      : state(std::move(s)), conn(std::move(c)) {}
+  lease(lease&&) noexcept = default;
+  lease& operator=(lease&&) = delete;
+  lease(const lease&) = delete;
+  ~lease() {
+    if (state && conn) state->give_back(std::move(*conn));
+  }
+  connection& operator*() { return *conn; }
+  connection* operator->() { return &*conn; }
+
+  std::shared_ptr<client_state> state;
+  std::optional<connection> conn;
+};
+
+void client_state::give_back(connection&& c) {
+  std::lock_guard lock(mutex);
+  if (c.broken()) {
+    --open;
+  } else {
+    idle.push_back(std::move(c));
+  }
+  freed.notify_one();
+}
+
+outcome<connection> client_state::open_any(clock::time_point deadline) {
+  std::string last = "no host";
+  errc last_code = errc::connection_failed;
+  while (true) {
+    for (const auto& h : uri.hosts()) {
+      connection_options o = options;
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+      if (o.connect_timeout.count() == 0 || left < o.connect_timeout) {
+        o.connect_timeout = std::max(left, std::chrono::milliseconds(1));
+      }
+      std::string why;
+      auto c = connection::open(h, o, &why);
+      if (c) return std::move(*c);
+      last = why;
+      last_code = c.error().code;
+      // An old server or one that refused the handshake will not change its mind.
+      if (last_code == errc::unsupported) return outcome<connection>(last_code, last);
+    }
+    // Like drivers' server selection: keep trying until serverSelectionTimeoutMS, at a pace that
+    // does not hammer a server that is starting up.
+    if (clock::now() + std::chrono::milliseconds(250) >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return outcome<connection>(last_code == errc::timeout ? errc::timeout : errc::connection_failed,
+                             "no server answered within serverSelectionTimeoutMS (" +
+                                 std::to_string(selection_timeout.count()) + " ms); last: " + last);
+}
+
+outcome<lease> client_state::acquire() {
+  const auto deadline = clock::now() + selection_timeout;
+  std::unique_lock lock(mutex);
+  while (idle.empty() && max_pool != 0 && open >= max_pool) {
+    if (freed.wait_until(lock, deadline) == std::cv_status::timeout && idle.empty() &&
+        open >= max_pool) {
+      return outcome<lease>(errc::timeout, "all " + std::to_string(max_pool) +
+                                               " pooled connections stayed busy for "
+                                               "serverSelectionTimeoutMS");
+    }
+  }
+  if (!idle.empty()) {
+    connection c = std::move(idle.back());
+    idle.pop_back();
+    return lease(shared_from_this(), std::move(c));
+  }
+  ++open;
+  lock.unlock();
+  auto c = open_any(deadline);
+  if (!c) {
+    std::lock_guard relock(mutex);
+    --open;
+    freed.notify_one();
+    return c.error();
+  }
+  return lease(shared_from_this(), std::move(*c));
+}
+
+std::string transport_message(const oid::error& e, const connection& c) {
+  const auto& h = c.host();
+  return e.message() + " (" +
+         (h.type == host::kind::unix_socket ? h.name
+                                            : h.name + ":" + std::to_string(h.port_or_default())) +
+         ")";
+}
+
+// Runs a command on a borrowed connection: transport errors and ok: 0 become failures.
+outcome<bson::document> command(lease& l, std::string_view db, bson::document_view cmd,
+                                std::span<const document_sequence> sequences = {}) {
+  auto reply = l->run(db, cmd, sequences);
+  if (!reply)
+    return outcome<bson::document>(reply.error().code, transport_message(reply.error(), *l));
+  if (!is_ok(reply->view())) {
+    const auto first = cmd.begin();
+    return failure_of(reply->view(), first == cmd.end() ? "command" : first->key());
+  }
+  return std::move(*reply);
+}
+
+outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd) {
+  auto l = s.acquire();
+  if (!l) return l.error();
+  return command(*l, db, cmd);
+}
+
+struct cursor_state {
+  std::shared_ptr<client_state> client;
+  std::optional<lease> conn;
+  std::string db, coll;
+  std::int64_t id = 0;
+  std::int32_t batch_size = 0;
+  bson::document reply;
+  bson::document_iterator it, end;
+  bson::document_view current;
+
+  // Takes the cursor document of a find/getMore/aggregate reply. Failure: unexpected_reply.
+  outcome<done> load(bson::document&& r, std::string_view batch_key) {
+    reply = std::move(r);
+    const auto c = reply.view().find("cursor");
+    auto doc =
+        c ? c->get_document() : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
+    if (!doc) return outcome<done>(errc::unexpected_reply, "reply without a cursor document");
+    const auto batch = doc->find(batch_key);
+    auto arr = batch ? batch->get_array()
+                     : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
+    if (!arr)
+      return outcome<done>(errc::unexpected_reply,
+                           "cursor reply without " + std::string(batch_key));
+    id = int64_field(*doc, "id", 0);
+    it = arr->begin();
+    end = arr->end();
+    if (id == 0) conn.reset();  // nothing more to fetch: the connection goes back to the pool
+    return done{};
+  }
+};
+
+}  // namespace detail
+
+// ---- cursor ----
+
+cursor::cursor() noexcept = default;
+cursor::cursor(std::unique_ptr<detail::cursor_state> state) noexcept : state_(std::move(state)) {}
+cursor::cursor(cursor&&) noexcept = default;
+cursor& cursor::operator=(cursor&& other) noexcept {
+  if (this != &other) {
+    cursor dropped(std::move(*this));  // kills our server cursor, if any
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+cursor::~cursor() {
+  if (!state_ || state_->id == 0 || !state_->conn || (*state_->conn)->broken()) return;
+  bson::builder kill;
+  kill.append_string("killCursors", state_->coll);
+  kill.open_array("cursors").append_int64("0", state_->id).close();
+  (void)(*state_->conn)->run(state_->db, kill.view());
+}
+
+std::int64_t cursor::id() const noexcept { return state_ ? state_->id : 0; }
+
+bson::document_view cursor::current() const noexcept {
+  return state_ ? state_->current : bson::document_view{};
+}
+
+outcome<bool> cursor::next() {
+  if (!state_) return false;
+  auto& s = *state_;
+  while (true) {
+    if (s.it != s.end) {
+      auto doc = s.it->get_document();
+      ++s.it;
+      if (!doc) return outcome<bool>(errc::unexpected_reply, "a cursor batch holds a non-document");
+      s.current = *doc;
+      return true;
+    }
+    if (s.id == 0 || !s.conn) {
+      s.current = {};
+      return false;
+    }
+    bson::builder more;
+    more.append_int64("getMore", s.id).append_string("collection", s.coll);
+    if (s.batch_size > 0) more.append_int32("batchSize", s.batch_size);
+    auto reply = detail::command(*s.conn, s.db, more.view());
+    if (!reply) {
+      s.id = 0;  // the cursor is lost with the connection (or the server no longer has it)
+      s.conn.reset();
+      s.current = {};
+      return reply.error();
+    }
+    if (auto loaded = s.load(std::move(*reply), "nextBatch"); !loaded) {
+      s.id = 0;
+      s.conn.reset();
+      return loaded.error();
+    }
+  }
+}
+
+// ---- collection ----
+
+collection::collection(std::shared_ptr<detail::client_state> state, std::string db,
+                       std::string name)
+    : state_(std::move(state)), db_(std::move(db)), name_(std::move(name)) {}
+
+outcome<insert_many_result> collection::insert_one(bson::document_view doc,
+                                                   const insert_options& options) {
+  return insert_many(std::span<const bson::document_view>(&doc, 1), options);
+}
+
+outcome<insert_many_result> collection::insert_many(std::span<const bson::document_view> docs,
+                                                    const insert_options& options) {
+  insert_many_result out;
+  // _id first on every document, made here so that the caller learns the ids.
+  std::vector<bson::document> owned;
+  std::vector<bson::document_view> ready;
+  owned.reserve(docs.size());
+  ready.reserve(docs.size());
+  out.ids.reserve(docs.size());
+  for (const auto& d : docs) {
+    const auto first = d.begin();
+    if (first != d.end() && first->key() == "_id") {
+      ready.push_back(d);
+    } else {
+      owned.push_back(bson::ensure_id(d));
+      ready.push_back(owned.back().view());
+    }
+    bson::builder id;
+    id.append_element(*ready.back().begin());
+    out.ids.push_back(std::move(id).extract());
+  }
+  if (ready.empty()) return out;
+
+  auto l = state_->acquire();
+  if (!l) return l.error();
+  connection& c = **l;
+  const auto& server = c.server();
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    if (ready[i].size() > static_cast<std::size_t>(server.max_bson_object_size)) {
+      failure f{errc::too_large,
+                "document " + std::to_string(i) + " has " + std::to_string(ready[i].size()) +
+                    " bytes, above the server's maxBsonObjectSize of " +
+                    std::to_string(server.max_bson_object_size),
+                {},
+                {},
+                {},
+                0};
+      return f;
+    }
+  }
+
+  bson::builder cmd;
+  cmd.append_string("insert", name_).append_bool("ordered", options.ordered);
+  options.write_concern.append_to(cmd);
+  const bson::document command = std::move(cmd).extract();
+  // Header, flags, section kinds, "$db" and the sequence's size and identifier, with room to spare.
+  const std::size_t overhead = 16 + 4 + 1 + command.size() + 16 + db_.size() + 1 + 4 + 10 + 64;
+  const std::size_t max_bytes = static_cast<std::size_t>(server.max_message_size_bytes) - overhead;
+  const std::size_t max_count = static_cast<std::size_t>(std::max(1, server.max_write_batch_size));
+
+  failure errors{};
+  bool acknowledged = options.write_concern.is_acknowledged();
+  std::size_t start = 0;
+  while (start < ready.size()) {
+    std::size_t end = start, bytes = 0;
+    while (end < ready.size() && end - start < max_count &&
+           bytes + ready[end].size() <= max_bytes) {
+      bytes += ready[end].size();
+      ++end;
+    }
+    document_sequence seq{"documents",
+                          {ready.begin() + static_cast<std::ptrdiff_t>(start),
+                           ready.begin() + static_cast<std::ptrdiff_t>(end)}};
+    if (!acknowledged) {
+      if (auto sent = c.send_unacknowledged(db_, command.view(), std::span(&seq, 1)); !sent) {
+        return outcome<insert_many_result>(sent.error().code,
+                                           detail::transport_message(sent.error(), c));
+      }
+      start = end;
+      continue;
+    }
+    auto reply = detail::command(*l, db_, command.view(), std::span(&seq, 1));
+    if (!reply) {
+      failure f = reply.error();
+      f.written = out.inserted;
+      f.write_errors.insert(f.write_errors.begin(), errors.write_errors.begin(),
+                            errors.write_errors.end());
+      return f;
+    }
+    const auto r = reply->view();
+    out.inserted += detail::int64_field(r, "n", 0);
+    if (const auto we = r.find("writeErrors")) {
+      if (auto arr = we->get_array()) {
+        for (const auto& e : *arr) {
+          if (auto d = e.get_document()) {
+            server_error s = detail::server_error_of(*d);
+            s.index = start + s.index.value_or(0);
+            errors.write_errors.push_back(std::move(s));
+          }
+        }
+      }
+    }
+    if (const auto wce = r.find("writeConcernError")) {
+      if (auto d = wce->get_document()) errors.write_concern_error = detail::server_error_of(*d);
+    }
+    if (options.ordered && !errors.write_errors.empty()) break;
+    start = end;
+  }
+  if (!errors.write_errors.empty()) {
+    const bool all_duplicates = std::all_of(errors.write_errors.begin(), errors.write_errors.end(),
+                                            [](const server_error& s) { return s.code == 11000; });
+    errors.code = all_duplicates ? errc::duplicate_key : errc::server_error;
+    const auto& first = errors.write_errors.front();
+    errors.message = std::to_string(errors.write_errors.size()) + " of " +
+                     std::to_string(ready.size()) + " documents refused; document " +
+                     std::to_string(first.index.value_or(0)) + ": " + first.message;
+    errors.written = out.inserted;
+    return errors;
+  }
+  if (errors.write_concern_error) {
+    errors.code = errc::write_concern_failed;
+    errors.message = "write concern failed: " + errors.write_concern_error->message;
+    errors.written = out.inserted;
+    return errors;
+  }
+  return out;
+}
+
+outcome<cursor> collection::find(bson::document_view filter, const find_options& options) {
+  bson::builder cmd;
+  cmd.append_string("find", name_).append_document("filter", filter);
+  if (!options.projection.empty()) cmd.append_document("projection", options.projection);
+  if (!options.sort.empty()) cmd.append_document("sort", options.sort);
+  if (options.skip > 0) cmd.append_int64("skip", options.skip);
+  if (options.limit > 0) cmd.append_int64("limit", options.limit);
+  if (options.batch_size > 0) cmd.append_int32("batchSize", options.batch_size);
+  auto l = state_->acquire();
+  if (!l) return l.error();
+  auto reply = detail::command(*l, db_, cmd.view());
+  if (!reply) return reply.error();
+  auto state = std::make_unique<detail::cursor_state>();
+  state->client = state_;
+  state->db = db_;
+  state->coll = name_;
+  state->batch_size = options.batch_size;
+  state->conn.emplace(std::move(*l));
+  if (auto loaded = state->load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
+  return cursor(std::move(state));
+}
+
+outcome<cursor> collection::find_created_between(std::chrono::sys_seconds from,
+                                                 std::chrono::sys_seconds to,
+                                                 bson::document_view filter,
+                                                 const find_options& options) {
+  const auto lo = object_id::min_for_time(from);
+  const auto hi = object_id::min_for_time(to);
+  if (!lo || !hi) {
+    return outcome<cursor>(errc::time_out_of_range,
+                           "an ObjectId holds times from 1970-01-01T00:00:00Z to "
+                           "2106-02-07T06:28:15Z");
+  }
+  bson::builder range;
+  range.open_document("_id").append_object_id("$gte", *lo).append_object_id("$lt", *hi).close();
+  if (filter.empty()) return find(range.view(), options);
+  bson::builder both;
+  both.open_array("$and").append_document("0", range.view()).append_document("1", filter).close();
+  return find(both.view(), options);
+}
+
+outcome<std::int64_t> collection::count_documents(bson::document_view filter) {
+  bson::builder cmd;
+  cmd.append_string("aggregate", name_);
+  cmd.open_array("pipeline");
+  cmd.open_document("0").append_document("$match", filter).close();
+  cmd.open_document("1").open_document("$group").append_int32("_id", 1);
+  cmd.open_document("n").append_int32("$sum", 1).close().close().close();
+  cmd.close();
+  cmd.open_document("cursor").close();
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  detail::cursor_state s;
+  if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
+  if (s.it == s.end) return std::int64_t{0};
+  auto doc = s.it->get_document();
+  if (!doc) return outcome<std::int64_t>(errc::unexpected_reply, "count reply without a document");
+  return detail::int64_field(*doc, "n", 0);
+}
+
+namespace {
+
+// Runs a write command and turns writeErrors and writeConcernError into failures.
+outcome<bson::document> write_command(detail::client_state& s, std::string_view db,
+                                      bson::document_view cmd, const write_concern& wc) {
+  auto l = s.acquire();
+  if (!l) return l.error();
+  if (!wc.is_acknowledged()) {
+    if (auto sent = (*l)->send_unacknowledged(db, cmd); !sent) {
+      return outcome<bson::document>(sent.error().code,
+                                     detail::transport_message(sent.error(), **l));
+    }
+    return bson::document();
+  }
+  auto reply = detail::command(*l, db, cmd);
+  if (!reply) return reply;
+  const auto r = reply->view();
+  failure f{};
+  if (const auto we = r.find("writeErrors")) {
+    if (auto arr = we->get_array()) {
+      for (const auto& e : *arr) {
+        if (auto d = e.get_document()) f.write_errors.push_back(detail::server_error_of(*d));
+      }
+    }
+  }
+  if (!f.write_errors.empty()) {
+    f.code = f.write_errors.front().code == 11000 ? errc::duplicate_key : errc::server_error;
+    f.message = f.write_errors.front().message;
+    f.server = f.write_errors.front();
+    f.written = detail::int64_field(r, "n", 0);
+    return f;
+  }
+  if (const auto wce = r.find("writeConcernError")) {
+    if (auto d = wce->get_document()) {
+      f.write_concern_error = detail::server_error_of(*d);
+      f.code = errc::write_concern_failed;
+      f.message = "write concern failed: " + f.write_concern_error->message;
+      f.written = detail::int64_field(r, "n", 0);
+      return f;
+    }
+  }
+  return reply;
+}
+
+bool all_operators(bson::document_view d) {
+  if (d.empty()) return false;
+  return std::all_of(d.begin(), d.end(), [](const bson::element& e) {
+    return !e.key().empty() && e.key().front() == '$';
+  });
+}
+bool no_operators(bson::document_view d) {
+  return std::none_of(d.begin(), d.end(), [](const bson::element& e) {
+    return !e.key().empty() && e.key().front() == '$';
+  });
+}
+
+}  // namespace
+
+outcome<update_result> collection::update(bson::document_view filter, bson::document_view update,
+                                          bool multi, const write_options& options) {
+  bson::builder cmd;
+  cmd.append_string("update", name_);
+  cmd.open_array("updates").open_document("0");
+  cmd.append_document("q", filter).append_document("u", update);
+  cmd.append_bool("upsert", options.upsert).append_bool("multi", multi);
+  cmd.close().close();
+  options.write_concern.append_to(cmd);
+  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern);
+  if (!reply) return reply.error();
+  update_result out;
+  const auto r = reply->view();
+  std::int64_t upserted = 0;
+  if (const auto u = r.find("upserted")) {
+    if (auto arr = u->get_array()) {
+      for (const auto& e : *arr) {
+        ++upserted;
+        if (auto d = e.get_document(); d && d->contains("_id")) {
+          bson::builder id;
+          id.append_element(*d->find("_id"));
+          out.upserted_id = std::move(id).extract();
+        }
+      }
+    }
+  }
+  out.matched = detail::int64_field(r, "n", 0) - upserted;
+  out.modified = detail::int64_field(r, "nModified", 0);
+  return out;
+}
+
+outcome<update_result> collection::update_one(bson::document_view filter, bson::document_view u,
+                                              const write_options& options) {
+  if (!all_operators(u)) {
+    return outcome<update_result>(errc::invalid_value,
+                                  "an update document holds only update operators ($set, ...)");
+  }
+  return update(filter, u, false, options);
+}
+
+outcome<update_result> collection::update_many(bson::document_view filter, bson::document_view u,
+                                               const write_options& options) {
+  if (!all_operators(u)) {
+    return outcome<update_result>(errc::invalid_value,
+                                  "an update document holds only update operators ($set, ...)");
+  }
+  return update(filter, u, true, options);
+}
+
+outcome<update_result> collection::replace_one(bson::document_view filter,
+                                               bson::document_view replacement,
+                                               const write_options& options) {
+  if (!no_operators(replacement)) {
+    return outcome<update_result>(errc::invalid_value,
+                                  "a replacement document holds no update operators");
+  }
+  return update(filter, replacement, false, options);
+}
+
+outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
+                                         const write_options& options) {
+  bson::builder cmd;
+  cmd.append_string("delete", name_);
+  cmd.open_array("deletes").open_document("0");
+  cmd.append_document("q", filter).append_int32("limit", multi ? 0 : 1);
+  cmd.close().close();
+  options.write_concern.append_to(cmd);
+  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern);
+  if (!reply) return reply.error();
+  return detail::int64_field(reply->view(), "n", 0);
+}
+
+outcome<std::int64_t> collection::delete_one(bson::document_view filter,
+                                             const write_options& options) {
+  return remove(filter, false, options);
+}
+
+outcome<std::int64_t> collection::delete_many(bson::document_view filter,
+                                              const write_options& options) {
+  return remove(filter, true, options);
+}
+
+outcome<std::string> collection::create_index(bson::document_view keys,
+                                              const index_options& options) {
+  std::string name = options.name;
+  if (name.empty()) {
+    for (const auto& e : keys) {
+      if (!name.empty()) name += '_';
+      name += e.key();
+      name += '_';
+      if (auto n = detail::as_integer(e)) {
+        name += std::to_string(*n);
+      } else if (auto s = e.get_string()) {
+        name += *s;
+      }
+    }
+  }
+  bson::builder cmd;
+  cmd.append_string("createIndexes", name_);
+  cmd.open_array("indexes").open_document("0");
+  cmd.append_document("key", keys).append_string("name", name);
+  if (options.unique) cmd.append_bool("unique", true);
+  cmd.close().close();
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  return name;
+}
+
+outcome<done> collection::drop() {
+  bson::builder cmd;
+  cmd.append_string("drop", name_);
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply && !(reply.error().server && reply.error().server->code == 26)) return reply.error();
+  return done{};  // 26: NamespaceNotFound, the collection is already gone
+}
+
+// ---- client ----
+
+result<client> client::create(std::string_view uri_text, std::string* why) {
+  auto u = uri::parse(uri_text, uri_mode::strict, why);
+  if (!u) return u.error();
+  return create(*u, why);
+}
+
+result<client> client::create(const mongo::uri& u, std::string* why) {
+  if (u.tls().value_or(false)) {
+    if (why) *why = "tls=true: oid does not do TLS yet";
+    return oid::error{errc::unsupported, 0};
+  }
+  if (u.username() || u.auth_mechanism()) {
+    if (why) *why = "authentication (a user name or authMechanism) is not supported by oid yet";
+    return oid::error{errc::unsupported, 0};
+  }
+  return client(std::make_shared<detail::client_state>(u));
+}
+
+outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {
+  return detail::command(*state_, db, cmd);
+}
+
+collection client::collection(std::string_view db, std::string_view name) const {
+  return mongo::collection(state_, std::string(db), std::string(name));
+}
+
+outcome<std::vector<bson::document>> client::list_databases() {
+  bson::builder cmd;
+  cmd.append_int32("listDatabases", 1);
+  auto reply = detail::command(*state_, "admin", cmd.view());
+  if (!reply) return reply.error();
+  std::vector<bson::document> out;
+  const auto dbs = reply->view().find("databases");
+  auto arr =
+      dbs ? dbs->get_array() : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
+  if (!arr)
+    return outcome<std::vector<bson::document>>(errc::unexpected_reply, "no databases array");
+  for (const auto& e : *arr) {
+    if (auto d = e.get_document()) out.emplace_back(*d);
+  }
+  return out;
+}
+
+outcome<std::vector<bson::document>> client::list_collections(std::string_view db) {
+  bson::builder cmd;
+  cmd.append_int32("listCollections", 1);
+  cmd.open_document("cursor").close();
+  auto l = state_->acquire();
+  if (!l) return l.error();
+  auto reply = detail::command(*l, db, cmd.view());
+  if (!reply) return reply.error();
+  auto state = std::make_unique<detail::cursor_state>();
+  state->client = state_;
+  state->db = std::string(db);
+  state->coll = "$cmd.listCollections";
+  state->conn.emplace(std::move(*l));
+  if (auto loaded = state->load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
+  mongo::cursor c(std::move(state));
+  std::vector<bson::document> out;
+  while (true) {
+    auto more = c.next();
+    if (!more) return more.error();
+    if (!*more) break;
+    out.emplace_back(c.current());
+  }
+  return out;
+}
+
+outcome<server_description> client::server() {
+  auto l = state_->acquire();
+  if (!l) return l.error();
+  return (*l)->server();
+}
+
+const uri& client::uri() const noexcept { return state_->uri; }
+
+}  // namespace oid::mongo

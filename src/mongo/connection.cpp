@@ -1,0 +1,358 @@
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <oid/bson/builder.hpp>
+#include <oid/mongo/connection.hpp>
+#include <utility>
+
+#include "mongo/detail/reply.hpp"
+
+#ifndef OID_MONGO_VERSION
+#  define OID_MONGO_VERSION "unknown"
+#endif
+
+namespace oid::mongo {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// Milliseconds left until `deadline` for poll(): -1 for no deadline, at least 0.
+int poll_timeout(clock::time_point deadline) {
+  if (deadline == clock::time_point::max()) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
+  if (left <= 0) return 0;
+  return static_cast<int>(std::min<long long>(left, std::numeric_limits<int>::max()));
+}
+
+clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) return clock::time_point::max();
+  return clock::now() + timeout;
+}
+
+// Waits until `fd` is ready for `events`. Errors: timeout.
+result<void> wait_for(int fd, short events, clock::time_point deadline) {
+  while (true) {
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, poll_timeout(deadline));
+    if (n > 0) return {};
+    if (n == 0) return oid::error{errc::timeout, 0};
+    if (errno != EINTR) return oid::error{errc::connection_closed, 0};
+  }
+}
+
+// A non-blocking socket connected to `addr` within `deadline`, or -1 with errno-like detail.
+int connect_to(const sockaddr* addr, socklen_t len, int family, clock::time_point deadline,
+               std::string& detail, bool& timed_out) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    detail = std::strerror(errno);
+    return -1;
+  }
+  if (::connect(fd, addr, len) != 0) {
+    if (errno != EINPROGRESS && errno != EINTR) {
+      detail = std::strerror(errno);
+      ::close(fd);
+      return -1;
+    }
+    if (auto w = wait_for(fd, POLLOUT, deadline); !w) {
+      timed_out = w.error().code == errc::timeout;
+      detail = timed_out ? "timed out" : "poll failed";
+      ::close(fd);
+      return -1;
+    }
+    int err = 0;
+    socklen_t err_len = sizeof err;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0 || err != 0) {
+      detail = std::strerror(err != 0 ? err : errno);
+      ::close(fd);
+      return -1;
+    }
+  }
+  if (family != AF_UNIX) {
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  return fd;
+}
+
+std::string describe(const host& h) {
+  if (h.type == host::kind::unix_socket) return h.name;
+  const std::string name = h.type == host::kind::ip_literal ? "[" + h.name + "]" : h.name;
+  return name + ":" + std::to_string(h.port_or_default());
+}
+
+}  // namespace
+
+bson::document client_metadata(std::string_view app_name) {
+  utsname u{};
+  const bool have_uname = ::uname(&u) == 0;
+  bson::builder b;
+  if (!app_name.empty()) b.open_document("application").append_string("name", app_name).close();
+  b.open_document("driver")
+      .append_string("name", "oid")
+      .append_string("version", OID_MONGO_VERSION);
+  b.close();
+  b.open_document("os").append_string("type", have_uname ? u.sysname : "unknown");
+  if (have_uname) {
+    b.append_string("name", u.sysname).append_string("architecture", u.machine);
+    b.append_string("version", u.release);
+  }
+  b.close();
+  std::string platform = "C++" + std::to_string(__cplusplus / 100 % 100);
+#if defined(__clang__)
+  platform += ", clang " __clang_version__;
+#elif defined(__GNUC__)
+  platform += ", gcc " __VERSION__;
+#endif
+  b.append_string("platform", platform);
+  return std::move(b).extract();
+}
+
+result<connection> connection::open(const mongo::host& h, const connection_options& options,
+                                    std::string* why) {
+  const auto deadline = deadline_after(options.connect_timeout);
+  connection c;
+  c.host_ = h;
+  std::string detail = "no address";
+  bool timed_out = false;
+  if (h.type == host::kind::unix_socket) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (h.name.size() >= sizeof addr.sun_path) {
+      if (why) *why = "socket path too long: " + h.name;
+      return oid::error{errc::connection_failed, 0};
+    }
+    std::memcpy(addr.sun_path, h.name.data(), h.name.size());
+    c.fd_ = connect_to(reinterpret_cast<const sockaddr*>(&addr), sizeof addr, AF_UNIX, deadline,
+                       detail, timed_out);
+  } else {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG;
+    if (h.type != host::kind::hostname) hints.ai_flags |= AI_NUMERICHOST;
+    addrinfo* found = nullptr;
+    // getaddrinfo has no timeout of its own; name resolution is the one step connectTimeoutMS
+    // does not bound.
+    const int rc =
+        ::getaddrinfo(h.name.c_str(), std::to_string(h.port_or_default()).c_str(), &hints, &found);
+    if (rc != 0) {
+      if (why) *why = "cannot resolve " + h.name + ": " + ::gai_strerror(rc);
+      return oid::error{errc::connection_failed, 0};
+    }
+    for (addrinfo* a = found; a != nullptr && c.fd_ < 0; a = a->ai_next) {
+      c.fd_ = connect_to(a->ai_addr, a->ai_addrlen, a->ai_family, deadline, detail, timed_out);
+    }
+    ::freeaddrinfo(found);
+  }
+  if (c.fd_ < 0) {
+    if (why) *why = "cannot connect to " + describe(h) + ": " + detail;
+    return oid::error{timed_out ? errc::timeout : errc::connection_failed, 0};
+  }
+
+  // The handshake runs under the connect timeout; commands afterwards under the socket timeout.
+  c.socket_timeout_ = options.connect_timeout;
+  bson::builder hello;
+  hello.append_int32("hello", 1).append_bool("helloOk", true);
+  const bson::document metadata = client_metadata(options.app_name);
+  hello.append_document("client", metadata.view());
+  auto reply = c.run("admin", hello.view());
+  if (reply && !detail::is_ok(reply->view()) &&
+      detail::server_error_of(reply->view()).code == 59) {  // CommandNotFound: before 4.4.2
+    bson::builder legacy;
+    legacy.append_int32("isMaster", 1);
+    legacy.append_document("client", metadata.view());
+    reply = c.run("admin", legacy.view());
+  }
+  if (!reply) {
+    if (why) *why = "handshake with " + describe(h) + " failed: " + reply.error().message();
+    return reply.error();
+  }
+  const auto v = reply->view();
+  if (!detail::is_ok(v)) {
+    if (why) {
+      *why = "handshake with " + describe(h) + " refused: " + detail::server_error_of(v).message;
+    }
+    return oid::error{errc::connection_failed, 0};
+  }
+  auto& s = c.server_;
+  s.max_bson_object_size = detail::int_field(v, "maxBsonObjectSize", s.max_bson_object_size);
+  s.max_message_size_bytes = detail::int_field(v, "maxMessageSizeBytes", s.max_message_size_bytes);
+  s.max_write_batch_size = detail::int_field(v, "maxWriteBatchSize", s.max_write_batch_size);
+  s.max_wire_version = detail::int_field(v, "maxWireVersion", 0);
+  s.writable_primary =
+      detail::bool_field(v, "isWritablePrimary", detail::bool_field(v, "ismaster", false));
+  s.hello = std::move(*reply);
+  if (s.max_wire_version < 6) {
+    if (why) *why = describe(h) + " is too old: oid needs OP_MSG (MongoDB 3.6, wire version 6)";
+    return oid::error{errc::unsupported, 0};
+  }
+  c.socket_timeout_ = options.socket_timeout;
+  return c;
+}
+
+connection::connection(connection&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      next_request_id_(other.next_request_id_),
+      socket_timeout_(other.socket_timeout_),
+      host_(std::move(other.host_)),
+      server_(std::move(other.server_)),
+      unacknowledged_(std::move(other.unacknowledged_)) {}
+
+connection& connection::operator=(connection&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::exchange(other.fd_, -1);
+    next_request_id_ = other.next_request_id_;
+    socket_timeout_ = other.socket_timeout_;
+    host_ = std::move(other.host_);
+    server_ = std::move(other.server_);
+    unacknowledged_ = std::move(other.unacknowledged_);
+  }
+  return *this;
+}
+
+connection::~connection() { close(); }
+
+void connection::close() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+oid::error connection::fail(oid::error e) noexcept {
+  close();
+  return e;
+}
+
+std::chrono::steady_clock::time_point connection::deadline() const {
+  return deadline_after(socket_timeout_);
+}
+
+result<std::vector<std::uint8_t>> connection::encode(std::string_view db,
+                                                     bson::document_view command,
+                                                     std::span<const document_sequence> sequences,
+                                                     std::uint32_t flags,
+                                                     std::int32_t& request_id) {
+  bson::builder body(command.size() + db.size() + 16);
+  for (const auto& e : command) body.append_element(e);
+  body.append_string("$db", db);
+  op_msg msg;
+  request_id = next_request_id_;
+  // Ids stay positive: 0 means "not a reply" in responseTo.
+  next_request_id_ =
+      next_request_id_ == std::numeric_limits<std::int32_t>::max() ? 1 : next_request_id_ + 1;
+  msg.request_id = request_id;
+  msg.flags = flags;
+  msg.body = body.view();
+  msg.sequences.assign(sequences.begin(), sequences.end());
+  auto bytes = encode_op_msg(msg);
+  if (!bytes) return bytes.error();
+  if (bytes->size() > static_cast<std::size_t>(server_.max_message_size_bytes)) {
+    return oid::error{errc::too_large, 0};
+  }
+  return bytes;
+}
+
+result<void> connection::write_all(std::span<const std::uint8_t> bytes,
+                                   clock::time_point deadline) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n =
+        ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (auto w = wait_for(fd_, POLLOUT, deadline); !w) return fail(w.error());
+      continue;
+    }
+    return fail(oid::error{errc::connection_closed, 0});
+  }
+  return {};
+}
+
+result<void> connection::read_exact(std::uint8_t* out, std::size_t n, clock::time_point deadline) {
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::recv(fd_, out + got, n - got, MSG_DONTWAIT);
+    if (r > 0) {
+      got += static_cast<std::size_t>(r);
+      continue;
+    }
+    if (r == 0) return fail(oid::error{errc::connection_closed, 0});
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (auto w = wait_for(fd_, POLLIN, deadline); !w) return fail(w.error());
+      continue;
+    }
+    return fail(oid::error{errc::connection_closed, 0});
+  }
+  return {};
+}
+
+result<std::vector<std::uint8_t>> connection::read_message(clock::time_point deadline) {
+  std::uint8_t head[message_header_size];
+  if (auto r = read_exact(head, sizeof head, deadline); !r) return r.error();
+  op_msg_limits limits;
+  limits.max_message_size = std::max<std::size_t>(
+      limits.max_message_size, static_cast<std::size_t>(server_.max_message_size_bytes));
+  const auto h = decode_header(head, limits);
+  if (!h) return fail(h.error());
+  std::vector<std::uint8_t> message(static_cast<std::size_t>(h->message_length));
+  std::memcpy(message.data(), head, sizeof head);
+  if (auto r = read_exact(message.data() + sizeof head, message.size() - sizeof head, deadline);
+      !r) {
+    return r.error();
+  }
+  return message;
+}
+
+result<bson::document> connection::run(std::string_view db, bson::document_view command,
+                                       std::span<const document_sequence> sequences) {
+  if (broken()) return oid::error{errc::connection_closed, 0};
+  std::int32_t request_id = 0;
+  auto bytes = encode(db, command, sequences, 0, request_id);
+  if (!bytes) return bytes.error();
+  const auto until = deadline();
+  if (auto w = write_all(*bytes, until); !w) return w.error();
+  while (true) {
+    auto message = read_message(until);
+    if (!message) return message.error();
+    auto reply = decode_op_msg(*message);
+    if (!reply) return fail(reply.error());
+    if (reply->response_to == request_id) return bson::document(reply->body);
+    const auto stale =
+        std::find(unacknowledged_.begin(), unacknowledged_.end(), reply->response_to);
+    if (stale == unacknowledged_.end()) return fail(oid::error{errc::unexpected_reply, 8});
+    unacknowledged_.erase(stale);
+  }
+}
+
+result<void> connection::send_unacknowledged(std::string_view db, bson::document_view command,
+                                             std::span<const document_sequence> sequences) {
+  if (broken()) return oid::error{errc::connection_closed, 0};
+  std::int32_t request_id = 0;
+  auto bytes = encode(db, command, sequences, op_msg_flags::more_to_come, request_id);
+  if (!bytes) return bytes.error();
+  if (auto w = write_all(*bytes, deadline()); !w) return w.error();
+  // Remember it, in case the server replies anyway; a real mongod does not, so keep few.
+  unacknowledged_.push_back(request_id);
+  if (unacknowledged_.size() > 4096) unacknowledged_.pop_front();
+  return {};
+}
+
+}  // namespace oid::mongo

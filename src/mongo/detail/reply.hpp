@@ -1,0 +1,31 @@
+// Reading fields of server replies, which come in whatever numeric type the server chose.
+#pragma once
+
+#include <cstdint>
+#include <oid/bson/view.hpp>
+#include <oid/mongo/outcome.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace oid::mongo::detail {
+
+/// The element's value as an integer when it is an int32, int64 or a whole double.
+std::optional<std::int64_t> as_integer(const bson::element& e) noexcept;
+/// An integer field of `doc`, or `fallback` when absent or not a number (clamped to int32).
+std::int32_t int_field(bson::document_view doc, std::string_view key, std::int32_t fallback);
+/// An int64 field, or `fallback`.
+std::int64_t int64_field(bson::document_view doc, std::string_view key, std::int64_t fallback);
+/// A boolean field (numbers count as true when non-zero), or `fallback`.
+bool bool_field(bson::document_view doc, std::string_view key, bool fallback);
+/// A string field, or "" when absent or not a string.
+std::string string_field(bson::document_view doc, std::string_view key);
+/// True when the reply says `ok: 1` (in any numeric type, or true).
+bool is_ok(bson::document_view reply);
+/// The error of an `ok: 0` reply or of one `writeErrors` entry: code, codeName, errmsg, index,
+/// keyPattern, keyValue, and the index name taken from the message.
+server_error server_error_of(bson::document_view doc);
+/// The failure an `ok: 0` reply stands for: duplicate_key for 11000, server_error otherwise.
+failure failure_of(bson::document_view reply, std::string_view what);
+
+}  // namespace oid::mongo::detail
