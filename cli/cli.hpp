@@ -33,6 +33,7 @@ int run(std::span<const std::string_view> args, std::istream& in, std::ostream& 
 // Command groups register their subcommands here; each runs from a CLI11 final callback.
 void add_id_commands(CLI::App& app, context& ctx);
 void add_check_unique_command(CLI::App& app, context& ctx);
+void add_bson_commands(CLI::App& app, context& ctx);
 
 /// Prints one new id (what `oid` alone does).
 void print_one_new_id(context& ctx);
