@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev                 # tests
   libfmt-dev libcli11-dev libsimdjson-dev   # library and command
   libbenchmark-dev libbson-dev              # benchmarks: Google Benchmark, libbson as the peer
-  python3-bson                              # BSON interoperability test (PyMongo's bson)
+  python3-bson python3-pymongo              # BSON interoperability test (json_util needs pymongo)
   strace util-linux                         # system-call counting, unshare for the fleet test
 )
 
