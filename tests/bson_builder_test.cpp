@@ -213,6 +213,46 @@ TEST(BsonBuilderTest, RejectsValuesBeyondTheSizeLimit) {
   EXPECT_EQ(bytes_of(b.view()), hex_bytes("0500000000"));
 }
 
+// Keys and values read from the builder's own view stay valid while the buffer grows under them.
+TEST(BsonBuilderTest, AppendsArgumentsThatPointIntoItsOwnBuffer) {
+  builder b(8);  // small, so that every append reallocates
+  b.append_string("greeting", "hello").append_regex("re", "a+", "i");
+  const auto first = *b.view().begin();
+  b.append_string(first.key(), first.get_string().value());
+  b.append_element("copy", *b.view().find("re"));
+  b.append_document("self", b.view());
+  const auto bin = b.view().find("greeting")->raw_value();
+  b.append_binary("bin", 0x02, bin);
+  b.append_javascript_with_scope("cws", b.view().begin()->key(), b.view());
+  const auto last = b.view().find("cws")->get_javascript_with_scope().value();
+  b.append_db_pointer(last.code, last.code, oid::object_id{});
+
+  builder four;
+  four.append_string("greeting", "hello")
+      .append_regex("re", "a+", "i")
+      .append_string("greeting", "hello")
+      .append_regex("copy", "a+", "i");
+  const std::uint8_t hello[] = {6, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0};
+  builder five;
+  five.append_string("greeting", "hello")
+      .append_regex("re", "a+", "i")
+      .append_string("greeting", "hello")
+      .append_regex("copy", "a+", "i")
+      .append_document("self", four.view())
+      .append_binary("bin", 0x02, hello);
+  builder want;
+  want.append_string("greeting", "hello")
+      .append_regex("re", "a+", "i")
+      .append_string("greeting", "hello")
+      .append_regex("copy", "a+", "i")
+      .append_document("self", four.view())
+      .append_binary("bin", 0x02, hello)
+      .append_javascript_with_scope("cws", "greeting", five.view())
+      .append_db_pointer("greeting", "greeting", oid::object_id{});
+  EXPECT_EQ(bytes_of(b.view()), bytes_of(want.view()));
+  EXPECT_TRUE(oid::bson::validate(b.view().bytes()).has_value());
+}
+
 TEST(BsonBuilderTest, ClearStartsOver) {
   builder b;
   b.append_int32("a", 1).open_document("d");

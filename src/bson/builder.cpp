@@ -1,6 +1,9 @@
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <oid/bson/builder.hpp>
+#include <span>
+#include <vector>
 
 #include "bson/detail/bytes.hpp"
 
@@ -24,6 +27,37 @@ std::uint8_t* put_u32(std::uint8_t* out, std::uint32_t v) noexcept {
   detail::store_u32(out, v);
   return out + 4;
 }
+// Arguments may point into the builder's own buffer (a key or value read from `view()`), which
+// the next resize moves and the element header overwrites. A guard notices such an argument and
+// points it at a snapshot of the buffer as it was; other arguments pass through untouched.
+class alias_guard {
+ public:
+  explicit alias_guard(const std::vector<std::uint8_t>& buf) noexcept : buf_(buf) {}
+
+  std::string_view fix(std::string_view s) {
+    return {reinterpret_cast<const char*>(rebase(s.data(), s.size())), s.size()};
+  }
+  std::span<const std::uint8_t> fix(std::span<const std::uint8_t> s) {
+    return {rebase(s.data(), s.size()), s.size()};
+  }
+  document_view fix(document_view v) {
+    return document_view::unchecked({rebase(v.data(), v.size()), v.size()});
+  }
+
+ private:
+  const std::uint8_t* rebase(const void* p, std::size_t n) {
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    const auto begin = reinterpret_cast<std::uintptr_t>(buf_.data());
+    const auto* bytes = static_cast<const std::uint8_t*>(p);
+    if (n == 0 || at < begin || at >= begin + buf_.size()) return bytes;
+    if (copy_.empty()) copy_.assign(buf_.begin(), buf_.end());
+    return copy_.data() + (at - begin);
+  }
+
+  const std::vector<std::uint8_t>& buf_;
+  std::vector<std::uint8_t> copy_;
+};
+
 // A BSON string: int32 length counting the NUL, the bytes, the NUL.
 std::uint8_t* put_string(std::uint8_t* out, std::string_view s) noexcept {
   out = put_u32(out, static_cast<std::uint32_t>(s.size() + 1));
@@ -66,6 +100,8 @@ std::uint8_t* builder::start_element(type t, std::string_view key, std::size_t v
     err = oid::error{errc::too_large, 0};
     return nullptr;
   }
+  alias_guard guard(buf_);
+  key = guard.fix(key);
   buf_.resize(old + elem);  // the strong guarantee: unchanged if this throws
   std::uint8_t* out = buf_.data() + old;
   if (stack_.empty()) {
@@ -89,6 +125,8 @@ result<void> builder::append_fixed(type t, std::string_view key, const void* p, 
 }
 
 result<void> builder::append_string_like(type t, std::string_view key, std::string_view v) {
+  alias_guard guard(buf_);
+  v = guard.fix(v);
   oid::error err;
   if (v.size() >= max_document) return oid::error{errc::too_large, 0};
   std::uint8_t* out = start_element(t, key, 4 + v.size() + 1, err);
@@ -98,6 +136,8 @@ result<void> builder::append_string_like(type t, std::string_view key, std::stri
 }
 
 result<void> builder::append_document_like(type t, std::string_view key, document_view v) {
+  alias_guard guard(buf_);
+  v = guard.fix(v);
   return append_fixed(t, key, v.data(), v.size());
 }
 
@@ -123,6 +163,8 @@ result<void> builder::try_append_array(std::string_view key, document_view v) {
 
 result<void> builder::try_append_binary(std::string_view key, std::uint8_t subtype,
                                         std::span<const std::uint8_t> bytes) {
+  alias_guard guard(buf_);
+  bytes = guard.fix(bytes);
   const bool old = subtype == binary_subtype::old_binary;
   if (bytes.size() > max_document - 9) return oid::error{errc::too_large, 0};
   const std::size_t payload = bytes.size() + (old ? 4 : 0);
@@ -170,6 +212,9 @@ result<void> builder::try_append_regex(std::string_view key, std::string_view pa
   if (pattern.size() > max_document || options.size() > max_document) {
     return oid::error{errc::too_large, 0};
   }
+  alias_guard guard(buf_);
+  pattern = guard.fix(pattern);
+  options = guard.fix(options);
   oid::error err;
   std::uint8_t* out = start_element(type::regex, key, pattern.size() + options.size() + 2, err);
   if (out == nullptr) return err;
@@ -183,6 +228,8 @@ result<void> builder::try_append_regex(std::string_view key, std::string_view pa
 result<void> builder::try_append_db_pointer(std::string_view key, std::string_view ref,
                                             const object_id& id) {
   if (ref.size() >= max_document) return oid::error{errc::too_large, 0};
+  alias_guard guard(buf_);
+  ref = guard.fix(ref);
   oid::error err;
   std::uint8_t* out = start_element(type::db_pointer, key, 4 + ref.size() + 1 + 12, err);
   if (out == nullptr) return err;
@@ -205,6 +252,9 @@ result<void> builder::try_append_javascript_with_scope(std::string_view key, std
     return oid::error{errc::too_large, 0};
   }
   const std::size_t total = 4 + 4 + code.size() + 1 + scope.size();
+  alias_guard guard(buf_);
+  code = guard.fix(code);
+  scope = guard.fix(scope);
   oid::error err;
   std::uint8_t* out = start_element(type::javascript_with_scope, key, total, err);
   if (out == nullptr) return err;
@@ -248,7 +298,8 @@ result<void> builder::try_append_max_key(std::string_view key) {
 }
 
 result<void> builder::try_append_element(std::string_view key, const element& e) {
-  const auto v = e.raw_value();
+  alias_guard guard(buf_);
+  const auto v = guard.fix(e.raw_value());
   return append_fixed(e.type(), key, v.data(), v.size());
 }
 
