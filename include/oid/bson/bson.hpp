@@ -1,11 +1,13 @@
-// oid/bson/bson.hpp: the whole oid::bson module in one include: types, validation, views,
-// the builder, the owning document, decimal128 and ensure_id.
+// oid/bson/bson.hpp: the whole oid::bson module in one include: types, validation, views, the
+// builder, the owning document, decimal128, ensure_id and Extended JSON (reader and writer).
 #pragma once
 
 #include <oid/bson/builder.hpp>
 #include <oid/bson/decimal128.hpp>
 #include <oid/bson/document.hpp>
 #include <oid/bson/ensure_id.hpp>
+#include <oid/bson/json.hpp>
+#include <oid/bson/json_reader.hpp>
 #include <oid/bson/type.hpp>
 #include <oid/bson/validate.hpp>
 #include <oid/bson/view.hpp>
