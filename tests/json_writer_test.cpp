@@ -258,17 +258,21 @@ std::string reference_json_string(std::string_view s) {
   return out + "\"";
 }
 
-// Every ASCII byte at every position of strings long enough to cross the 8-byte blocks the writer
-// scans, plus a multi-byte UTF-8 neighbour, compared with the reference escaper.
-TEST(JsonWriterTest, EscapesEveryAsciiByteAtEveryPosition) {
-  for (int c = 0; c < 0x80; ++c) {
-    for (std::size_t pos = 0; pos < 19; ++pos) {
-      std::string s = "abcdefgh\xC3\xA9ijklmnopq";  // 19 bytes, é at 8-9
-      s[pos] = static_cast<char>(c);
-      SCOPED_TRACE(testing::Message() << "byte " << c << " at " << pos);
-      builder b;
-      b.append_string("k", s);
-      EXPECT_EQ(to_json(b.view()), "{\"k\":" + reference_json_string(s) + "}");
+// Every ASCII byte at every position of strings of every length up to 40, so that each path of
+// the writer's scan (16-byte blocks, 8-byte blocks, single bytes) meets each byte at each offset;
+// compared with the reference escaper. A two-byte UTF-8 character sits in the filler.
+TEST(JsonWriterTest, EscapesEveryAsciiByteAtEveryPositionAndLength) {
+  const std::string filler = "abcdefgh\xC3\xA9ijklmnopqrstuvwxyz0123456789ABCD";
+  for (std::size_t length = 1; length <= 40; ++length) {
+    for (std::size_t pos = 0; pos < length; ++pos) {
+      for (int c = 0; c < 0x80; ++c) {
+        std::string s = filler.substr(0, length);
+        s[pos] = static_cast<char>(c);
+        builder b;
+        b.append_string("k", s);
+        ASSERT_EQ(to_json(b.view()), "{\"k\":" + reference_json_string(s) + "}")
+            << "byte " << c << " at " << pos << " of " << length;
+      }
     }
   }
 }
