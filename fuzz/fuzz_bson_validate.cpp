@@ -95,7 +95,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.max_depth = 5;
   check(bytes, options);
   // A streaming reader's view: the document at the front, whatever follows.
-  if (const auto front = validate_prefix(bytes); front && front->size() > size) std::abort();
+  if (const auto front = validate_prefix(bytes); front) {
+    if (front->size() > size || !validate(bytes.first(front->size()))) std::abort();
+  } else if (const auto whole = validate(bytes); whole) {
+    std::abort();  // a document that validates on its own is a valid prefix
+  }
   // Iterating bytes that were never validated must still stay inside them.
   std::size_t n = 0;
   for (const element& e : document_view::unchecked(bytes)) {
