@@ -11,6 +11,7 @@ packages=(
   libbenchmark-dev libbson-dev              # benchmarks: Google Benchmark, libbson as the peer
   python3-bson python3-pymongo              # BSON interoperability test (json_util needs pymongo)
   strace util-linux                         # system-call counting, unshare for the fleet test
+  python3                                   # scripts/uniqueness_model.py (the uniqueness tests)
 )
 
 missing=()
