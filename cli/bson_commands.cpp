@@ -279,8 +279,13 @@ void run_validate(context& ctx, const std::string& file, std::size_t max_size) {
   }
   bar.update(reader.offset(), good + bad, true);
   ctx.out << in.name << ": " << good << " valid document" << (good == 1 ? "" : "s") << ", " << bad
-          << " bad, " << reader.offset() << " bytes"
-          << (stopped ? " (stopped: the rest cannot be read as documents)" : "") << '\n';
+          << " bad";
+  if (stopped) {
+    ctx.out << "; stopped at byte " << reader.offset()
+            << ": the rest cannot be read as documents\n";
+  } else {
+    ctx.out << ", " << reader.offset() << " bytes\n";
+  }
   if (bad > 0) ctx.bad_input();
 }
 

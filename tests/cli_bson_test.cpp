@@ -155,9 +155,9 @@ TEST(CliBsonTest, ValidateReportsEachBadDocument) {
                 std::to_string(2 * bad.size() + one.size()) +
                 ": truncated: the length prefix says " + std::to_string(one.size()) +
                 " bytes, the input has 7\n");
-  EXPECT_EQ(r.out, "stdin: 1 valid document, 3 bad, " +
+  EXPECT_EQ(r.out, "stdin: 1 valid document, 3 bad; stopped at byte " +
                        std::to_string(2 * bad.size() + one.size()) +
-                       " bytes (stopped: the rest cannot be read as documents)\n");
+                       ": the rest cannot be read as documents\n");
 }
 
 TEST(CliBsonTest, FromJsonWritesABsonStream) {
