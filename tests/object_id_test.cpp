@@ -56,7 +56,13 @@ TEST(ObjectIdTest, FromHexReportsCodeAndOffset) {
        "\xc8"
        "0000000000000000000000b",
        oid::errc::invalid_hex, 0},
-      {"NUL inside", std::string_view("0000\0000000000000000000", 24), oid::errc::invalid_hex, 4},
+      // "\0" then the digits as a separate literal: "\000..." would be one octal escape, leaving
+      // a 21-character literal behind a 24-character view.
+      {"NUL inside",
+       std::string_view("0000\0"
+                        "0000000000000000000",
+                        24),
+       oid::errc::invalid_hex, 4},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
