@@ -23,6 +23,7 @@
 #include <oid/bson/view.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #if defined(__SSE2__)
 #  include <emmintrin.h>
@@ -646,18 +647,33 @@ class writer {
   }
 
   // The specification wants regex options in alphabetical order; BSON may hold them in any order
-  // (the corpus's degenerate "flags not alphabetized" case).
+  // (the corpus's degenerate "flags not alphabetized" case). Real options are a few ASCII letters;
+  // anything else is sorted by whole UTF-8 sequences, so that sorting cannot break a character
+  // apart and make the JSON invalid UTF-8.
   void write_sorted_options(std::string_view options) {
     char local[32];
-    if (options.size() <= sizeof local) {
+    const bool ascii = std::all_of(options.begin(), options.end(),
+                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (ascii && options.size() <= sizeof local) {
       std::memcpy(local, options.data(), options.size());
       std::sort(local, local + options.size());
       write_string(out_, {local, options.size()});
-    } else {
-      std::string sorted(options);
-      std::sort(sorted.begin(), sorted.end());
-      write_string(out_, sorted);
+      return;
     }
+    // A unit is a byte and the continuation bytes (10xxxxxx) after it; byte order of whole units
+    // is code point order for UTF-8.
+    std::vector<std::string_view> units;
+    for (std::size_t i = 0; i < options.size();) {
+      std::size_t j = i + 1;
+      while (j < options.size() && (static_cast<unsigned char>(options[j]) & 0xC0) == 0x80) ++j;
+      units.push_back(options.substr(i, j - i));
+      i = j;
+    }
+    std::sort(units.begin(), units.end());
+    std::string sorted;
+    sorted.reserve(options.size());
+    for (const auto u : units) sorted += u;
+    write_string(out_, sorted);
   }
 
   out_buffer& out_;
