@@ -69,7 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(strip_layout(pretty) == compact);
       std::string appended = "[";
       to_json(*doc, json_options{mode}, appended);
-      check(appended.size() == compact.size() + 1 && appended.compare(1, compact.size(), compact) == 0);
+      check(appended.size() == compact.size() + 1 &&
+            appended.compare(1, compact.size(), compact) == 0);
       if (utf8) {
         check(is_json(parser, compact));
         check(is_json(parser, pretty));
