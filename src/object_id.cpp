@@ -16,11 +16,11 @@ result<object_id> object_id::from_hex(std::string_view hex) noexcept {
 
 result<object_id> object_id::from_base64(std::string_view b64) noexcept {
   if (b64.size() != base64_size) return error{errc::invalid_length, 0};
-  bytes_type b;
   // 16 characters are 4 groups of 4 characters (24 bits, 3 bytes) each: no padding, no leftover.
   // A bad character has the value -1; OR-ing every value together finds out whether there was
   // one with a single test at the end, instead of a branch per character.
   int bad = 0;
+  std::uint32_t group[4];
   for (std::size_t g = 0; g < 4; ++g) {
     const char* c = b64.data() + 4 * g;
     const int v0 = detail::base64_value(c[0]), v1 = detail::base64_value(c[1]);
@@ -28,16 +28,21 @@ result<object_id> object_id::from_base64(std::string_view b64) noexcept {
     bad |= v0 | v1 | v2 | v3;
     // Unsigned shifts: a -1 here is garbage that `bad` throws away, never undefined behaviour.
     const auto u = [](int v) { return static_cast<std::uint32_t>(v); };
-    const std::uint32_t bits = u(v0) << 18 | u(v1) << 12 | u(v2) << 6 | u(v3);
-    b[3 * g] = static_cast<std::uint8_t>(bits >> 16);
-    b[3 * g + 1] = static_cast<std::uint8_t>(bits >> 8);
-    b[3 * g + 2] = static_cast<std::uint8_t>(bits);
+    group[g] = (u(v0) << 18 | u(v1) << 12 | u(v2) << 6 | u(v3)) & 0xFFFFFF;
   }
   if (bad < 0) {  // rare: find where, for the error report
     for (std::size_t i = 0; i < base64_size; ++i) {
       if (detail::base64_value(b64[i]) < 0) return error{errc::invalid_base64, i};
     }
   }
+  // The 12 bytes as a big-endian 8-byte word and 4-byte word, stored with two byte swaps rather
+  // than twelve single-byte stores.
+  const std::uint64_t head =
+      std::uint64_t{group[0]} << 40 | std::uint64_t{group[1]} << 16 | group[2] >> 8;
+  const std::uint32_t tail = (group[2] & 0xFF) << 24 | group[3];
+  bytes_type b;
+  detail::store_be64(b.data(), head);
+  detail::store_be32(b.data() + 8, tail);
   return object_id(b);
 }
 

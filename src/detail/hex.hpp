@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -56,6 +57,17 @@ inline constexpr auto base64_values = [] {
 
 inline int hex_value(char c) noexcept { return hex_values[static_cast<unsigned char>(c)]; }
 inline int base64_value(char c) noexcept { return base64_values[static_cast<unsigned char>(c)]; }
+
+/// Stores `v` big-endian: one byte swap and one store (the compilers oid supports, g++ and clang,
+/// have the builtins).
+inline void store_be64(std::uint8_t* p, std::uint64_t v) noexcept {
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+}
+inline void store_be32(std::uint8_t* p, std::uint32_t v) noexcept {
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
+  std::memcpy(p, &v, 4);
+}
 
 /// Writes the 24 lowercase hex characters of 12 bytes: the portable version.
 inline void encode_hex12_scalar(const std::uint8_t* in, char* out) noexcept {
