@@ -166,6 +166,10 @@ int main(int argc, char** argv) {
   ::clock_gettime(CLOCK_REALTIME, &now);
   const std::int64_t started =
       std::max<std::int64_t>(o.start_at_ns, std::int64_t{now.tv_sec} * 1000000000 + now.tv_nsec);
+  if (o.start_at_ns != 0 && started > o.start_at_ns) {
+    std::fprintf(stderr, "oid_fleet_worker: pid %d: started %.0f ms late\n",
+                 static_cast<int>(::getpid()), static_cast<double>(started - o.start_at_ns) / 1e6);
+  }
   const unsigned limit = o.concurrency == 0 ? o.processes : o.concurrency;
   const bool parent_first = limit < o.processes;  // waves: the parent's own share goes first
   if (parent_first) run_process(o, src, records, 1);
