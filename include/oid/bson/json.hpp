@@ -20,7 +20,9 @@
 //     as lower-case hex.
 //
 // Writing cannot fail: the view was validated (or produced by oid), so every value is readable.
-// All output is appended to one `std::string`; nothing is allocated per element.
+// Nothing is allocated per element: the text is written into a scratch buffer that each thread
+// keeps between calls (released when a document needed more than 4 MiB) and appended to the
+// caller's `std::string` in one copy.
 #pragma once
 
 #include <oid/bson/view.hpp>
