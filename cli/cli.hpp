@@ -34,6 +34,7 @@ int run(std::span<const std::string_view> args, std::istream& in, std::ostream& 
 void add_id_commands(CLI::App& app, context& ctx);
 void add_check_unique_command(CLI::App& app, context& ctx);
 void add_bson_commands(CLI::App& app, context& ctx);
+void add_mongo_commands(CLI::App& app, context& ctx);
 
 /// Prints one new id (what `oid` alone does).
 void print_one_new_id(context& ctx);

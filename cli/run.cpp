@@ -27,6 +27,7 @@ int run(std::span<const std::string_view> args, std::istream& in, std::ostream& 
   add_id_commands(app, ctx);
   add_check_unique_command(app, ctx);
   add_bson_commands(app, ctx);
+  add_mongo_commands(app, ctx);
 
   // CLI11 takes the arguments in reverse order.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

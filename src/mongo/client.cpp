@@ -397,23 +397,40 @@ outcome<cursor> collection::find(bson::document_view filter, const find_options&
   return cursor(std::move(state));
 }
 
+result<bson::document> created_between_filter(std::optional<std::chrono::sys_seconds> from,
+                                              std::optional<std::chrono::sys_seconds> to,
+                                              bson::document_view filter) {
+  if (!from && !to) return bson::document(filter);  // {_id: {}} would match only _id == {}
+  bson::builder range;
+  range.open_document("_id");
+  if (from) {
+    const auto lo = object_id::min_for_time(*from);
+    if (!lo) return lo.error();
+    range.append_object_id("$gte", *lo);
+  }
+  if (to) {
+    const auto hi = object_id::min_for_time(*to);
+    if (!hi) return hi.error();
+    range.append_object_id("$lt", *hi);
+  }
+  range.close();
+  if (filter.empty()) return std::move(range).extract();
+  bson::builder both;
+  both.open_array("$and").append_document("0", range.view()).append_document("1", filter).close();
+  return std::move(both).extract();
+}
+
 outcome<cursor> collection::find_created_between(std::chrono::sys_seconds from,
                                                  std::chrono::sys_seconds to,
                                                  bson::document_view filter,
                                                  const find_options& options) {
-  const auto lo = object_id::min_for_time(from);
-  const auto hi = object_id::min_for_time(to);
-  if (!lo || !hi) {
+  const auto f = created_between_filter(from, to, filter);
+  if (!f) {
     return outcome<cursor>(errc::time_out_of_range,
                            "an ObjectId holds times from 1970-01-01T00:00:00Z to "
                            "2106-02-07T06:28:15Z");
   }
-  bson::builder range;
-  range.open_document("_id").append_object_id("$gte", *lo).append_object_id("$lt", *hi).close();
-  if (filter.empty()) return find(range.view(), options);
-  bson::builder both;
-  both.open_array("$and").append_document("0", range.view()).append_document("1", filter).close();
-  return find(both.view(), options);
+  return find(f->view(), options);
 }
 
 outcome<std::int64_t> collection::count_documents(bson::document_view filter) {

@@ -84,6 +84,17 @@ struct index_options {
   std::string name;     ///< the index name (empty: derived from the keys, e.g. "a_1_b_-1")
 };
 
+/// The filter that selects documents created in [from, to) by their ObjectId `_id`:
+/// `{_id: {$gte: min_for_time(from), $lt: min_for_time(to)}}`, leaving out an absent bound, and
+/// combined with `filter` by `$and` when that is not empty. Errors: time_out_of_range for a time
+/// an ObjectId cannot hold (before 1970 or after 2106-02-07T06:28:15Z).
+///
+///     auto f = oid::mongo::created_between_filter(oid::parse_time("2010-10-01").value(),
+///                                                 oid::parse_time("2010-11-01").value());
+result<bson::document> created_between_filter(std::optional<std::chrono::sys_seconds> from,
+                                              std::optional<std::chrono::sys_seconds> to,
+                                              bson::document_view filter = {});
+
 /// A collection of a client: a name and the client's pool. Cheap to copy; thread-safe.
 class collection {
  public:
@@ -104,10 +115,9 @@ class collection {
   /// Finds the documents matching `filter` (empty: all). The cursor fetches further batches as
   /// it is read.
   outcome<cursor> find(bson::document_view filter = {}, const find_options& options = {});
-  /// Finds the documents created in [from, to) according to their ObjectId `_id`:
-  /// `{_id: {$gte: min_for_time(from), $lt: min_for_time(to)}}`, combined with `filter` by
-  /// `$and` when it is not empty. Failures: time_out_of_range for times an ObjectId cannot hold,
-  /// and those of `find`.
+  /// Finds the documents created in [from, to) according to their ObjectId `_id`, with the
+  /// filter `created_between_filter` makes. Failures: time_out_of_range for times an ObjectId
+  /// cannot hold, and those of `find`.
   outcome<cursor> find_created_between(std::chrono::sys_seconds from, std::chrono::sys_seconds to,
                                        bson::document_view filter = {},
                                        const find_options& options = {});

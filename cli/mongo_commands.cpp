@@ -1,0 +1,353 @@
+// oid mongo ping | insert | find: the MongoDB client commands.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/ensure_id.hpp>
+#include <oid/bson/json.hpp>
+#include <oid/bson/json_reader.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/time.hpp>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "text_io.hpp"
+
+namespace oid::cli {
+namespace {
+
+// Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
+std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text) {
+  std::string why;
+  auto u = mongo::uri::parse(uri_text, mongo::uri_mode::strict, &why);
+  if (!u) {
+    ctx.err << "oid: " << why << " (at character " << u.error().offset + 1 << " of the URI)\n";
+    ctx.bad_input();
+    return std::nullopt;
+  }
+  for (const auto& w : u->warnings()) ctx.err << "oid: warning: " << w << '\n';
+  auto c = mongo::client::create(*u, &why);
+  if (!c) {
+    ctx.err << "oid: " << why << '\n';
+    ctx.bad_input();
+    return std::nullopt;
+  }
+  return std::move(*c);
+}
+
+void report(context& ctx, const mongo::failure& f) {
+  ctx.err << "oid: " << f.message << '\n';
+  ctx.bad_input();
+}
+
+// DB.COLL: the database is everything before the first dot (database names have none).
+std::pair<std::string, std::string> namespace_of(const std::string& ns) {
+  const auto dot = ns.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == ns.size()) {
+    throw CLI::ValidationError("DB.COLL", "expected DATABASE.COLLECTION, got '" + ns + "'");
+  }
+  return {ns.substr(0, dot), ns.substr(dot + 1)};
+}
+
+// An `_id` for people: the hex of an ObjectId, else the value as relaxed Extended JSON.
+std::string id_text(bson::document_view id_doc) {
+  const auto e = id_doc.find("_id");
+  if (!e) return "?";
+  if (auto id = e->get_object_id()) return id->to_hex();
+  std::string json = bson::to_json(id_doc);
+  return json;
+}
+
+// ---- ping -----------------------------------------------------------------------------------
+
+void run_ping(context& ctx, const std::string& uri_text) {
+  auto c = make_client(ctx, uri_text);
+  if (!c) return;
+  bson::builder info;
+  info.append_int32("buildInfo", 1);
+  auto build = c->run_command("admin", info.view());  // connects (handshake) first
+  if (!build) return report(ctx, build.error());
+  bson::builder ping;
+  ping.append_int32("ping", 1);
+  const auto start = std::chrono::steady_clock::now();
+  auto pong = c->run_command("admin", ping.view());
+  const auto rtt = std::chrono::steady_clock::now() - start;
+  if (!pong) return report(ctx, pong.error());
+  const auto b = build->view();
+  const auto version = b.find("version");
+  ctx.out << "server version "
+          << (version ? std::string(version->get_string().value_or("?")) : "?");
+  if (const auto ferret = b.find("ferretdbVersion")) {
+    ctx.out << " (FerretDB " << ferret->get_string().value_or("?") << ")";
+  }
+  ctx.out << "\nround trip " << std::fixed << std::setprecision(3)
+          << std::chrono::duration<double, std::milli>(rtt).count() << " ms\n";
+}
+
+// ---- insert ---------------------------------------------------------------------------------
+
+struct insert_options {
+  std::string uri, ns, file;
+  bool w0 = false;
+  bool unordered = false;
+};
+
+// A progress line on stderr for long inputs, only when stderr is a terminal (and the command
+// runs as the real program, not in a test).
+class insert_progress {
+ public:
+  explicit insert_progress(context& ctx)
+      : enabled_(&ctx.err == &std::cerr && ::isatty(STDERR_FILENO) == 1),
+        start_(std::chrono::steady_clock::now()) {}
+  ~insert_progress() {
+    if (shown_) std::fputs("\n", stderr);
+  }
+  void update(std::uint64_t documents) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) {
+      return;
+    }
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "\r%llu documents, %.0f/s   ", static_cast<unsigned long long>(documents),
+                 static_cast<double>(documents) / s);
+    shown_ = true;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+void run_insert(context& ctx, const insert_options& o) {
+  const auto [db, coll_name] = namespace_of(o.ns);
+  auto c = make_client(ctx, o.uri);
+  if (!c) return;
+  std::ifstream file;
+  std::istream* in = &ctx.in;
+  if (!o.file.empty() && o.file != "-") {
+    file.open(o.file, std::ios::binary);
+    if (!file) {
+      ctx.err << "oid: mongo insert: cannot open " << o.file << '\n';
+      return ctx.bad_input();
+    }
+    in = &file;
+  }
+  auto coll = c->collection(db, coll_name);
+  mongo::insert_options io;
+  io.ordered = !o.unordered;
+  if (o.w0) io.write_concern = mongo::write_concern::unacknowledged();
+
+  bson::json_stream_reader reader(*in);
+  std::vector<bson::document> batch;
+  std::vector<std::size_t> numbers;  // 1-based input position of each document in the batch
+  std::size_t sent = 0, inserted = 0, refused = 0;
+  std::string first_id, last_id;
+  insert_progress bar(ctx);
+  bool stop = false;
+
+  // Batches of at most 1000 documents or 8 MB keep memory bounded; insert_many splits further by
+  // the server's limits.
+  const auto flush = [&] {
+    if (batch.empty()) return;
+    std::vector<bson::document_view> views;
+    views.reserve(batch.size());
+    for (const auto& d : batch) views.push_back(d.view());
+    auto r = coll.insert_many(views, io);
+    sent += batch.size();
+    if (r) {
+      inserted += static_cast<std::size_t>(r->inserted);
+      if (first_id.empty() && !r->ids.empty()) first_id = id_text(r->ids.front().view());
+      if (!r->ids.empty()) last_id = id_text(r->ids.back().view());
+    } else {
+      const auto& f = r.error();
+      inserted += static_cast<std::size_t>(f.written);
+      if (f.write_errors.empty()) {
+        report(ctx, f);
+        stop = true;
+      } else {
+        for (const auto& e : f.write_errors) {
+          const std::size_t i = e.index.value_or(0);
+          ctx.err << "oid: document " << (i < numbers.size() ? numbers[i] : 0) << ": "
+                  << (e.code == 11000 ? "duplicate key: " : "refused: ") << e.message << '\n';
+          ++refused;
+        }
+        ctx.bad_input();
+        if (io.ordered) stop = true;
+      }
+      // The ids of the documents that went in: all but the refused ones, and when ordered only
+      // those before the first refusal. After a transport failure nothing is known.
+      if (!f.write_errors.empty()) {
+        std::vector<bool> refused_at(batch.size());
+        for (const auto& e : f.write_errors) {
+          if (e.index && *e.index < batch.size()) refused_at[*e.index] = true;
+        }
+        const std::size_t end =
+            io.ordered ? std::min(batch.size(), f.write_errors.front().index.value_or(0))
+                       : batch.size();
+        for (std::size_t i = 0; i < end; ++i) {
+          if (refused_at[i]) continue;
+          bson::builder id;
+          id.append_element(*batch[i].view().begin());
+          const bson::document idd = std::move(id).extract();
+          if (first_id.empty()) first_id = id_text(idd.view());
+          last_id = id_text(idd.view());
+        }
+      }
+    }
+    batch.clear();
+    numbers.clear();
+    bar.update(sent);
+  };
+
+  std::size_t batch_bytes = 0;
+  bson::document doc;
+  while (!stop) {
+    auto more = reader.next(doc);
+    if (!more) {
+      const auto where = reader.error_position();
+      ctx.err << "oid: line " << where.line << ", column " << where.column << ": "
+              << more.error().message() << '\n';
+      ctx.bad_input();
+      if (!reader.can_continue()) break;
+      continue;
+    }
+    if (!*more) break;
+    // _id made here, on the client, so that the ids are known whatever the server answers.
+    batch.push_back(bson::ensure_id(doc.view()));
+    numbers.push_back(reader.index() + 1);
+    batch_bytes += batch.back().size();
+    if (batch.size() >= 1000 || batch_bytes >= 8 * 1024 * 1024) {
+      flush();
+      batch_bytes = 0;
+    }
+  }
+  if (!stop) flush();
+  if (o.w0) {
+    ctx.out << "sent " << sent << " documents (w: 0, not acknowledged)\n";
+  } else {
+    ctx.out << "inserted " << inserted << " documents";
+    if (refused > 0) ctx.out << ", " << refused << " refused";
+    if (stop && refused > 0) ctx.out << "; stopped at the first refusal (--unordered goes on)";
+    ctx.out << '\n';
+  }
+  if (!first_id.empty()) ctx.out << "first " << first_id << "\nlast  " << last_id << '\n';
+}
+
+// ---- find -----------------------------------------------------------------------------------
+
+struct find_cli_options {
+  std::string uri, ns, filter, sort, since, until;
+  std::int64_t limit = 0;
+};
+
+std::optional<bson::document> json_argument(context& ctx, const std::string& name,
+                                            const std::string& text) {
+  auto d = bson::from_json(text);
+  if (!d) {
+    const auto where = bson::position_of(text, d.error().offset);
+    ctx.err << "oid: " << name << ": " << d.error().message() << " at column " << where.column
+            << '\n';
+    ctx.bad_input();
+    return std::nullopt;
+  }
+  return std::move(*d);
+}
+
+std::optional<std::chrono::sys_seconds> time_argument(context& ctx, const std::string& name,
+                                                      const std::string& text, bool& ok) {
+  if (text.empty()) return std::nullopt;
+  auto t = parse_time(text);
+  if (!t) {
+    ctx.err << "oid: " << name << ": invalid time " << quote(text) << " at column "
+            << t.error().offset + 1 << " (ISO-8601 date or date-time, or Unix seconds)\n";
+    ctx.bad_input();
+    ok = false;
+    return std::nullopt;
+  }
+  return *t;
+}
+
+void run_find(context& ctx, const find_cli_options& o) {
+  const auto [db, coll_name] = namespace_of(o.ns);
+  std::optional<bson::document> filter = bson::document(), sort = bson::document();
+  if (!o.filter.empty() && !(filter = json_argument(ctx, "--filter", o.filter))) return;
+  if (!o.sort.empty() && !(sort = json_argument(ctx, "--sort", o.sort))) return;
+  bool times_ok = true;
+  const auto since = time_argument(ctx, "--since", o.since, times_ok);
+  const auto until = time_argument(ctx, "--until", o.until, times_ok);
+  if (!times_ok) return;
+  auto f = mongo::created_between_filter(since, until, filter->view());
+  if (!f) {
+    ctx.err << "oid: --since/--until: " << f.error().message() << '\n';
+    return ctx.bad_input();
+  }
+  auto c = make_client(ctx, o.uri);
+  if (!c) return;
+  mongo::find_options fo;
+  fo.sort = sort->view();
+  fo.limit = o.limit;
+  auto cur = c->collection(db, coll_name).find(f->view(), fo);
+  if (!cur) return report(ctx, cur.error());
+  output_buffer out(ctx.out);
+  std::string line;
+  while (true) {
+    auto more = cur->next();
+    if (!more) return report(ctx, more.error());
+    if (!*more) break;
+    line.clear();
+    bson::to_json(cur->current(), bson::json_mode::relaxed, line);
+    line += '\n';
+    out.write(line);
+    if (!ctx.out) break;
+  }
+}
+
+}  // namespace
+
+void add_mongo_commands(CLI::App& app, context& ctx) {
+  auto* mongo = app.add_subcommand("mongo", "Talk to a MongoDB server (URI: mongodb://...)");
+  mongo->require_subcommand(1);
+  {
+    auto uri = std::make_shared<std::string>();
+    auto* cmd = mongo->add_subcommand("ping", "Connect; print the server's version and round trip");
+    cmd->add_option("URI", *uri, "Connection string, e.g. mongodb://127.0.0.1:27017/")->required();
+    cmd->final_callback([&ctx, uri] { run_ping(ctx, *uri); });
+  }
+  {
+    auto o = std::make_shared<insert_options>();
+    auto* cmd = mongo->add_subcommand(
+        "insert", "Insert Extended JSON documents (one a line, or a JSON array); _id made here");
+    cmd->add_option("URI", o->uri, "Connection string")->required();
+    cmd->add_option("DB.COLL", o->ns, "Database and collection, e.g. shop.orders")->required();
+    cmd->add_option("FILE", o->file, "A JSON file, or - for stdin (the default)");
+    cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
+    cmd->add_flag("--unordered", o->unordered,
+                  "Report refused documents (e.g. duplicate keys) and insert the rest");
+    cmd->final_callback([&ctx, o] { run_insert(ctx, *o); });
+  }
+  {
+    auto o = std::make_shared<find_cli_options>();
+    auto* cmd = mongo->add_subcommand("find", "Print matching documents as Extended JSON lines");
+    cmd->add_option("URI", o->uri, "Connection string")->required();
+    cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
+    cmd->add_option("--filter", o->filter, "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
+    cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
+    cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
+    cmd->add_option("--limit", o->limit, "At most this many documents")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--sort", o->sort, "Sort order as Extended JSON, e.g. '{\"_id\": -1}'");
+    cmd->final_callback([&ctx, o] { run_find(ctx, *o); });
+  }
+}
+
+}  // namespace oid::cli

@@ -1,0 +1,152 @@
+// oid mongo ping | insert | find, run in-process. The tests that need a server use MONGODB_URI
+// (scripts/test.sh starts FerretDB); without it they skip, and fail under CI=true.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <oid/bson/builder.hpp>
+#include <oid/generator.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/object_id.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace {
+
+struct run_result {
+  int status;
+  std::string out, err;
+};
+
+run_result run(std::vector<std::string_view> args, const std::string& input = "") {
+  std::istringstream in(input);
+  std::ostringstream out, err;
+  const int status = oid::cli::run(args, in, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+TEST(MongoCliTest, RejectsBadArgumentsWithoutAServer) {
+  auto srv = run({"mongo", "ping", "mongodb+srv://cluster.example.com"});
+  EXPECT_EQ(srv.status, 1);
+  EXPECT_NE(srv.err.find("SRV"), std::string::npos);
+  auto bad = run({"mongo", "ping", "mongodb://h/?connectTimeoutMS=soon"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("connectTimeoutMS"), std::string::npos) << bad.err;
+  auto ns = run({"mongo", "find", "mongodb://127.0.0.1:1/", "nodot"});
+  EXPECT_EQ(ns.status, 2);
+  EXPECT_NE(ns.err.find("DATABASE.COLLECTION"), std::string::npos);
+  auto time = run({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--since", "2010-13-01"});
+  EXPECT_EQ(time.status, 1);
+  EXPECT_NE(time.err.find("--since"), std::string::npos);
+  auto json = run({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--filter", "{\"a\":"});
+  EXPECT_EQ(json.status, 1);
+  EXPECT_NE(json.err.find("--filter"), std::string::npos);
+  EXPECT_EQ(run({"mongo"}).status, 2);
+}
+
+TEST(MongoCliTest, UnreachableServerFailsWithinTheSelectionTimeout) {
+  auto r = run({"mongo", "ping", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
+}
+
+class MongoCliServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* uri = std::getenv("MONGODB_URI");
+    if (uri == nullptr || *uri == '\0') {
+      const char* ci = std::getenv("CI");
+      if (ci != nullptr && std::string_view(ci) == "true") FAIL() << "MONGODB_URI is not set";
+      GTEST_SKIP() << "MONGODB_URI is not set; run scripts/ferretdb.sh start, or scripts/test.sh";
+    }
+    uri_ = uri;
+    ns_ = "oid_cli_" + oid::generate().to_hex().substr(16) + ".c";
+  }
+  void TearDown() override {
+    if (uri_.empty()) return;
+    // Leave no database behind.
+    auto c = oid::mongo::client::create(uri_);
+    if (!c) return;
+    oid::bson::builder drop;
+    drop.append_int32("dropDatabase", 1);
+    (void)c->run_command(ns_.substr(0, ns_.find('.')), drop.view());
+  }
+  std::string uri_, ns_;
+};
+
+TEST_F(MongoCliServerTest, PingInsertFind) {
+  auto ping = run({"mongo", "ping", uri_});
+  ASSERT_EQ(ping.status, 0) << ping.err;
+  EXPECT_EQ(ping.out.rfind("server version ", 0), 0u) << ping.out;
+  EXPECT_NE(ping.out.find("round trip "), std::string::npos);
+
+  const std::string input =
+      "{\"name\": \"ada\", \"n\": 1}\n"
+      "{\"_id\": {\"$oid\": \"4ca524800000000000000001\"}, \"name\": \"october\", \"n\": 2}\n"
+      "{\"_id\": {\"$oid\": \"4cce03000000000000000001\"}, \"name\": \"november\", \"n\": 3}\n";
+  auto ins = run({"mongo", "insert", uri_, ns_, "-"}, input);
+  ASSERT_EQ(ins.status, 0) << ins.err;
+  const auto out = lines(ins.out);
+  ASSERT_EQ(out.size(), 3u) << ins.out;
+  EXPECT_EQ(out[0], "inserted 3 documents");
+  EXPECT_EQ(out[1].substr(0, 6), "first ");
+  EXPECT_TRUE(oid::object_id::from_hex(out[1].substr(6)).has_value());
+  EXPECT_EQ(out[2], "last  4cce03000000000000000001");
+
+  auto all = run({"mongo", "find", uri_, ns_, "--sort", "{\"n\": -1}"});
+  ASSERT_EQ(all.status, 0) << all.err;
+  const auto docs = lines(all.out);
+  ASSERT_EQ(docs.size(), 3u);
+  EXPECT_NE(docs[0].find("november"), std::string::npos);
+  EXPECT_NE(docs[2].find("ada"), std::string::npos);
+
+  auto october =
+      run({"mongo", "find", uri_, ns_, "--since", "2010-10-01", "--until", "2010-11-01"});
+  ASSERT_EQ(october.status, 0) << october.err;
+  EXPECT_EQ(october.out,
+            "{\"_id\":{\"$oid\":\"4ca524800000000000000001\"},\"name\":\"october\",\"n\":2}\n");
+  auto since = run({"mongo", "find", uri_, ns_, "--since", "2010-10-15", "--filter",
+                    "{\"n\": {\"$gte\": 2}}", "--limit", "5"});
+  ASSERT_EQ(since.status, 0) << since.err;
+  EXPECT_EQ(lines(since.out).size(), 1u) << since.out;
+}
+
+TEST_F(MongoCliServerTest, DuplicateKeysPerDocumentAndUnordered) {
+  const std::string input = "{\"_id\": 1}\n{\"_id\": 2}\n{\"_id\": 1}\n{\"_id\": 3}\n";
+  auto unordered = run({"mongo", "insert", uri_, ns_, "--unordered"}, input);
+  EXPECT_EQ(unordered.status, 1);
+  EXPECT_EQ(lines(unordered.out)[0], "inserted 3 documents, 1 refused");
+  EXPECT_NE(unordered.err.find("document 3: duplicate key"), std::string::npos) << unordered.err;
+
+  auto ordered = run({"mongo", "insert", uri_, ns_}, "{\"_id\": 4}\n{\"_id\": 2}\n{\"_id\": 5}\n");
+  EXPECT_EQ(ordered.status, 1);
+  EXPECT_EQ(lines(ordered.out)[0],
+            "inserted 1 documents, 1 refused; stopped at the first refusal (--unordered goes on)");
+  EXPECT_NE(ordered.err.find("document 2: duplicate key"), std::string::npos) << ordered.err;
+
+  auto fire = run({"mongo", "insert", uri_, ns_, "--w0"}, "{\"_id\": 6}\n{\"_id\": 6}\n");
+  EXPECT_EQ(fire.status, 0) << fire.err;
+  EXPECT_EQ(lines(fire.out)[0], "sent 2 documents (w: 0, not acknowledged)");
+  // Nothing acknowledged the w: 0 write, and this find runs on another connection: give the
+  // server a moment to apply it.
+  run_result all;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    all = run({"mongo", "find", uri_, ns_});
+    if (lines(all.out).size() == 5) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(lines(all.out).size(), 5u) << all.out;  // 1, 2, 3, 4, 6
+}
+
+}  // namespace
