@@ -8,8 +8,10 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -74,12 +76,15 @@ class peer {
     }
   }
   // Answers the handshake; false when the client went away first.
-  bool handshake(std::int32_t max_write_batch_size = 100'000) {
+  bool handshake(std::int32_t max_write_batch_size = 100'000,
+                 std::int32_t max_bson_object_size = 16 * 1024 * 1024,
+                 std::int32_t max_message_size_bytes = 48'000'000) {
     auto hello = read();
     if (!hello) return false;
     builder b;
-    b.append_bool("isWritablePrimary", true).append_int32("maxBsonObjectSize", 16 * 1024 * 1024);
-    b.append_int32("maxMessageSizeBytes", 48'000'000);
+    b.append_bool("isWritablePrimary", true)
+        .append_int32("maxBsonObjectSize", max_bson_object_size);
+    b.append_int32("maxMessageSizeBytes", max_message_size_bytes);
     b.append_int32("maxWriteBatchSize", max_write_batch_size);
     b.append_int32("maxWireVersion", 17).append_double("ok", 1.0);
     reply(*hello, b.view());
@@ -105,8 +110,24 @@ class peer {
 // A loopback server running `script` for every connection it accepts, each on its own thread.
 class script_server {
  public:
-  explicit script_server(std::function<void(peer&, int connection_number)> script)
-      : script_(std::move(script)) {
+  // Listens on a Unix domain socket at `unix_path` when it is not empty, else on loopback TCP.
+  explicit script_server(std::function<void(peer&, int connection_number)> script,
+                         std::string unix_path = "")
+      : script_(std::move(script)), unix_path_(std::move(unix_path)) {
+    if (!unix_path_.empty()) {
+      listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      std::memcpy(addr.sun_path, unix_path_.data(),
+                  std::min(unix_path_.size(), sizeof addr.sun_path - 1));
+      ::unlink(unix_path_.c_str());
+      if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+          ::listen(listen_fd_, 16) != 0) {
+        ADD_FAILURE() << "cannot listen on " << unix_path_ << ": " << std::strerror(errno);
+      }
+      acceptor_ = std::thread([this] { accept_loop(); });
+      return;
+    }
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -127,6 +148,7 @@ class script_server {
     acceptor_.join();
     for (auto& t : handlers_) t.join();
     ::close(listen_fd_);
+    if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
   }
   std::string uri(std::string_view options = "") const {
     return "mongodb://127.0.0.1:" + std::to_string(port_) + "/?serverSelectionTimeoutMS=2000" +
@@ -157,6 +179,7 @@ class script_server {
     }
   }
   std::function<void(peer&, int)> script_;
+  std::string unix_path_;
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
   std::thread acceptor_;
@@ -549,6 +572,95 @@ TEST(MongoFaultTest, ThePoolNeverOpensMoreThanMaxPoolSize) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_LE(server.connections(), 2);
+}
+
+TEST(MongoFaultTest, UnixDomainSocket) {
+  const std::string path = "/tmp/oid-test-" + std::to_string(::getpid()) + ".sock";
+  script_server server(
+      [](peer& p, int) {
+        if (!p.handshake()) return;
+        const document ok = ok_reply();
+        while (auto m = p.read()) p.reply(*m, ok.view());
+      },
+      path);
+  std::string encoded;
+  for (char ch : path) encoded += ch == '/' ? std::string("%2F") : std::string(1, ch);
+  std::string why;
+  auto c = mongo::client::create("mongodb://" + encoded + "/?serverSelectionTimeoutMS=2000", &why);
+  ASSERT_TRUE(c.has_value()) << why;
+  EXPECT_EQ(c->uri().hosts()[0].type, mongo::host::kind::unix_socket);
+  const document cmd = ping();
+  auto r = c->run_command("admin", cmd.view());
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+}
+
+TEST(MongoFaultTest, DocumentAboveMaxBsonObjectSizeIsRefusedBeforeSending) {
+  std::atomic<int> inserts{0};
+  script_server server([&](peer& p, int) {
+    if (!p.handshake(100'000, 64)) return;
+    while (auto m = p.read()) {
+      if (command_name(*m) == "insert") ++inserts;
+      const document ok = ok_reply();
+      p.reply(*m, ok.view());
+    }
+  });
+  auto c = mongo::client::create(server.uri()).value();
+  builder small, big;
+  small.append_int32("n", 1);
+  big.append_string("s", std::string(100, 'x'));
+  const std::vector<document_view> docs{small.view(), big.view()};
+  auto r = c.collection("db", "c").insert_many(docs);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::too_large);
+  EXPECT_NE(r.error().message.find("document 1"), std::string::npos) << r.error().message;
+  const document cmd = ping();
+  ASSERT_TRUE(c.run_command("admin", cmd.view()).has_value());
+  EXPECT_EQ(inserts.load(), 0);
+}
+
+TEST(MongoFaultTest, BatchesStayWithinMaxMessageSizeBytes) {
+  constexpr std::int32_t limit = 2000;
+  std::mutex m;
+  std::vector<std::size_t> sizes, counts;
+  script_server server([&](peer& p, int) {
+    if (!p.handshake(100'000, 16 * 1024 * 1024, limit)) return;
+    while (auto msg = p.read()) {
+      std::size_t count = 0, bytes = 16 + 4 + 1 + msg->body.size();
+      for (const auto& seq : msg->sequences) {
+        bytes += 1 + 4 + seq.identifier.size() + 1;
+        for (const auto& d : seq.documents) bytes += d.size();
+        count += seq.documents.size();
+      }
+      {
+        std::lock_guard lock(m);
+        sizes.push_back(bytes);
+        counts.push_back(count);
+      }
+      builder b;
+      b.append_int32("n", static_cast<std::int32_t>(count)).append_double("ok", 1.0);
+      p.reply(*msg, b.view());
+    }
+  });
+  auto c = mongo::client::create(server.uri()).value();
+  std::vector<document> docs;
+  std::vector<document_view> views;
+  for (int i = 0; i < 20; ++i) {
+    builder b;
+    b.append_int32("n", i).append_string("pad", std::string(250, 'p'));
+    docs.push_back(std::move(b).extract());
+  }
+  for (const auto& d : docs) views.push_back(d.view());
+  auto r = c.collection("db", "c").insert_many(views);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->inserted, 20);
+  std::lock_guard lock(m);
+  ASSERT_GT(sizes.size(), 1u);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_LE(sizes[i], static_cast<std::size_t>(limit));
+    total += counts[i];
+  }
+  EXPECT_EQ(total, 20u);
 }
 
 }  // namespace
