@@ -25,7 +25,14 @@ die() {
 install_ferretdb() {
   if [ -x "$binary" ] && "$binary" --version >/dev/null 2>&1; then return 0; fi
   [ -z "${FERRETDB:-}" ] || die "FERRETDB=$FERRETDB does not run"
-  command -v go >/dev/null || die "go is not installed; it is needed to build FerretDB $version"
+  # Go's own installer puts it in /usr/local/go, often not on PATH. FerretDB v1.24.2 needs Go 1.24;
+  # a Go from 1.21 on fetches that toolchain itself from the module proxy (GOTOOLCHAIN=auto).
+  # Debian 12's golang-go (1.19) is too old.
+  if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
+    PATH=$PATH:/usr/local/go/bin
+  fi
+  command -v go >/dev/null ||
+    die "go (1.21 or later) is not installed; it is needed to build FerretDB $version"
   mkdir -p "$tools"
   if [ ! -x "$binary" ]; then
     echo "ferretdb.sh: building FerretDB $version (a few minutes the first time)" >&2
