@@ -108,6 +108,55 @@ TEST(JsonReaderTest, PlainJsonValues) {
                   }));
 }
 
+// Strings are scanned 16 and 8 bytes at a time: put each kind of special byte at every position
+// of strings of every length up to 40, in the key and in the value, and check the bytes (or the
+// error offset) against the plain definition.
+TEST(JsonReaderTest, SpecialCharactersAtEveryPositionOfEveryLength) {
+  struct special {
+    std::string_view json;  // as written in the JSON text
+    std::string_view utf8;  // what it means; empty: an error at its first byte
+    errc code;
+  };
+  const special specials[] = {
+      {"\\n", "\n", errc{}},
+      {"\\\"", "\"", errc{}},
+      {"\\u00e9", "\xc3\xa9", errc{}},
+      {"\xc3\xa9", "\xc3\xa9", errc{}},
+      {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80", errc{}},
+      {"\x01", "", errc::invalid_json},
+      {"\x7f", "\x7f", errc{}},
+      {"\xff", "", errc::invalid_utf8},
+  };
+  for (std::size_t len = 0; len <= 40; ++len) {
+    for (std::size_t pos = 0; pos <= len; ++pos) {
+      for (const auto& sp : specials) {
+        for (bool in_key : {false, true}) {
+          const std::string before(pos, 'a'), after(len - pos, 'b');
+          const std::string str = before + std::string(sp.json) + after;
+          const std::string json = in_key ? "{\"" + str + "\": 1}" : "{\"k\": \"" + str + "\"}";
+          SCOPED_TRACE(json);
+          const auto got = from_json(json);
+          const std::size_t at = (in_key ? 2 : 7) + pos;
+          if (sp.utf8.empty()) {
+            EXPECT_THAT(got, HasErrorAt(sp.code, at));
+            continue;
+          }
+          const std::string want_str = before + std::string(sp.utf8) + after;
+          const auto want = build([&](builder& b) {
+            if (in_key) {
+              b.append_int32(want_str, 1);
+            } else {
+              b.append_string("k", want_str);
+            }
+          });
+          ASSERT_TRUE(got.has_value());
+          EXPECT_EQ(hex(got->bytes()), hex(want.bytes()));
+        }
+      }
+    }
+  }
+}
+
 TEST(JsonReaderTest, KeepsKeyOrderAndDuplicateKeys) {
   expect_reads_as(R"({"b": 1, "a": 2, "b": {"x": 1, "x": 2}})", build([](builder& b) {
                     b.append_int32("b", 1).append_int32("a", 2);
