@@ -229,6 +229,7 @@ void run_dump(context& ctx, const dump_options& o) {
   output_buffer out(ctx.out);
   progress bar(ctx, in);
   std::string line;
+  std::uint64_t printed = 0;
   for (std::uint64_t index = 1;; ++index) {
     const bson_step s = next_document(reader, vo);
     if (s.what == bson_step::end) break;
@@ -237,7 +238,7 @@ void run_dump(context& ctx, const dump_options& o) {
       bson::to_json(s.view, jo, line);
       line += '\n';
       out.write(line);
-      bar.update(reader.offset(), index);
+      bar.update(reader.offset(), ++printed);
       if (!ctx.out) break;  // stdout closed: stop quietly
       continue;
     }
@@ -247,7 +248,7 @@ void run_dump(context& ctx, const dump_options& o) {
     ctx.bad_input();
     if (s.what == bson_step::fatal || !o.keep_going) break;
   }
-  bar.update(reader.offset(), 0, true);
+  bar.update(reader.offset(), printed, true);
 }
 
 // ---- validate -------------------------------------------------------------------------------
@@ -306,7 +307,8 @@ void run_from_json(context& ctx, const from_json_options& o) {
   output_buffer out(ctx.out);
   progress bar(ctx, in);
   bson::document doc;
-  for (std::uint64_t n = 0;;) {
+  std::uint64_t n = 0;
+  for (;;) {
     const auto more = reader.next(doc);
     if (!more) {
       const auto pos = reader.error_position();
@@ -325,6 +327,7 @@ void run_from_json(context& ctx, const from_json_options& o) {
     bar.update(reader.bytes_read(), ++n);
     if (!ctx.out) break;
   }
+  bar.update(reader.bytes_read(), n, true);
 }
 
 }  // namespace

@@ -227,6 +227,9 @@ TEST(JsonReaderTest, WrapperFormsTheCorpusDoesNotCover) {
                   build([](builder& b) { b.append_double("n", -1.5e300).append_double("m", 0); }));
   expect_reads_as(R"({"n": {"$numberLong": "-9223372036854775808"}})",
                   build([](builder& b) { b.append_int64("n", INT64_MIN); }));
+  // Regex options are sorted by whole characters, never bytes (found by fuzz_extended_json).
+  expect_reads_as(R"({"x": {"$regularExpression": {"pattern": "b", "options": "\u1615mi"}}})",
+                  build([](builder& b) { b.append_regex("x", "b", "im\xe1\x98\x95"); }));
   // A wrapper inside an array.
   expect_reads_as(R"({"a": [{"$numberInt": "7"}, {"$minKey": 1}]})", build([](builder& b) {
                     b.open_array("a").append_int32("0", 7).append_min_key("1").close();

@@ -1255,6 +1255,28 @@ class parser {
     return end_wrapper();
   }
 
+  // Regex options in alphabetical order, as the specification writes them. Real options are a
+  // few ASCII letters; anything else is sorted by whole UTF-8 sequences (as the writer does), so
+  // that sorting cannot break a character apart.
+  static void sort_options(std::string& options) {
+    if (std::all_of(options.begin(), options.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+      std::sort(options.begin(), options.end());
+      return;
+    }
+    std::vector<std::string_view> units;
+    for (std::size_t i = 0; i < options.size();) {
+      std::size_t j = i + 1;
+      while (j < options.size() && (static_cast<unsigned char>(options[j]) & 0xC0) == 0x80) ++j;
+      units.push_back(std::string_view(options).substr(i, j - i));
+      i = j;
+    }
+    std::sort(units.begin(), units.end());
+    std::string sorted;
+    for (const auto u : units) sorted += u;
+    options = std::move(sorted);
+  }
+
   // Writes a regex (pattern C string, options C string with the flags sorted) from two scratch
   // strings at the output's end.
   bool put_regex(std::size_t vstart, std::size_t ppos, std::size_t plen, const char* pat_at,
@@ -1263,7 +1285,7 @@ class parser {
     if (std::memchr(out_.at(opos), 0, olen) != nullptr) return fail_ext(opt_at);
     std::string pattern(scratch_view(ppos, plen));
     std::string options(scratch_view(opos, olen));
-    std::sort(options.begin(), options.end());
+    sort_options(options);
     out_.truncate(vstart);
     out_.put(pattern.data(), pattern.size());
     out_.put(0);
