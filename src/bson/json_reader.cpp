@@ -9,9 +9,11 @@
 // only as precise as the last token it reached, and its lazy validation reports some syntax
 // errors late or not at all for parts never visited), while this reader must report the exact
 // byte of every problem, JSON or Extended JSON, so that `oid bson from-json` can say line and
-// column. Duplicate keys and key order come for free here. Strings are scanned eight bytes at a
-// time (SWAR) for the four byte classes that need attention, so plain ASCII runs cost a load, a
-// few ALU operations and a memcpy.
+// column. Duplicate keys and key order come for free here. Strings are scanned 16 bytes at a time
+// (SSE2; 8 with SWAR elsewhere) for the four byte classes that need attention, and copied as they
+// are scanned. On DriverBench's canonical flat/deep/full documents from_json() measured 4 to 8
+// times as fast as libbson 1.23's bson_init_from_json (same process, same data, on a busy 2-core
+// machine), at roughly a third of the speed of simdjson's DOM parse alone, which builds no BSON.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -806,14 +808,13 @@ class parser {
     if (next_is('"') && end_ - p_ > 1 && (p_[1] == '$' || p_[1] == '\\')) {
       // Read the first key into the output's tail to look it up, then drop it again.
       const std::size_t mark = out_.size();
-      const char* key_at = p_;
       if (!parse_string(true)) return false;
       const wrapper w = find_wrapper(out_.at(mark), out_.size() - mark);
       out_.truncate(mark);
       if (w != wrapper::none && (!is_legacy(w) || legacy_)) {
         if (!expect(':')) return false;
         skip_ws();
-        const attempt a = parse_wrapper(w, type_pos, key_at);
+        const attempt a = parse_wrapper(w, type_pos);
         if (a == attempt::matched) return true;
         if (a == attempt::failed) return false;
         out_.truncate(mark);  // a legacy look-alike that is a plain document after all
@@ -876,7 +877,7 @@ class parser {
 
   attempt result_of(bool ok) const noexcept { return ok ? attempt::matched : attempt::failed; }
 
-  attempt parse_wrapper(wrapper w, std::size_t type_pos, const char* key_at) {
+  attempt parse_wrapper(wrapper w, std::size_t type_pos) {
     switch (w) {
     case wrapper::oid: return result_of(wrap_oid(type_pos));
     case wrapper::symbol: return result_of(wrap_symbol(type_pos));
@@ -900,7 +901,6 @@ class parser {
     case wrapper::legacy_type: return legacy_type_first(type_pos);
     case wrapper::none: break;
     }
-    (void)key_at;
     return attempt::not_matched;
   }
 
@@ -1347,7 +1347,6 @@ class parser {
     if (!next_is('{')) return p_ == end_ ? fail_syntax() : fail_ext(p_);
     const char* open = p_;
     ++p_;
-    const std::size_t vstart = out_.size();
     bool have_ref = false, have_id = false;
     std::uint8_t id[12];
     std::string key;
@@ -1367,7 +1366,6 @@ class parser {
       }
     }
     if (!have_ref || !have_id) return fail_ext(open);
-    (void)vstart;
     out_.put(id, 12);
     set_type(type_pos, type::db_pointer);
     return end_wrapper();
