@@ -105,7 +105,9 @@ std::size_t value_size(std::uint8_t t, const std::uint8_t* v, const std::uint8_t
 
 }  // namespace detail
 
-void document_iterator::load(const std::uint8_t* p) noexcept {
+// The general decoder, for what the inline load() leaves: regex, DBPointer, unknown types and
+// malformed bytes (on which it ends the iteration). Same contract as load().
+void document_iterator::load_slow(const std::uint8_t* p) noexcept {
   e_.p_ = end_;
   e_.key_size_ = 0;
   e_.value_size_ = 0;
@@ -127,65 +129,7 @@ result<element> document_view::find(std::string_view key) const noexcept {
   return oid::error{errc::key_not_found, 0};
 }
 
-namespace {
-constexpr oid::error mismatch{errc::type_mismatch, 0};
-
-std::string_view string_at(const std::uint8_t* v) noexcept {
-  // Validated: length >= 1 and the last byte is the NUL.
-  return {reinterpret_cast<const char*>(v + 4), detail::load_u32(v) - 1};
-}
-}  // namespace
-
-result<double> element::get_double() const noexcept {
-  if (type() != bson::type::double_) return mismatch;
-  double d;
-  const std::uint64_t bits = detail::load_u64(raw_value().data());
-  std::memcpy(&d, &bits, sizeof d);
-  return d;
-}
-
-result<std::string_view> element::get_string() const noexcept {
-  if (type() != bson::type::string) return mismatch;
-  return string_at(raw_value().data());
-}
-
-result<document_view> element::get_document() const noexcept {
-  if (type() != bson::type::document) return mismatch;
-  return document_view::unchecked(raw_value());
-}
-
-result<document_view> element::get_array() const noexcept {
-  if (type() != bson::type::array) return mismatch;
-  return document_view::unchecked(raw_value());
-}
-
-result<binary_view> element::get_binary() const noexcept {
-  if (type() != bson::type::binary) return mismatch;
-  const auto v = raw_value();
-  binary_view b;
-  b.subtype = v[4];
-  b.bytes = v.subspan(5);
-  // The old subtype repeats the length inside the payload; validation checked it matches.
-  if (b.subtype == binary_subtype::old_binary && b.bytes.size() >= 4) b.bytes = b.bytes.subspan(4);
-  return b;
-}
-
-result<object_id> element::get_object_id() const noexcept {
-  if (type() != bson::type::object_id) return mismatch;
-  object_id::bytes_type b;
-  std::memcpy(b.data(), raw_value().data(), b.size());
-  return object_id(b);
-}
-
-result<bool> element::get_bool() const noexcept {
-  if (type() != bson::type::boolean) return mismatch;
-  return raw_value()[0] != 0;
-}
-
-result<std::int64_t> element::get_date_time() const noexcept {
-  if (type() != bson::type::date_time) return mismatch;
-  return static_cast<std::int64_t>(detail::load_u64(raw_value().data()));
-}
+// The getters not inline in the header: the rare types, which need a scan.
 
 result<regex_view> element::get_regex() const noexcept {
   if (type() != bson::type::regex) return mismatch;
@@ -201,46 +145,6 @@ result<db_pointer_view> element::get_db_pointer() const noexcept {
   object_id::bytes_type b;
   std::memcpy(b.data(), v.data() + v.size() - 12, b.size());
   return db_pointer_view{string_at(v.data()), object_id(b)};
-}
-
-result<std::string_view> element::get_javascript() const noexcept {
-  if (type() != bson::type::javascript) return mismatch;
-  return string_at(raw_value().data());
-}
-
-result<std::string_view> element::get_symbol() const noexcept {
-  if (type() != bson::type::symbol) return mismatch;
-  return string_at(raw_value().data());
-}
-
-result<code_with_scope_view> element::get_javascript_with_scope() const noexcept {
-  if (type() != bson::type::javascript_with_scope) return mismatch;
-  const auto v = raw_value();
-  const std::string_view code = string_at(v.data() + 4);
-  const std::size_t scope_at = 4 + 4 + code.size() + 1;
-  return code_with_scope_view{code, document_view::unchecked(v.subspan(scope_at))};
-}
-
-result<std::int32_t> element::get_int32() const noexcept {
-  if (type() != bson::type::int32) return mismatch;
-  return detail::load_i32(raw_value().data());
-}
-
-result<timestamp_value> element::get_timestamp() const noexcept {
-  if (type() != bson::type::timestamp) return mismatch;
-  const std::uint64_t u = detail::load_u64(raw_value().data());
-  return timestamp_value{static_cast<std::uint32_t>(u >> 32), static_cast<std::uint32_t>(u)};
-}
-
-result<std::int64_t> element::get_int64() const noexcept {
-  if (type() != bson::type::int64) return mismatch;
-  return static_cast<std::int64_t>(detail::load_u64(raw_value().data()));
-}
-
-result<decimal128> element::get_decimal128() const noexcept {
-  if (type() != bson::type::decimal128) return mismatch;
-  const auto v = raw_value();
-  return decimal128{detail::load_u64(v.data()), detail::load_u64(v.data() + 8)};
 }
 
 }  // namespace oid::bson

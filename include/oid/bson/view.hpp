@@ -15,6 +15,7 @@
 //     std::string_view s = name ? name->get_string().value_or("") : "";
 #pragma once
 
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -72,6 +73,33 @@ constexpr std::int64_t to_date_time(std::chrono::sys_time<std::chrono::milliseco
 namespace detail {
 /// The bytes of the empty document, which a default `document_view` points at.
 inline constexpr std::uint8_t empty_document_bytes[5] = {5, 0, 0, 0, 0};
+
+// Little-endian loads for the inline read path below. Assembled from bytes so they are correct on
+// any alignment and host byte order (compilers emit one load); named apart from the library's
+// private helpers in src/bson/detail/bytes.hpp, which share this namespace.
+inline std::uint32_t view_u32(const std::uint8_t* p) noexcept {
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+         std::uint32_t{p[3]} << 24;
+}
+inline std::uint64_t view_u64(const std::uint8_t* p) noexcept {
+  return std::uint64_t{view_u32(p)} | std::uint64_t{view_u32(p + 4)} << 32;
+}
+
+// The first NUL in [p, end), or `end`; reads nothing at or past `end`. Keys are short (most are
+// 1 to 10 bytes), where calling memchr costs more than the scan itself, so this tests eight bytes
+// at a time while eight remain: (x - 0x01..01) & ~x & 0x80..80 sets the high bit of every zero
+// byte, plus possibly of bytes after the first zero (a borrow), so its lowest set bit is exact.
+inline const std::uint8_t* find_nul(const std::uint8_t* p, const std::uint8_t* end) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101, highs = 0x8080808080808080;
+  while (end - p >= 8) {
+    const std::uint64_t x = view_u64(p);  // byte i in bits 8i..8i+7, whatever the host order
+    const std::uint64_t zeros = (x - ones) & ~x & highs;
+    if (zeros != 0) return p + std::countr_zero(zeros) / 8;
+    p += 8;
+  }
+  while (p < end && *p != 0) ++p;
+  return p;
+}
 }  // namespace detail
 
 /// One element of a document: a type, a key and the value's bytes. It points into the document's
@@ -141,6 +169,13 @@ class element {
   friend class document_iterator;
   static constexpr std::uint8_t no_bytes_[2] = {0, 0};
 
+  const std::uint8_t* value() const noexcept { return p_ + 2 + key_size_; }
+  // A length-prefixed string value at v: the iterator (or validation) checked its length >= 1.
+  static std::string_view string_at(const std::uint8_t* v) noexcept {
+    return {reinterpret_cast<const char*>(v + 4), detail::view_u32(v) - 1};
+  }
+  static constexpr oid::error mismatch{errc::type_mismatch, 0};
+
   const std::uint8_t* p_ = no_bytes_;  // the type byte
   std::uint32_t key_size_ = 0;
   std::uint32_t value_size_ = 0;
@@ -185,8 +220,10 @@ class document_iterator {
     load(p);
   }
   // Decodes the element at p, or becomes the end iterator when p is the terminator or the bytes
-  // there do not form an element that ends before the terminator.
+  // there do not form an element that ends before the terminator. Inline (below) for the common
+  // types; load_slow() is the general decoder, which the inline path defers to for the rest.
   void load(const std::uint8_t* p) noexcept;
+  void load_slow(const std::uint8_t* p) noexcept;
 
   element e_;
   const std::uint8_t* end_ = nullptr;  // the document's terminating NUL
@@ -250,5 +287,140 @@ struct code_with_scope_view {
   std::string_view code;  ///< the code, without its NUL
   document_view scope;    ///< the variables
 };
+
+// ---- The read path, inline ---------------------------------------------------------------------
+// Iteration and the typed getters run once per value, so they are defined here: a caller that
+// switches on type() then calls the matching getter compiles to a plain load, with no call, no
+// second type test and no result<T> in memory. Each getter reads only inside raw_value(), whose
+// size the iterator checked against the document's end.
+
+inline void document_iterator::load(const std::uint8_t* p) noexcept {
+  if (p >= end_ || *p == 0) {  // the terminator (or a view's end()): become end()
+    e_ = element{};
+    e_.p_ = end_;
+    return;
+  }
+  const std::uint8_t* nul = detail::find_nul(p + 1, end_);
+  if (nul == end_) [[unlikely]] {
+    load_slow(p);
+    return;
+  }
+  const std::uint8_t* v = nul + 1;
+  const auto avail = static_cast<std::size_t>(end_ - v);
+  // The int32 prefix of the length-prefixed types, or -1 (a wrong length) when it does not fit.
+  const std::int64_t len = avail >= 4 ? static_cast<std::int32_t>(detail::view_u32(v)) : -1;
+  constexpr std::size_t other = static_cast<std::size_t>(-1);  // not decoded here
+  std::size_t n = other;
+  switch (static_cast<bson::type>(*p)) {
+  case type::undefined:
+  case type::null:
+  case type::min_key:
+  case type::max_key: n = 0; break;
+  case type::boolean: n = 1; break;
+  case type::int32: n = 4; break;
+  case type::double_:
+  case type::date_time:
+  case type::timestamp:
+  case type::int64: n = 8; break;
+  case type::object_id: n = 12; break;
+  case type::decimal128: n = 16; break;
+  case type::string:
+  case type::javascript:
+  case type::symbol:
+    if (len >= 1) n = 4 + static_cast<std::size_t>(len);
+    break;
+  case type::document:
+  case type::array:
+  case type::javascript_with_scope:
+    if (len >= 5) n = static_cast<std::size_t>(len);
+    break;
+  case type::binary:
+    if (len >= 0) n = 5 + static_cast<std::size_t>(len);
+    break;
+  case type::regex:       // two C strings to scan: rare, so decoded out of line
+  case type::db_pointer:  // rare and deprecated
+    break;
+  }
+  // Anything not decoded above, a wrong length or a value running past the terminator: the
+  // general decoder decides (an unknown type or bad bytes end the iteration there).
+  if (n > avail) [[unlikely]] {
+    load_slow(p);
+    return;
+  }
+  e_.p_ = p;
+  e_.key_size_ = static_cast<std::uint32_t>(nul - (p + 1));
+  e_.value_size_ = static_cast<std::uint32_t>(n);
+}
+
+inline result<double> element::get_double() const noexcept {
+  if (type() != bson::type::double_) return mismatch;
+  return std::bit_cast<double>(detail::view_u64(value()));
+}
+inline result<std::string_view> element::get_string() const noexcept {
+  if (type() != bson::type::string) return mismatch;
+  return string_at(value());
+}
+inline result<document_view> element::get_document() const noexcept {
+  if (type() != bson::type::document) return mismatch;
+  return document_view::unchecked(raw_value());
+}
+inline result<document_view> element::get_array() const noexcept {
+  if (type() != bson::type::array) return mismatch;
+  return document_view::unchecked(raw_value());
+}
+inline result<binary_view> element::get_binary() const noexcept {
+  if (type() != bson::type::binary) return mismatch;
+  const std::uint8_t* v = value();
+  binary_view b{v[4], {v + 5, value_size_ - 5}};
+  // The old subtype repeats the length inside the payload; validation checked it matches.
+  if (b.subtype == binary_subtype::old_binary && b.bytes.size() >= 4) b.bytes = b.bytes.subspan(4);
+  return b;
+}
+inline result<object_id> element::get_object_id() const noexcept {
+  if (type() != bson::type::object_id) return mismatch;
+  object_id::bytes_type b;
+  std::memcpy(b.data(), value(), b.size());
+  return object_id(b);
+}
+inline result<bool> element::get_bool() const noexcept {
+  if (type() != bson::type::boolean) return mismatch;
+  return *value() != 0;
+}
+inline result<std::int64_t> element::get_date_time() const noexcept {
+  if (type() != bson::type::date_time) return mismatch;
+  return static_cast<std::int64_t>(detail::view_u64(value()));
+}
+inline result<std::string_view> element::get_javascript() const noexcept {
+  if (type() != bson::type::javascript) return mismatch;
+  return string_at(value());
+}
+inline result<std::string_view> element::get_symbol() const noexcept {
+  if (type() != bson::type::symbol) return mismatch;
+  return string_at(value());
+}
+inline result<code_with_scope_view> element::get_javascript_with_scope() const noexcept {
+  if (type() != bson::type::javascript_with_scope) return mismatch;
+  const auto v = raw_value();
+  const std::string_view code = string_at(v.data() + 4);
+  const std::size_t scope_at = 4 + 4 + code.size() + 1;
+  return code_with_scope_view{code, document_view::unchecked(v.subspan(scope_at))};
+}
+inline result<std::int32_t> element::get_int32() const noexcept {
+  if (type() != bson::type::int32) return mismatch;
+  return static_cast<std::int32_t>(detail::view_u32(value()));
+}
+inline result<timestamp_value> element::get_timestamp() const noexcept {
+  if (type() != bson::type::timestamp) return mismatch;
+  const std::uint64_t u = detail::view_u64(value());
+  return timestamp_value{static_cast<std::uint32_t>(u >> 32), static_cast<std::uint32_t>(u)};
+}
+inline result<std::int64_t> element::get_int64() const noexcept {
+  if (type() != bson::type::int64) return mismatch;
+  return static_cast<std::int64_t>(detail::view_u64(value()));
+}
+inline result<decimal128> element::get_decimal128() const noexcept {
+  if (type() != bson::type::decimal128) return mismatch;
+  return decimal128{detail::view_u64(value()), detail::view_u64(value() + 8)};
+}
 
 }  // namespace oid::bson
