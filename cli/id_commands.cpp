@@ -208,7 +208,14 @@ void add_id_commands(CLI::App& app, context& ctx) {
   {
     auto opts = std::make_shared<new_options>();
     auto* cmd = app.add_subcommand("new", "Print new ObjectIds, one a line");
-    cmd->add_option("-n,--count", opts->count, "How many ids (default 1)");
+    // The check matters: CLI11 reads "-1" into the unsigned count as 2^64 - 1 (endless output).
+    cmd->add_option("-n,--count", opts->count, "How many ids (default 1)")
+        ->check(CLI::Validator(
+            [](const std::string& s) {
+              return s.find('-') == std::string::npos ? std::string()
+                                                      : "a count cannot be negative: " + s;
+            },
+            "COUNT"));
     cmd->add_option("--format", opts->format, "hex (default), base64 or json ({\"$oid\": ...})")
         ->check(CLI::IsMember({"hex", "base64", "json"}));
     cmd->add_flag("--legacy", opts->legacy,

@@ -9,6 +9,20 @@
 #endif
 
 namespace oid::cli {
+namespace {
+
+// The help of one command, with the whole command in its usage line ("oid bson dump"). Through the
+// formatter, not App::help(): after parsing, help() shows the parsed subcommand instead, so
+// `oid help` would explain `help` rather than list the commands.
+std::string help_for(const CLI::App& target) {
+  std::string name = target.get_name();
+  for (const CLI::App* p = target.get_parent(); p != nullptr; p = p->get_parent()) {
+    name = p->get_name() + " " + name;
+  }
+  return target.get_formatter()->make_help(&target, name, CLI::AppFormatMode::Normal);
+}
+
+}  // namespace
 
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err) {
@@ -37,7 +51,7 @@ int run(std::span<const std::string_view> args, std::istream& in, std::ostream& 
     // --help on the app or a subcommand: CLI11 sets the parsed subcommand chain for us.
     const CLI::App* target = &app;
     while (!target->get_subcommands().empty()) target = target->get_subcommands().front();
-    out << target->help();
+    out << help_for(*target);
     return exit_ok;
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
@@ -60,7 +74,7 @@ int run(std::span<const std::string_view> args, std::istream& in, std::ostream& 
 
   if (help->parsed()) {
     if (help_topic.empty()) {
-      out << app.help();
+      out << help_for(app);
       return exit_ok;
     }
     const CLI::App* target = &app;
@@ -72,7 +86,7 @@ int run(std::span<const std::string_view> args, std::istream& in, std::ostream& 
         return exit_usage;
       }
     }
-    out << target->help();
+    out << help_for(*target);
     return exit_ok;
   }
   if (app.get_subcommands().empty()) print_one_new_id(ctx);

@@ -169,11 +169,45 @@ TEST(CliTest, UsageErrorsExitTwo) {
                                                                      {"new", "--format", "xml"},
                                                                      {"range"},
                                                                      {"new", "--bogus"},
+                                                                     {"new", "-n", "-1"},
                                                                      {"help", "nothing"}}) {
     SCOPED_TRACE(args.back());
     const auto r = run(args);
     EXPECT_EQ(r.status, 2);
     EXPECT_FALSE(r.err.empty());
+  }
+}
+
+// --help on every command and subcommand, and `oid help COMMAND...`: status 0 and the usage of
+// the whole command.
+TEST(CliTest, HelpOnEveryCommand) {
+  const std::vector<std::vector<std::string_view>> commands = {{"new"},
+                                                               {"inspect"},
+                                                               {"convert"},
+                                                               {"range"},
+                                                               {"check-unique"},
+                                                               {"bson"},
+                                                               {"bson", "dump"},
+                                                               {"bson", "from-json"},
+                                                               {"bson", "validate"},
+                                                               {"mongo"},
+                                                               {"mongo", "ping"},
+                                                               {"mongo", "insert"},
+                                                               {"mongo", "find"},
+                                                               {"help"}};
+  for (const auto& command : commands) {
+    std::string name = "oid";
+    for (auto word : command) name += " " + std::string(word);
+    SCOPED_TRACE(name);
+    auto args = command;
+    args.push_back("--help");
+    const auto r = run(args);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find("Usage: " + name + " "), std::string::npos) << r.out;
+    args = command;
+    args.insert(args.begin(), "help");
+    EXPECT_EQ(run(args).out, r.out);
   }
 }
 
@@ -188,6 +222,17 @@ TEST(CliTest, HelpAndVersion) {
     const auto r = run(args);
     EXPECT_EQ(r.status, 0);
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
+  }
+  // `oid help` and `oid --help` list every command, not the help of `help`.
+  for (const auto& args : std::vector<std::vector<std::string_view>>{{"help"}, {"--help"}}) {
+    const auto r = run(args);
+    EXPECT_NE(r.out.find("Usage: oid [OPTIONS]"), std::string::npos) << r.out;
+    for (const char* command :
+         {"new", "inspect", "convert", "range", "check-unique", "bson", "mongo"}) {
+      EXPECT_NE(r.out.find(std::string("\n  ") + command + " "), std::string::npos)
+          << command << " missing from\n"
+          << r.out;
+    }
   }
   EXPECT_NE(run({"range", "--help"}).out.find("FROM"), std::string::npos);
   const auto v = run({"--version"});
