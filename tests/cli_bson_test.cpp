@@ -263,4 +263,31 @@ TEST(CliBsonBinaryTest, DumpsAFileAndPipesThroughFromJson) {
   std::remove(file.c_str());
 }
 
+// The progress line (bytes, documents, rate) shows only when stderr is a terminal and the input is
+// a file. script(1) (util-linux, essential in Debian) gives the command a pseudo-terminal; stdout
+// goes to /dev/null inside it, so what script records is the progress line alone.
+TEST(CliBsonBinaryTest, ProgressLineOnlyOnATerminalWithAFile) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const std::string file = temp_path("progress.bson");
+  std::ofstream(file, std::ios::binary) << bytes_of(doc(1)) + bytes_of(doc(2));
+  const std::string oid = std::string("'") + OID_BINARY + "'";
+  auto in_terminal = [](const std::string& command) {
+    return shell("script -qec \"" + command + "\" /dev/null");
+  };
+  for (const char* command : {" bson dump ", " bson validate "}) {
+    SCOPED_TRACE(command);
+    const auto tty = in_terminal(oid + command + file + " >/dev/null");
+    EXPECT_EQ(tty.status, 0);
+    EXPECT_NE(tty.out.find("2 documents"), std::string::npos) << tty.out;
+    EXPECT_NE(tty.out.find("MB/s"), std::string::npos) << tty.out;
+    const auto piped = in_terminal("cat " + file + " | " + oid + command + "- >/dev/null");
+    EXPECT_EQ(piped.status, 0);
+    EXPECT_EQ(piped.out, "");  // stdin is not a file: no size, no progress
+    const auto no_tty = shell(oid + command + file);
+    EXPECT_EQ(no_tty.status, 0);
+    EXPECT_EQ(no_tty.err, "");
+  }
+  std::remove(file.c_str());
+}
+
 }  // namespace
