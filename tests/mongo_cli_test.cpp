@@ -110,6 +110,17 @@ TEST_F(MongoCliServerTest, PingInsertFind) {
   ASSERT_EQ(docs.size(), 3u);
   EXPECT_NE(docs[0].find("november"), std::string::npos);
   EXPECT_NE(docs[2].find("ada"), std::string::npos);
+  // The README's example: --limit cuts the sorted result.
+  auto top = run({"mongo", "find", uri_, ns_, "--sort", "{\"n\": -1}", "--limit", "2"});
+  ASSERT_EQ(top.status, 0) << top.err;
+  EXPECT_EQ(top.out,
+            "{\"_id\":{\"$oid\":\"4cce03000000000000000001\"},\"name\":\"november\",\"n\":3}\n"
+            "{\"_id\":{\"$oid\":\"4ca524800000000000000001\"},\"name\":\"october\",\"n\":2}\n");
+  // --until alone: everything made before November 2010 (october), not ada's new id.
+  auto until = run({"mongo", "find", uri_, ns_, "--until", "2010-11-01"});
+  ASSERT_EQ(until.status, 0) << until.err;
+  ASSERT_EQ(lines(until.out).size(), 1u) << until.out;
+  EXPECT_NE(until.out.find("october"), std::string::npos);
 
   auto october =
       run({"mongo", "find", uri_, ns_, "--since", "2010-10-01", "--until", "2010-11-01"});
