@@ -6,7 +6,7 @@
 # (host name hash and pid: must collide), and print the bytes 4-8 the containers share.
 #
 #   scripts/fleet.sh                 # 16 containers x 2 processes x 2 threads, 200,000,000 ids each run
-#   scripts/fleet.sh -k 64 -n 25000  # the small fleet that ctest runs (fleet_small)
+#   scripts/fleet.sh -k 96 -n 12500  # the small fleet that ctest runs (fleet_small)
 #
 # Options: -k K  -p P  -t T  -n N (ids per thread; default: 200,000,000 in total)
 #          --oid PATH --worker PATH   binaries to use (default: build them in build/release)
