@@ -145,8 +145,9 @@ std::vector<node> decode_tree(ob::document_view doc) {
   return out;
 }
 
-// oid: typed appends, nested scopes back-patched in place. A code-with-scope scope is built in
-// a builder of its own first, as libbson must do too (its append takes a finished bson_t).
+// oid: typed appends, nested scopes back-patched in place, code-with-scope too (its scope is
+// opened in place like a document). libbson has no such call: its append takes a finished bson_t,
+// so its walk builds each scope in a bson_t of its own first.
 void oid_build(ob::builder& b, const std::vector<node>& nodes) {
   for (const node& n : nodes) {
     switch (n.t) {
@@ -175,12 +176,11 @@ void oid_build(ob::builder& b, const std::vector<node>& nodes) {
     case ob::type::db_pointer: b.append_db_pointer(n.key, n.text, oid::object_id(n.id)); break;
     case ob::type::javascript: b.append_javascript(n.key, n.text); break;
     case ob::type::symbol: b.append_symbol(n.key, n.text); break;
-    case ob::type::javascript_with_scope: {
-      ob::builder scope;
-      oid_build(scope, n.children);
-      b.append_javascript_with_scope(n.key, n.text, scope.view());
+    case ob::type::javascript_with_scope:
+      b.open_javascript_with_scope(n.key, n.text);
+      oid_build(b, n.children);
+      b.close();
       break;
-    }
     case ob::type::int32: b.append_int32(n.key, static_cast<std::int32_t>(n.i)); break;
     case ob::type::timestamp: {
       const auto u = static_cast<std::uint64_t>(n.i);

@@ -253,6 +253,126 @@ TEST(BsonBuilderTest, AppendsArgumentsThatPointIntoItsOwnBuffer) {
   EXPECT_TRUE(oid::bson::validate(b.view().bytes()).has_value());
 }
 
+// open_javascript_with_scope builds in place the bytes append_javascript_with_scope copies from a
+// finished scope, at the top level and inside documents and arrays, with scopes nested inside it.
+TEST(BsonBuilderTest, CodeWithScopeBuiltInPlaceEqualsTheCopiedForm) {
+  builder scope;
+  scope.append_int32("x", 1).open_document("inner").append_string("s", "t").close();
+  scope.open_array("list").append_bool("0", true).close();
+
+  builder copied;
+  copied.append_javascript_with_scope("top", "return x;", scope.view());
+  copied.open_document("d").append_javascript_with_scope("c", "f()", scope.view()).close();
+  copied.open_array("a").append_javascript_with_scope("0", "", builder().view()).close();
+  copied.append_int32("after", 7);
+
+  const auto fill = [](builder& b) {
+    b.append_int32("x", 1).open_document("inner").append_string("s", "t").close();
+    b.open_array("list").append_bool("0", true).close();
+  };
+  builder in_place;
+  in_place.open_javascript_with_scope("top", "return x;");
+  EXPECT_EQ(in_place.depth(), 1u);
+  fill(in_place);
+  in_place.close();
+  in_place.open_document("d").open_javascript_with_scope("c", "f()");
+  EXPECT_EQ(in_place.depth(), 2u);
+  fill(in_place);
+  in_place.close().close();
+  in_place.open_array("a").open_javascript_with_scope("0", "").close().close();
+  in_place.append_int32("after", 7);
+  EXPECT_EQ(in_place.depth(), 0u);
+
+  EXPECT_EQ(bytes_of(in_place.view()), bytes_of(copied.view()));
+  EXPECT_TRUE(oid::bson::validate(in_place.view().bytes()).has_value());
+  EXPECT_THAT(in_place.try_open_javascript_with_scope("k\0"sv, "c"),
+              HasErrorAt(errc::invalid_key, 1));
+  EXPECT_EQ(bytes_of(in_place.view()), bytes_of(copied.view()));
+}
+
+// The open scopes are remembered inside the buffer: a deep nesting, reallocated on the way, closes
+// back to the right lengths at every level.
+TEST(BsonBuilderTest, DeepNestingAcrossReallocations) {
+  constexpr int levels = 300;
+  builder b(8);
+  for (int i = 0; i < levels; ++i) {
+    b.append_int32("n", i);
+    if (i % 3 == 2) {
+      b.open_javascript_with_scope("c", "code");
+    } else if (i % 2 == 0) {
+      b.open_array("a");
+    } else {
+      b.open_document("d");
+    }
+  }
+  EXPECT_EQ(b.depth(), std::size_t{levels});
+  for (int i = 0; i < levels; ++i) b.append_string("s", "after").close();
+  EXPECT_EQ(b.depth(), 0u);
+  oid::bson::validate_options options;
+  options.max_depth = 2 * levels;
+  const auto v = oid::bson::validate(b.view().bytes(), options);
+  ASSERT_TRUE(v.has_value()) << v.error().message() << " at " << v.error().offset;
+  // Level i holds n: i, then the scope opened at level i, then (below the top) s; the innermost
+  // scope holds only s.
+  document_view d = *v;
+  for (int i = 0; i < levels; ++i) {
+    auto it = d.begin();
+    ASSERT_EQ(it->get_int32().value(), i);
+    ++it;
+    ASSERT_NE(it, d.end());
+    const auto inner = it->type() == oid::bson::type::javascript_with_scope
+                           ? it->get_javascript_with_scope()->scope
+                       : it->type() == oid::bson::type::array ? *it->get_array()
+                                                              : *it->get_document();
+    ++it;
+    if (i == 0) {
+      EXPECT_EQ(it, d.end());
+    } else {
+      ASSERT_EQ(it->get_string().value(), "after");
+    }
+    d = inner;
+  }
+  ASSERT_EQ(d.begin()->get_string().value(), "after");
+}
+
+// After extract() the builder holds no storage; it reads as the empty document and builds again.
+TEST(BsonBuilderTest, BuildsAgainAfterExtract) {
+  builder b;
+  b.append_int32("a", 1);
+  const document first = std::move(b).extract();
+  EXPECT_EQ(b.size(), 5u);
+  EXPECT_EQ(bytes_of(b.view()), hex_bytes("0500000000"));
+  b.append_int32("b", 2).open_document("d").append_null("n").close();
+  builder want;
+  want.append_int32("b", 2).open_document("d").append_null("n").close();
+  EXPECT_EQ(bytes_of(b.view()), bytes_of(want.view()));
+  const document second = std::move(b).extract();
+  b.clear();
+  EXPECT_EQ(bytes_of(b.view()), hex_bytes("0500000000"));
+  const document third = std::move(b).extract();
+  EXPECT_TRUE(third.empty());
+  b.reserve(1000);
+  b.append_int32("c", 3);
+  EXPECT_EQ(b.size(), 12u);
+  builder one;
+  one.append_int32("a", 1);
+  EXPECT_EQ(first.view(), one.view());
+  EXPECT_EQ(second.view(), want.view());
+}
+
+// A NUL in a key is found wherever it is: in the word-at-a-time part of the scan and in its tail.
+TEST(BsonBuilderTest, FindsANulAtEveryPositionOfAKey) {
+  builder b;
+  for (std::size_t length = 1; length <= 40; ++length) {
+    for (std::size_t at = 0; at < length; ++at) {
+      std::string key(length, 'k');
+      key[at] = '\0';
+      EXPECT_THAT(b.try_append_null(key), HasErrorAt(errc::invalid_key, at)) << length << " " << at;
+    }
+    EXPECT_TRUE(b.try_append_null(std::string(length, 'k')).has_value());
+  }
+}
+
 TEST(BsonBuilderTest, ClearStartsOver) {
   builder b;
   b.append_int32("a", 1).open_document("d");

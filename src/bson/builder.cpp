@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -12,11 +13,28 @@ namespace oid::bson {
 namespace {
 constexpr std::size_t max_document = INT32_MAX;
 
-// The offset of the first NUL in `s`, or npos.
-std::size_t find_nul(std::string_view s) noexcept {
-  const void* p = std::memchr(s.data(), 0, s.size());
-  return p == nullptr ? std::string_view::npos
-                      : static_cast<std::size_t>(static_cast<const char*>(p) - s.data());
+// True when `s` holds a NUL byte. Keys are short (a few bytes), and a word-at-a-time scan is
+// several times cheaper for them than a call to memchr; building spends much of its time here.
+bool has_nul(std::string_view s) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101;
+  constexpr std::uint64_t highs = 0x8080808080808080;
+  const char* p = s.data();
+  std::size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (((w - ones) & ~w & highs) != 0) return true;  // the classic "has a zero byte" test
+  }
+  for (; n != 0; ++p, --n) {
+    if (*p == 0) return true;
+  }
+  return false;
+}
+
+// The offset of the first NUL in `s`, which has one.
+std::size_t nul_offset(std::string_view s) noexcept {
+  return static_cast<std::size_t>(static_cast<const char*>(std::memchr(s.data(), 0, s.size())) -
+                                  s.data());
 }
 
 std::uint8_t* put(std::uint8_t* out, const void* p, std::size_t n) noexcept {
@@ -27,9 +45,17 @@ std::uint8_t* put_u32(std::uint8_t* out, std::uint32_t v) noexcept {
   detail::store_u32(out, v);
   return out + 4;
 }
+// A BSON string: int32 length counting the NUL, the bytes, the NUL.
+std::uint8_t* put_string(std::uint8_t* out, std::string_view s) noexcept {
+  out = put_u32(out, static_cast<std::uint32_t>(s.size() + 1));
+  out = put(out, s.data(), s.size());
+  *out = 0;
+  return out + 1;
+}
+
 // Arguments may point into the builder's own buffer (a key or value read from `view()`), which
-// the next resize moves and the element header overwrites. A guard notices such an argument and
-// points it at a snapshot of the buffer as it was; other arguments pass through untouched.
+// growing moves and the element header overwrites. A guard notices such an argument and points
+// it at a snapshot of the buffer as it was; other arguments pass through untouched.
 class alias_guard {
  public:
   explicit alias_guard(const std::vector<std::uint8_t>& buf) noexcept : buf_(buf) {}
@@ -49,7 +75,8 @@ class alias_guard {
     const auto at = reinterpret_cast<std::uintptr_t>(p);
     const auto begin = reinterpret_cast<std::uintptr_t>(buf_.data());
     const auto* bytes = static_cast<const std::uint8_t*>(p);
-    if (n == 0 || at < begin || at >= begin + buf_.size()) return bytes;
+    if (n == 0 || at < begin || at >= begin + buf_.size()) [[likely]]
+      return bytes;
     if (copy_.empty()) copy_.assign(buf_.begin(), buf_.end());
     return copy_.data() + (at - begin);
   }
@@ -57,58 +84,83 @@ class alias_guard {
   const std::vector<std::uint8_t>& buf_;
   std::vector<std::uint8_t> copy_;
 };
-
-// A BSON string: int32 length counting the NUL, the bytes, the NUL.
-std::uint8_t* put_string(std::uint8_t* out, std::string_view s) noexcept {
-  out = put_u32(out, static_cast<std::uint32_t>(s.size() + 1));
-  out = put(out, s.data(), s.size());
-  *out = 0;
-  return out + 1;
-}
 }  // namespace
 
-builder::builder() : builder(64) {}
+// ---- Storage ---------------------------------------------------------------------------------
+//
+// `buf_` is storage, not the document: bytes [0, size_) are written and the rest is room, so an
+// append writes into room it has checked for instead of resizing a vector (which would zero-fill
+// every new byte and cost a call per element). The vector grows by doubling; extract() trims it
+// to size_ and hands it to the document without a copy.
+
+builder::builder() : builder(256) {}
 
 builder::builder(std::size_t capacity) {
-  buf_.reserve(capacity < 5 ? 5 : capacity);
-  buf_.assign(std::begin(detail::empty_document_bytes), std::end(detail::empty_document_bytes));
+  buf_.resize(std::max<std::size_t>(capacity, 5));
+  start_over();
+}
+
+void builder::start_over() noexcept {
+  std::memcpy(buf_.data(), detail::empty_document_bytes, 5);
+  size_ = 5;
+  open_ = 0;
+  depth_ = 0;
 }
 
 void builder::clear() noexcept {
-  // Shrinking a vector of bytes neither allocates nor throws.
-  buf_.resize(5);
-  std::memcpy(buf_.data(), detail::empty_document_bytes, 5);
-  stack_.clear();
+  if (buf_.size() < 5) {
+    size_ = 0;  // after extract(): the first append makes the storage
+    depth_ = 0;
+    return;
+  }
+  start_over();
+}
+
+void builder::reserve(std::size_t bytes) {
+  if (bytes > buf_.size()) grow(bytes - size_);
+}
+
+void builder::grow(std::size_t n) {
+  if (size_ == 0) {  // no storage since extract()
+    buf_.resize(std::max<std::size_t>(n + 5, 256));
+    start_over();
+    return;
+  }
+  buf_.resize(std::max(2 * buf_.size(), size_ + n));
 }
 
 std::uint8_t* builder::start_element(type t, std::string_view key, std::size_t value_size,
                                      oid::error& err) {
-  if (const std::size_t nul = find_nul(key); nul != std::string_view::npos) {
-    err = oid::error{errc::invalid_key, nul};
+  if (has_nul(key)) [[unlikely]] {
+    err = oid::error{errc::invalid_key, nul_offset(key)};
     return nullptr;
   }
   // Everything below stays far from overflow: each term is checked against INT32_MAX first.
-  if (key.size() > max_document || value_size > max_document) {
+  if (key.size() > max_document || value_size > max_document) [[unlikely]] {
     err = oid::error{errc::too_large, 0};
     return nullptr;
   }
   const std::size_t elem = 2 + key.size() + value_size;
-  const std::size_t old = buf_.size();
   // Terminators still to come: one per open scope plus the top level's (present at depth 0).
-  const std::size_t pending = stack_.empty() ? 0 : stack_.size() + 1;
-  if (old + elem + pending > max_document) {
+  const std::size_t pending = depth_ == 0 ? 0 : depth_ + 1;
+  if (size_ + elem + pending > max_document) [[unlikely]] {
     err = oid::error{errc::too_large, 0};
     return nullptr;
   }
   alias_guard guard(buf_);
   key = guard.fix(key);
-  buf_.resize(old + elem);  // the strong guarantee: unchanged if this throws
-  std::uint8_t* out = buf_.data() + old;
-  if (stack_.empty()) {
-    // The element takes the terminator's place; the terminator moves to the new end.
-    --out;
-    buf_.back() = 0;
-    detail::store_u32(buf_.data(), static_cast<std::uint32_t>(buf_.size()));
+  if (buf_.size() - size_ < elem) [[unlikely]]
+    grow(elem);  // may throw: nothing changed yet
+  std::uint8_t* out;
+  if (depth_ == 0) {
+    // The element takes the top-level terminator's place; the terminator moves to the new end.
+    out = buf_.data() + size_ - 1;
+    size_ += elem;
+    buf_[size_ - 1] = 0;
+    detail::store_u32(buf_.data(), static_cast<std::uint32_t>(size_));
+  } else {
+    out = buf_.data() + size_;
+    size_ += elem;
   }
   *out++ = static_cast<std::uint8_t>(t);
   out = put(out, key.data(), key.size());
@@ -203,12 +255,8 @@ result<void> builder::try_append_null(std::string_view key) {
 
 result<void> builder::try_append_regex(std::string_view key, std::string_view pattern,
                                        std::string_view options) {
-  if (const std::size_t nul = find_nul(pattern); nul != std::string_view::npos) {
-    return oid::error{errc::invalid_value, nul};
-  }
-  if (const std::size_t nul = find_nul(options); nul != std::string_view::npos) {
-    return oid::error{errc::invalid_value, nul};
-  }
+  if (has_nul(pattern)) return oid::error{errc::invalid_value, nul_offset(pattern)};
+  if (has_nul(options)) return oid::error{errc::invalid_value, nul_offset(options)};
   if (pattern.size() > max_document || options.size() > max_document) {
     return oid::error{errc::too_large, 0};
   }
@@ -303,14 +351,27 @@ result<void> builder::try_append_element(std::string_view key, const element& e)
   return append_fixed(e.type(), key, v.data(), v.size());
 }
 
+// ---- Scopes ----------------------------------------------------------------------------------
+//
+// The open documents and arrays form a stack that lives in the buffer itself: while a scope is
+// open, its length prefix (which close() fills in) holds a link to the scope that was open
+// before it, so opening and closing never allocate. A link is `offset << 1`, the offset of the
+// enclosing scope's length prefix. The scope of a code-with-scope value has two lengths to fill in,
+// its own and the element's total: its link is `total_offset << 1 | 1`, and the total's slot holds
+// the ordinary link to the enclosing scope. Offsets fit: a document is below 2^31 bytes.
+
+void builder::push_scope(std::uint8_t* slot, std::uint32_t link) noexcept {
+  detail::store_u32(slot, link);
+  open_ = static_cast<std::uint32_t>(slot - buf_.data());
+  ++depth_;
+}
+
 result<void> builder::open(type t, std::string_view key) {
-  // Room for the new scope first, so that nothing below can fail after the buffer changed.
-  if (stack_.size() == stack_.capacity()) stack_.reserve(stack_.empty() ? 8 : 2 * stack_.size());
   oid::error err;
   std::uint8_t* out = start_element(t, key, 4, err);
   if (out == nullptr) return err;
-  if (stack_.empty()) buf_.pop_back();  // the top level's terminator comes back at its close
-  stack_.push_back(static_cast<std::size_t>(out - buf_.data()));
+  if (depth_ == 0) --size_;  // the top level's terminator comes back at its close
+  push_scope(out, open_ << 1);
   return {};
 }
 
@@ -318,26 +379,54 @@ result<void> builder::try_open_document(std::string_view key) { return open(type
 
 result<void> builder::try_open_array(std::string_view key) { return open(type::array, key); }
 
+result<void> builder::try_open_javascript_with_scope(std::string_view key, std::string_view code) {
+  if (code.size() >= max_document) return oid::error{errc::too_large, 0};
+  alias_guard guard(buf_);
+  code = guard.fix(code);
+  oid::error err;
+  // The total length, the code as a string, and the scope's length prefix.
+  std::uint8_t* out =
+      start_element(type::javascript_with_scope, key, 4 + 4 + code.size() + 1 + 4, err);
+  if (out == nullptr) return err;
+  if (depth_ == 0) --size_;
+  const auto total_at = static_cast<std::uint32_t>(out - buf_.data());
+  detail::store_u32(out, open_ << 1);
+  push_scope(put_string(out + 4, code), total_at << 1 | 1);
+  return {};
+}
+
 result<void> builder::try_close() {
-  assert(!stack_.empty() && "builder::close() with no document or array open");
-  if (stack_.empty()) return {};
-  // start_element left room for every pending terminator, so this cannot exceed the limit.
-  const std::size_t at = stack_.back();
-  buf_.push_back(0);
-  detail::store_u32(buf_.data() + at, static_cast<std::uint32_t>(buf_.size() - at));
-  stack_.pop_back();
-  if (stack_.empty()) {
-    buf_.push_back(0);
-    detail::store_u32(buf_.data(), static_cast<std::uint32_t>(buf_.size()));
+  assert(depth_ != 0 && "builder::close() with no document or array open");
+  if (depth_ == 0) return {};
+  // start_element left room under the size limit for every pending terminator; the storage may
+  // still need to grow by the one or two bytes written here.
+  if (buf_.size() - size_ < 2) [[unlikely]]
+    grow(2);
+  std::uint8_t* const base = buf_.data();
+  const std::uint32_t at = open_;
+  std::uint32_t link = detail::load_u32(base + at);
+  base[size_++] = 0;
+  detail::store_u32(base + at, static_cast<std::uint32_t>(size_ - at));
+  if ((link & 1) != 0) {  // a code-with-scope's scope: the element's total length too
+    const std::uint32_t total_at = link >> 1;
+    link = detail::load_u32(base + total_at);
+    detail::store_u32(base + total_at, static_cast<std::uint32_t>(size_ - total_at));
+  }
+  open_ = link >> 1;
+  if (--depth_ == 0) {
+    base[size_++] = 0;
+    detail::store_u32(base, static_cast<std::uint32_t>(size_));
   }
   return {};
 }
 
 document builder::extract() && {
-  assert(stack_.empty() && "builder::extract() with a document or array still open");
+  assert(depth_ == 0 && "builder::extract() with a document or array still open");
+  if (size_ == 0) return document();
+  buf_.resize(size_);  // shrinking: no allocation
   document d(document::trusted{}, std::move(buf_));
-  buf_.assign(std::begin(detail::empty_document_bytes), std::end(detail::empty_document_bytes));
-  stack_.clear();
+  buf_.clear();  // moved from: now certainly empty, and the next append makes new storage
+  size_ = 0;
   return d;
 }
 

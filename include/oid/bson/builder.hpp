@@ -1,9 +1,10 @@
 // oid/bson/builder.hpp: `oid::bson::builder`, which writes BSON into one contiguous buffer.
 //
-// The builder appends elements to a `std::vector<std::uint8_t>`. `open_document(key)` and
-// `open_array(key)` write a placeholder length that `close()` fills in (bsoncore's back-patching),
-// so nesting needs no second buffer and no copy. The top-level document is complete after every
-// append: `view()` reads it whenever no document or array is open.
+// The builder appends elements to one growing buffer. `open_document(key)`, `open_array(key)` and
+// `open_javascript_with_scope(key, code)` write a placeholder length that `close()` fills in
+// (back-patching), so nesting needs no second buffer, no copy and no allocation of its own. The
+// top-level document is complete after every append: `view()` reads it whenever no document or
+// array is open.
 //
 // What the builder writes is valid BSON: a key, regex pattern or regex options holding a NUL
 // byte is refused with `errc::invalid_key` (`invalid_value` for regex parts), and a document that
@@ -136,6 +137,12 @@ class builder {
   builder& open_array(std::string_view key) { return ok(try_open_array(key)); }
   /// Ends the innermost open document or array. Precondition: one is open (asserted).
   builder& close() { return ok(try_close()); }
+  /// Starts a JavaScript code-with-scope value under `key`, with `code`, and opens its scope: the
+  /// scope's elements go in until `close()`, which finishes the scope and the value. Builds in
+  /// place what `append_javascript_with_scope` copies from a finished scope document.
+  builder& open_javascript_with_scope(std::string_view key, std::string_view code) {
+    return ok(try_open_javascript_with_scope(key, code));
+  }
 
   /// Appends `v` with the typed append its type selects: bool, double/float, integers (signed
   /// up to 32 bits and unsigned up to 16 as int32, wider ones up to int64 as int64), anything
@@ -200,6 +207,8 @@ class builder {
   result<void> try_open_document(std::string_view key);
   /// Errors: invalid_key, too_large.
   result<void> try_open_array(std::string_view key);
+  /// Errors: invalid_key, too_large.
+  result<void> try_open_javascript_with_scope(std::string_view key, std::string_view code);
   /// `close()` in the style of the other try_ functions. It never fails: the size limit was
   /// checked, terminators included, when the elements were appended.
   result<void> try_close();
@@ -209,17 +218,17 @@ class builder {
   /// The top-level document built so far. Precondition: no document or array is open
   /// (asserted). Valid until the next change to the builder.
   document_view view() const noexcept {
-    assert(stack_.empty() && "builder::view() with a document or array still open");
-    return document_view::unchecked(buf_);
+    assert(depth_ == 0 && "builder::view() with a document or array still open");
+    return size_ == 0 ? document_view{} : document_view::unchecked({buf_.data(), size_});
   }
   /// The finished document; the builder is left empty. Precondition: nothing open (asserted).
   document extract() &&;
   /// How many documents and arrays are open (0 at the top level).
-  std::size_t depth() const noexcept { return stack_.size(); }
+  std::size_t depth() const noexcept { return depth_; }
   /// Bytes written so far.
-  std::size_t size() const noexcept { return buf_.size(); }
+  std::size_t size() const noexcept { return size_ == 0 ? 5 : size_; }
   /// Makes room for `bytes` bytes in all.
-  void reserve(std::size_t bytes) { buf_.reserve(bytes); }
+  void reserve(std::size_t bytes);
   /// Starts over with an empty document, keeping the buffer's capacity.
   void clear() noexcept;
 
@@ -232,15 +241,21 @@ class builder {
   // where they go; nullptr on error, with the error in `err`.
   std::uint8_t* start_element(type t, std::string_view key, std::size_t value_size,
                               oid::error& err);
-  // Restores the top-level terminator and length after an element (or a close) at depth 0.
-  void finish_element() noexcept;
+  // Makes room for `n` more bytes (and the empty document first, after extract()).
+  void grow(std::size_t n);
+  // Resets the storage to the empty document.
+  void start_over() noexcept;
+  // Records an open scope whose length prefix is at `slot` (see builder.cpp, "Scopes").
+  void push_scope(std::uint8_t* slot, std::uint32_t link) noexcept;
   result<void> append_string_like(type t, std::string_view key, std::string_view v);
   result<void> append_fixed(type t, std::string_view key, const void* p, std::size_t n);
   result<void> append_document_like(type t, std::string_view key, document_view v);
   result<void> open(type t, std::string_view key);
 
-  std::vector<std::uint8_t> buf_;
-  std::vector<std::size_t> stack_;  // offsets of the open documents' length prefixes
+  std::vector<std::uint8_t> buf_;  // storage: bytes [0, size_) are written, the rest is room
+  std::size_t size_ = 0;           // 0 only after extract(), until the next append
+  std::uint32_t open_ = 0;         // offset of the innermost open scope's length prefix
+  std::uint32_t depth_ = 0;        // open scopes
 };
 
 namespace detail {
