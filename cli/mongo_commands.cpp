@@ -343,8 +343,14 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     cmd->add_option("--filter", o->filter, "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
     cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
     cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
+    // Not CLI::NonNegativeNumber: its message prints DBL_MAX in full.
     cmd->add_option("--limit", o->limit, "At most this many documents")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Validator(
+            [](const std::string& s) {
+              return s.find('-') == std::string::npos ? std::string()
+                                                      : "a limit cannot be negative: " + s;
+            },
+            "N"));
     cmd->add_option("--sort", o->sort, "Sort order as Extended JSON, e.g. '{\"_id\": -1}'");
     cmd->final_callback([&ctx, o] { run_find(ctx, *o); });
   }

@@ -53,6 +53,10 @@ TEST(MongoCliTest, RejectsBadArgumentsWithoutAServer) {
   EXPECT_EQ(json.status, 1);
   EXPECT_NE(json.err.find("--filter"), std::string::npos);
   EXPECT_EQ(run({"mongo"}).status, 2);
+  auto limit = run({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--limit", "-2"});
+  EXPECT_EQ(limit.status, 2);
+  EXPECT_NE(limit.err.find("--limit: a limit cannot be negative: -2"), std::string::npos)
+      << limit.err;
 }
 
 TEST(MongoCliTest, UnreachableServerFailsWithinTheSelectionTimeout) {
