@@ -1,4 +1,5 @@
 // oid new | inspect | convert | range: the ObjectId commands.
+#include <charconv>
 #include <memory>
 #include <oid/generator.hpp>
 #include <oid/inspect.hpp>
@@ -208,12 +209,20 @@ void add_id_commands(CLI::App& app, context& ctx) {
   {
     auto opts = std::make_shared<new_options>();
     auto* cmd = app.add_subcommand("new", "Print new ObjectIds, one a line");
-    // The check matters: CLI11 reads "-1" into the unsigned count as 2^64 - 1 (endless output).
+    // Read by hand: CLI11 2.1 turns "-1" into 2^64 - 1 and a number above 2^64 into 2^64 - 1 too
+    // (endless output either way), and says "not in range 0.000000 to 1.8e308" for text.
     cmd->add_option("-n,--count", opts->count, "How many ids (default 1)")
-        ->check(CLI::Validator(
-            [](const std::string& s) {
-              return s.find('-') == std::string::npos ? std::string()
-                                                      : "a count cannot be negative: " + s;
+        ->transform(CLI::Validator(
+            [](std::string& s) {
+              std::uint64_t n = 0;
+              const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+              if (!s.empty() && s[0] == '-') return "a count cannot be negative: '" + s + "'";
+              if (ec == std::errc::result_out_of_range)
+                return "count too large (at most 2^64 - 1): '" + s + "'";
+              if (ec != std::errc() || end != s.data() + s.size()) {
+                return "not a count (a whole number of ids): '" + s + "'";
+              }
+              return std::string();
             },
             "COUNT"));
     cmd->add_option("--format", opts->format, "hex (default), base64 or json ({\"$oid\": ...})")

@@ -178,6 +178,33 @@ TEST(CliTest, UsageErrorsExitTwo) {
   }
 }
 
+// A bad count names what is wrong with it, and none of them starts an endless run (CLI11 alone
+// reads "-1" and numbers above 2^64 as 2^64 - 1).
+TEST(CliTest, BadCountsSayWhatIsWrong) {
+  const struct {
+    std::string_view count, want;
+  } cases[] = {
+      {"-1", "a count cannot be negative: '-1'"},
+      {"99999999999999999999999", "count too large (at most 2^64 - 1): '99999999999999999999999'"},
+      {"18446744073709551616", "count too large"},
+      {"1x", "not a count (a whole number of ids): '1x'"},
+      {"", "not a count (a whole number of ids): ''"},
+      {"+3", "not a count"},
+      {" 3", "not a count"},
+      {"3.5", "not a count"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.count);
+    const auto r = run({"new", "-n", c.count});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
+  }
+  const auto r = run({"new", "-n", "0"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "");
+}
+
 // --help on every command and subcommand, and `oid help COMMAND...`: status 0 and the usage of
 // the whole command.
 TEST(CliTest, HelpOnEveryCommand) {
