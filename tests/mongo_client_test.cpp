@@ -292,6 +292,29 @@ TEST_F(MongoClientTest, UnacknowledgedWritesAndTheRepliesFerretDbSendsAnyway) {
   EXPECT_EQ(*n, 20);
 }
 
+// Fire-and-forget batches sent just before the client goes away all arrive: the connection is
+// closed only after the server has read them. (Closed at once, with FerretDB's unrequested
+// replies unread, the socket was reset and FerretDB dropped the batches it had not read yet.)
+TEST_F(MongoClientTest, UnacknowledgedBatchesAllArriveWhenTheClientCloses) {
+  constexpr int count = 5000;
+  {
+    std::string why;
+    auto other = mongo::client::create(uri_, &why);
+    ASSERT_TRUE(other.has_value()) << why;
+    mongo::insert_options w0;
+    w0.write_concern = mongo::write_concern::unacknowledged();
+    const auto docs = numbered_docs(count);
+    std::vector<document_view> views;
+    for (const auto& d : docs) views.push_back(d.view());
+    auto r = other->collection(db_, "w0").insert_many(views, w0);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ(r->ids.size(), std::size_t{count});
+  }  // the client, its pool and its connection close here
+  auto n = coll("w0").count_documents();
+  ASSERT_TRUE(n.has_value()) << n.error().message;
+  EXPECT_EQ(*n, count);
+}
+
 TEST_F(MongoClientTest, ListDatabasesCollectionsAndDrop) {
   auto c = coll("listed");
   ASSERT_TRUE(c.insert_one(doc("n", 1)).has_value());

@@ -227,11 +227,37 @@ connection& connection::operator=(connection&& other) noexcept {
 connection::~connection() { close(); }
 
 void connection::close() noexcept {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  if (!unacknowledged_.empty()) drain_before_close();
+  ::close(fd_);
   fd_ = -1;
 }
 
+// Fire-and-forget messages may still sit unread in the server's receive buffer, and replies the
+// server sent anyway (FerretDB answers even moreToCome messages) in ours. Closing a socket with
+// unread data in it sends a reset instead of a FIN, and on a reset the server's kernel throws
+// away what the server had not read yet: those writes would be lost (FerretDB lost 3,000 of
+// 5,000 documents of `oid mongo insert --w0` that way). So half-close, read and drop whatever
+// comes until the server closes its side, which it does once it has read every message, and only
+// then close. Bounded, as every wait here is.
+void connection::drain_before_close() noexcept {
+  constexpr std::chrono::milliseconds close_timeout{10'000};
+  if (::shutdown(fd_, SHUT_WR) != 0) return;
+  const auto until = deadline_after(
+      socket_timeout_.count() > 0 ? std::min(socket_timeout_, close_timeout) : close_timeout);
+  std::uint8_t sink[4096];
+  while (true) {
+    const ssize_t r = ::recv(fd_, sink, sizeof sink, MSG_DONTWAIT);
+    if (r > 0) continue;
+    if (r == 0) return;  // the server has closed its side
+    if (errno == EINTR) continue;
+    if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(fd_, POLLIN, until)) continue;
+    return;
+  }
+}
+
 oid::error connection::fail(oid::error e) noexcept {
+  unacknowledged_.clear();  // broken: close at once, nothing more can be delivered
   close();
   return e;
 }

@@ -84,7 +84,9 @@ class connection {
   const mongo::host& host() const noexcept { return host_; }
   /// True after a transport error: the connection must not be used again.
   bool broken() const noexcept { return fd_ < 0; }
-  /// Closes the socket; `broken()` becomes true.
+  /// Closes the socket; `broken()` becomes true. After fire-and-forget writes it first
+  /// half-closes and waits (at most the socket timeout, and 10 s) until the server has read
+  /// them all and closed its side, so that none is lost to a connection reset.
   void close() noexcept;
 
  private:
@@ -99,6 +101,7 @@ class connection {
   result<std::vector<std::uint8_t>> read_message(std::chrono::steady_clock::time_point deadline);
   std::chrono::steady_clock::time_point deadline() const;
   oid::error fail(oid::error e) noexcept;
+  void drain_before_close() noexcept;
 
   int fd_ = -1;
   std::int32_t next_request_id_ = 1;
