@@ -1,7 +1,8 @@
 // Property: validate() never crashes or reads out of bounds, and any error offset lies inside the
 // input. When it accepts, iterating every element recursively and rebuilding the document with the
 // builder's typed appends from the typed getters' values gives back exactly the same bytes (with
-// UTF-8 checks on and off). Unchecked iteration over the raw input must stay in bounds too.
+// UTF-8 checks on and off), building code-with-scope both from a finished scope and in place.
+// Unchecked iteration over the raw input must stay in bounds too.
 #include <cstdint>
 #include <cstdlib>
 #include <oid/bson/builder.hpp>
@@ -13,21 +14,23 @@ namespace {
 
 using namespace oid::bson;
 
-void rebuild(document_view doc, builder& b);
+enum class scopes { copied, in_place };
 
-void rebuild_value(const element& e, builder& b) {
+void rebuild(document_view doc, builder& b, scopes how);
+
+void rebuild_value(const element& e, builder& b, scopes how) {
   const std::string_view k = e.key();
   switch (e.type()) {
   case type::double_: b.append_double(k, *e.get_double()); break;
   case type::string: b.append_string(k, *e.get_string()); break;
   case type::document:
     b.open_document(k);
-    rebuild(*e.get_document(), b);
+    rebuild(*e.get_document(), b, how);
     b.close();
     break;
   case type::array:
     b.open_array(k);
-    rebuild(*e.get_array(), b);
+    rebuild(*e.get_array(), b, how);
     b.close();
     break;
   case type::binary: {
@@ -54,9 +57,15 @@ void rebuild_value(const element& e, builder& b) {
   case type::symbol: b.append_symbol(k, *e.get_symbol()); break;
   case type::javascript_with_scope: {
     const code_with_scope_view v = *e.get_javascript_with_scope();
-    builder scope;
-    rebuild(v.scope, scope);
-    b.append_javascript_with_scope(k, v.code, scope.view());
+    if (how == scopes::in_place) {
+      b.open_javascript_with_scope(k, v.code);
+      rebuild(v.scope, b, how);
+      b.close();
+    } else {
+      builder scope;
+      rebuild(v.scope, scope, how);
+      b.append_javascript_with_scope(k, v.code, scope.view());
+    }
     break;
   }
   case type::int32: b.append_int32(k, *e.get_int32()); break;
@@ -69,8 +78,8 @@ void rebuild_value(const element& e, builder& b) {
   }
 }
 
-void rebuild(document_view doc, builder& b) {
-  for (const element& e : doc) rebuild_value(e, b);
+void rebuild(document_view doc, builder& b, scopes how) {
+  for (const element& e : doc) rebuild_value(e, b, how);
 }
 
 void check(std::span<const std::uint8_t> bytes, const validate_options& options) {
@@ -80,9 +89,11 @@ void check(std::span<const std::uint8_t> bytes, const validate_options& options)
     return;
   }
   if (v->data() != bytes.data() || v->size() != bytes.size()) std::abort();
-  builder b;
-  rebuild(*v, b);
-  if (!(b.view() == *v)) std::abort();
+  for (const scopes how : {scopes::copied, scopes::in_place}) {
+    builder b(8);  // small: the rebuild grows the buffer many times
+    rebuild(*v, b, how);
+    if (!(b.view() == *v)) std::abort();
+  }
 }
 
 }  // namespace
