@@ -13,21 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "support/run_cli.hpp"
 
 namespace {
 
-struct outcome {
-  int status;
-  std::string out, err;
-};
-
-outcome run_oid(std::vector<std::string_view> args, const std::string& input = "") {
-  std::istringstream in(input);
-  std::ostringstream out, err;
-  const int status = oid::cli::run(args, in, out, err);
-  return {status, out.str(), err.str()};
-}
+using oid::testing::run_cli;
 
 std::string bytes_of(const oid::bson::document& d) {
   return {reinterpret_cast<const char*>(d.bytes().data()), d.bytes().size()};
@@ -56,25 +46,25 @@ std::string bad_type_document() {
 TEST(CliBsonTest, DumpPrintsOneDocumentPerLine) {
   const auto one = doc(1);
   const std::string input = bytes_of(one) + bytes_of(doc(2)) + bytes_of(doc(3));
-  const auto r = run_oid({"bson", "dump"}, input);
+  const auto r = run_cli({"bson", "dump"}, input);
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, relaxed(doc(1)) + relaxed(doc(2)) + relaxed(doc(3)));
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), R"({"n":1,"s":"café","d":{"big":1099511627776}})");
 
-  const auto c = run_oid({"bson", "dump", "--mode", "canonical", "-"}, input);
+  const auto c = run_cli({"bson", "dump", "--mode", "canonical", "-"}, input);
   EXPECT_EQ(c.status, 0);
   EXPECT_EQ(c.out.substr(0, c.out.find('\n')),
             oid::bson::to_json(one.view(), oid::bson::json_mode::canonical));
 
-  const auto p = run_oid({"bson", "dump", "--pretty"}, bytes_of(doc(1)));
+  const auto p = run_cli({"bson", "dump", "--pretty"}, bytes_of(doc(1)));
   oid::bson::json_options pretty;
   pretty.pretty = true;
   EXPECT_EQ(p.out, oid::bson::to_json(one.view(), pretty) + "\n");
 }
 
 TEST(CliBsonTest, DumpEmptyInput) {
-  const auto r = run_oid({"bson", "dump"});
+  const auto r = run_cli({"bson", "dump"});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "");
@@ -82,13 +72,13 @@ TEST(CliBsonTest, DumpEmptyInput) {
 
 TEST(CliBsonTest, DumpTruncatedFilePrintsWhatCameBefore) {
   const std::string one = bytes_of(doc(1)), two = bytes_of(doc(2));
-  const auto r = run_oid({"bson", "dump"}, one + two.substr(0, 10));
+  const auto r = run_cli({"bson", "dump"}, one + two.substr(0, 10));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, relaxed(doc(1)));
   EXPECT_EQ(r.err, "oid: bson dump: stdin: document 2 at byte " + std::to_string(one.size()) +
                        ": truncated: the length prefix says " + std::to_string(two.size()) +
                        " bytes, the input has 10\n");
-  const auto cut_prefix = run_oid({"bson", "dump"}, one + two.substr(0, 3));
+  const auto cut_prefix = run_cli({"bson", "dump"}, one + two.substr(0, 3));
   EXPECT_EQ(cut_prefix.status, 1);
   EXPECT_EQ(cut_prefix.out, relaxed(doc(1)));
   EXPECT_NE(cut_prefix.err.find("input ends inside a length prefix (3 of 4 bytes)"),
@@ -97,16 +87,16 @@ TEST(CliBsonTest, DumpTruncatedFilePrintsWhatCameBefore) {
 
 TEST(CliBsonTest, DumpGarbage) {
   // "garb" as a length is 0x62726167: far above 16 MiB.
-  const auto r = run_oid({"bson", "dump"}, "garbage, not BSON");
+  const auto r = run_cli({"bson", "dump"}, "garbage, not BSON");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "oid: bson dump: stdin: document 1 at byte 0: length prefix 1651663207 is above the "
             "limit of 16777216 bytes (--max-size)\n");
-  const auto tiny = run_oid({"bson", "dump"}, std::string("\x04\x00\x00\x00\x00", 5));
+  const auto tiny = run_cli({"bson", "dump"}, std::string("\x04\x00\x00\x00\x00", 5));
   EXPECT_EQ(tiny.status, 1);
   EXPECT_NE(tiny.err.find("impossible length prefix 4"), std::string::npos);
-  const auto limit = run_oid({"bson", "dump", "--max-size", "20"}, bytes_of(doc(1)));
+  const auto limit = run_cli({"bson", "dump", "--max-size", "20"}, bytes_of(doc(1)));
   EXPECT_EQ(limit.status, 1);
   EXPECT_NE(limit.err.find("above the limit of 20 bytes"), std::string::npos);
 }
@@ -117,18 +107,18 @@ TEST(CliBsonTest, DumpKeepGoingSkipsABadDocumentWithASaneLength) {
   const std::string where = "document 2 at byte " + std::to_string(one.size()) +
                             ": unknown BSON type at byte " + std::to_string(one.size() + 4);
 
-  const auto stop = run_oid({"bson", "dump"}, input);
+  const auto stop = run_cli({"bson", "dump"}, input);
   EXPECT_EQ(stop.status, 1);
   EXPECT_EQ(stop.out, relaxed(doc(1)));
   EXPECT_NE(stop.err.find(where), std::string::npos) << stop.err;
 
-  const auto go_on = run_oid({"bson", "dump", "--keep-going"}, input);
+  const auto go_on = run_cli({"bson", "dump", "--keep-going"}, input);
   EXPECT_EQ(go_on.status, 1);
   EXPECT_EQ(go_on.out, relaxed(doc(1)) + relaxed(doc(3)));
   EXPECT_NE(go_on.err.find(where), std::string::npos) << go_on.err;
 
   // A damaged length prefix ends the reading even with --keep-going.
-  const auto lost = run_oid({"bson", "dump", "--keep-going"}, one + "\xff\xff\xff\xff" + three);
+  const auto lost = run_cli({"bson", "dump", "--keep-going"}, one + "\xff\xff\xff\xff" + three);
   EXPECT_EQ(lost.status, 1);
   EXPECT_EQ(lost.out, relaxed(doc(1)));
   EXPECT_NE(lost.err.find("impossible length prefix -1"), std::string::npos);
@@ -136,14 +126,14 @@ TEST(CliBsonTest, DumpKeepGoingSkipsABadDocumentWithASaneLength) {
 
 TEST(CliBsonTest, ValidateReportsEachBadDocument) {
   const std::string one = bytes_of(doc(1)), bad = bad_type_document();
-  const auto ok = run_oid({"bson", "validate"}, one + one);
+  const auto ok = run_cli({"bson", "validate"}, one + one);
   EXPECT_EQ(ok.status, 0);
   EXPECT_EQ(ok.out,
             "stdin: 2 valid documents, 0 bad, " + std::to_string(2 * one.size()) + " bytes\n");
   EXPECT_EQ(ok.err, "");
 
   const std::string input = bad + one + bad + one.substr(0, 7);
-  const auto r = run_oid({"bson", "validate"}, input);
+  const auto r = run_cli({"bson", "validate"}, input);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err,
             "oid: bson validate: stdin: document 1 at byte 0: unknown BSON type at byte 4\n"
@@ -162,24 +152,24 @@ TEST(CliBsonTest, ValidateReportsEachBadDocument) {
 
 TEST(CliBsonTest, FromJsonWritesABsonStream) {
   const std::string lines = relaxed(doc(1)) + "\n  \n" + relaxed(doc(2));
-  const auto r = run_oid({"bson", "from-json"}, lines);
+  const auto r = run_cli({"bson", "from-json"}, lines);
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, bytes_of(doc(1)) + bytes_of(doc(2)));
 
   const auto array =
-      run_oid({"bson", "from-json"}, "[\n" + json_of(1) + ",\n" + json_of(2) + "\n]\n");
+      run_cli({"bson", "from-json"}, "[\n" + json_of(1) + ",\n" + json_of(2) + "\n]\n");
   EXPECT_EQ(array.status, 0);
   EXPECT_EQ(array.out, bytes_of(doc(1)) + bytes_of(doc(2)));
 
-  const auto empty = run_oid({"bson", "from-json"}, "");
+  const auto empty = run_cli({"bson", "from-json"}, "");
   EXPECT_EQ(empty.status, 0);
   EXPECT_EQ(empty.out, "");
 }
 
 TEST(CliBsonTest, FromJsonErrorsSayLineAndColumn) {
   const std::string input = "{\"a\": 1}\n{\"a\": tru}\n{\"b\": {\"$oid\": \"12\"}}\n{\"a\": 2}\n";
-  const auto r = run_oid({"bson", "from-json"}, input);
+  const auto r = run_cli({"bson", "from-json"}, input);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err,
             "oid: bson from-json: stdin: line 2, column 7: invalid JSON (document 2, byte 15)\n"
@@ -188,18 +178,18 @@ TEST(CliBsonTest, FromJsonErrorsSayLineAndColumn) {
   const auto a1 = oid::bson::from_json(R"({"a": 1})"), a2 = oid::bson::from_json(R"({"a": 2})");
   EXPECT_EQ(r.out, bytes_of(*a1) + bytes_of(*a2));
 
-  const auto legacy = run_oid({"bson", "from-json"}, R"({"d": {"$date": 0}})");
+  const auto legacy = run_cli({"bson", "from-json"}, R"({"d": {"$date": 0}})");
   EXPECT_EQ(legacy.status, 1);
-  const auto accepted = run_oid({"bson", "from-json", "--legacy"}, R"({"d": {"$date": 0}})");
+  const auto accepted = run_cli({"bson", "from-json", "--legacy"}, R"({"d": {"$date": 0}})");
   EXPECT_EQ(accepted.status, 0);
   EXPECT_EQ(accepted.out.size(), 16u);
 }
 
 TEST(CliBsonTest, FromJsonEnsureId) {
   const auto r =
-      run_oid({"bson", "from-json", "--ensure-id"}, "{\"a\": 1}\n{\"a\": 2, \"_id\": 7}\n");
+      run_cli({"bson", "from-json", "--ensure-id"}, "{\"a\": 1}\n{\"a\": 2, \"_id\": 7}\n");
   ASSERT_EQ(r.status, 0);
-  const auto back = run_oid({"bson", "dump"}, r.out);
+  const auto back = run_cli({"bson", "dump"}, r.out);
   ASSERT_EQ(back.status, 0);
   const auto second = back.out.substr(back.out.find('\n') + 1);
   EXPECT_EQ(back.out.substr(0, 16), R"({"_id":{"$oid":")");
@@ -210,8 +200,8 @@ TEST(CliBsonTest, FromJsonEnsureId) {
 
 TEST(CliBsonTest, CanonicalDumpReadsBackToTheSameBytes) {
   const std::string input = bytes_of(doc(1)) + bytes_of(doc(-2));
-  const auto json = run_oid({"bson", "dump", "--mode", "canonical"}, input);
-  const auto back = run_oid({"bson", "from-json"}, json.out);
+  const auto json = run_cli({"bson", "dump", "--mode", "canonical"}, input);
+  const auto back = run_cli({"bson", "from-json"}, json.out);
   EXPECT_EQ(back.status, 0);
   EXPECT_EQ(back.out, input);
 }
@@ -229,7 +219,7 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-outcome shell(const std::string& command) {
+oid::testing::cli_outcome shell(const std::string& command) {
   const std::string out = temp_path("out"), err = temp_path("err");
   const int raw = std::system((command + " >" + out + " 2>" + err).c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};

@@ -1,6 +1,4 @@
-// The command in-process: run() with string streams. cli_binary_test.cpp runs the built binary.
-#include "cli.hpp"
-
+// The command in-process: run_cli() with string streams. cli_binary_test.cpp runs the built binary.
 #include <gtest/gtest.h>
 
 #include <oid/object_id.hpp>
@@ -8,19 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "support/run_cli.hpp"
+
 namespace {
 
-struct outcome {
-  int status;
-  std::string out, err;
-};
-
-outcome run(std::vector<std::string_view> args, const std::string& input = "") {
-  std::istringstream in(input);
-  std::ostringstream out, err;
-  const int status = oid::cli::run(args, in, out, err);
-  return {status, out.str(), err.str()};
-}
+using oid::testing::run_cli;
 
 std::vector<std::string> lines(const std::string& s) {
   std::vector<std::string> v;
@@ -30,7 +20,7 @@ std::vector<std::string> lines(const std::string& s) {
 }
 
 TEST(CliTest, NoArgumentsPrintsOneNewId) {
-  const auto r = run({});
+  const auto r = run_cli({});
   EXPECT_EQ(r.status, 0);
   ASSERT_EQ(r.out.size(), 25u);
   EXPECT_TRUE(oid::object_id::from_hex(r.out.substr(0, 24)));
@@ -38,7 +28,7 @@ TEST(CliTest, NoArgumentsPrintsOneNewId) {
 }
 
 TEST(CliTest, NewPrintsNDistinctIdsInEachFormat) {
-  auto r = run({"new", "-n", "1000"});
+  auto r = run_cli({"new", "-n", "1000"});
   ASSERT_EQ(r.status, 0);
   auto v = lines(r.out);
   ASSERT_EQ(v.size(), 1000u);
@@ -46,18 +36,18 @@ TEST(CliTest, NewPrintsNDistinctIdsInEachFormat) {
   std::sort(v.begin(), v.end());
   EXPECT_EQ(std::unique(v.begin(), v.end()), v.end());
 
-  r = run({"new", "-n", "3", "--format", "base64"});
+  r = run_cli({"new", "-n", "3", "--format", "base64"});
   for (const auto& l : lines(r.out)) EXPECT_TRUE(oid::object_id::from_base64(l)) << l;
-  r = run({"new", "--format", "json"});
+  r = run_cli({"new", "--format", "json"});
   EXPECT_EQ(r.out.substr(0, 9), R"({"$oid":")");
   EXPECT_EQ(r.out.substr(33), "\"}\n");
-  r = run({"new", "-n", "0"});
+  r = run_cli({"new", "-n", "0"});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "");
 }
 
 TEST(CliTest, NewLegacyUsesHostAndPid) {
-  const auto r = run({"new", "--legacy", "-n", "2"});
+  const auto r = run_cli({"new", "--legacy", "-n", "2"});
   ASSERT_EQ(r.status, 0);
   const auto v = lines(r.out);
   ASSERT_EQ(v.size(), 2u);
@@ -65,7 +55,7 @@ TEST(CliTest, NewLegacyUsesHostAndPid) {
 }
 
 TEST(CliTest, InspectTheIssueExample) {
-  const auto r = run({"inspect", "4df2dcec2cdcd20936a8b817"});
+  const auto r = run_cli({"inspect", "4df2dcec2cdcd20936a8b817"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("2011-06-11T03:11:40Z"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1307761900"), std::string::npos);
@@ -74,14 +64,14 @@ TEST(CliTest, InspectTheIssueExample) {
   EXPECT_NE(r.out.find("pid 2358"), std::string::npos);
   EXPECT_NE(r.out.find("random    2cdcd20936"), std::string::npos);
 
-  const auto j = run({"inspect", "--json", "4c41e78f238d3b9090000001"});
+  const auto j = run_cli({"inspect", "--json", "4c41e78f238d3b9090000001"});
   EXPECT_NE(j.out.find(R"("time":"2010-07-17T17:25:35Z")"), std::string::npos) << j.out;
 }
 
 TEST(CliTest, InspectReadsStdinAndReportsBadLinesByNumber) {
   const auto r =
-      run({"inspect", "--json"},
-          "4df2dcec2cdcd20936a8b817\nnope\n\nTfLc7Czc0gk2qLgX\r\n4df2dcec2cdcd20936a8b81g");
+      run_cli({"inspect", "--json"},
+              "4df2dcec2cdcd20936a8b817\nnope\n\nTfLc7Czc0gk2qLgX\r\n4df2dcec2cdcd20936a8b81g");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(lines(r.out).size(), 2u);
   const auto e = lines(r.err);
@@ -98,7 +88,7 @@ TEST(CliTest, InspectSurvivesAHugeLineAndBinaryGarbage) {
   input += "\n4df2dcec2cdcd20936a8b817\n";
   input += std::string("\x00\xff\xfe\x80garbage\x01", 12);
   input += "\n";
-  const auto r = run({"inspect", "--json"}, input);
+  const auto r = run_cli({"inspect", "--json"}, input);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(lines(r.out).size(), 1u);
   const auto e = lines(r.err);
@@ -109,20 +99,20 @@ TEST(CliTest, InspectSurvivesAHugeLineAndBinaryGarbage) {
 }
 
 TEST(CliTest, ConvertBothWays) {
-  auto r = run({"convert", "--to", "base64", "4df2dcec2cdcd20936a8b817"});
+  auto r = run_cli({"convert", "--to", "base64", "4df2dcec2cdcd20936a8b817"});
   EXPECT_EQ(r.out, "TfLc7Czc0gk2qLgX\n");
-  r = run({"convert", "TfLc7Czc0gk2qLgX"});
+  r = run_cli({"convert", "TfLc7Czc0gk2qLgX"});
   EXPECT_EQ(r.out, "4df2dcec2cdcd20936a8b817\n");
-  r = run({"convert", "--to", "hex"}, "TfLc7Czc0gk2qLgX\n4DF2DCEC2CDCD20936A8B817\n");
+  r = run_cli({"convert", "--to", "hex"}, "TfLc7Czc0gk2qLgX\n4DF2DCEC2CDCD20936A8B817\n");
   EXPECT_EQ(r.out, "4df2dcec2cdcd20936a8b817\n4df2dcec2cdcd20936a8b817\n");
-  r = run({"convert", "TfLc7Czc0gk2qL==", "4df2dcec2cdcd20936a8b817"});
+  r = run_cli({"convert", "TfLc7Czc0gk2qL==", "4df2dcec2cdcd20936a8b817"});
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "4df2dcec2cdcd20936a8b817\n");  // the good one is still converted
   EXPECT_NE(r.err.find("invalid base64 character \"=\" at column 15"), std::string::npos) << r.err;
 }
 
 TEST(CliTest, RangeOfTheIssueExample) {
-  const auto r = run({"range", "2010-10-01", "2010-11-01"});
+  const auto r = run_cli({"range", "2010-10-01", "2010-11-01"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("4ca524800000000000000000"), std::string::npos);
   EXPECT_NE(r.out.find("4cce03000000000000000000"), std::string::npos);
@@ -133,12 +123,12 @@ TEST(CliTest, RangeOfTheIssueExample) {
 }
 
 TEST(CliTest, RangeAcceptsUnixSecondsOffsetsAndOpenEnd) {
-  auto r = run({"range", "1285891200"});
+  auto r = run_cli({"range", "1285891200"});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find(R"({"_id": {"$gte": {"$oid": "4ca524800000000000000000"}}})"),
             std::string::npos)
       << r.out;
-  r = run({"range", "2010-10-01T02:00:00+02:00", "2010-11-01"});
+  r = run_cli({"range", "2010-10-01T02:00:00+02:00", "2010-11-01"});
   EXPECT_NE(r.out.find("4ca524800000000000000000"), std::string::npos) << r.out;
 }
 
@@ -156,7 +146,7 @@ TEST(CliTest, RangeRejectsBadTimes) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.want);
-    const auto r = run(c.args);
+    const auto r = run_cli(c.args);
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
@@ -172,7 +162,7 @@ TEST(CliTest, UsageErrorsExitTwo) {
                                                                      {"new", "-n", "-1"},
                                                                      {"help", "nothing"}}) {
     SCOPED_TRACE(args.back());
-    const auto r = run(args);
+    const auto r = run_cli(args);
     EXPECT_EQ(r.status, 2);
     EXPECT_FALSE(r.err.empty());
   }
@@ -195,12 +185,12 @@ TEST(CliTest, BadCountsSayWhatIsWrong) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.count);
-    const auto r = run({"new", "-n", c.count});
+    const auto r = run_cli({"new", "-n", c.count});
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
   }
-  const auto r = run({"new", "-n", "0"});
+  const auto r = run_cli({"new", "-n", "0"});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "");
 }
@@ -228,13 +218,13 @@ TEST(CliTest, HelpOnEveryCommand) {
     SCOPED_TRACE(name);
     auto args = command;
     args.push_back("--help");
-    const auto r = run(args);
+    const auto r = run_cli(args);
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.err, "");
     EXPECT_NE(r.out.find("Usage: " + name + " "), std::string::npos) << r.out;
     args = command;
     args.insert(args.begin(), "help");
-    EXPECT_EQ(run(args).out, r.out);
+    EXPECT_EQ(run_cli(args).out, r.out);
   }
 }
 
@@ -246,13 +236,13 @@ TEST(CliTest, HelpAndVersion) {
                                                                      {"inspect", "--help"},
                                                                      {"convert", "--help"},
                                                                      {"range", "--help"}}) {
-    const auto r = run(args);
+    const auto r = run_cli(args);
     EXPECT_EQ(r.status, 0);
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
   }
   // `oid help` and `oid --help` list every command, not the help of `help`.
   for (const auto& args : std::vector<std::vector<std::string_view>>{{"help"}, {"--help"}}) {
-    const auto r = run(args);
+    const auto r = run_cli(args);
     EXPECT_NE(r.out.find("Usage: oid [OPTIONS]"), std::string::npos) << r.out;
     for (const char* command :
          {"new", "inspect", "convert", "range", "check-unique", "bson", "mongo"}) {
@@ -261,8 +251,8 @@ TEST(CliTest, HelpAndVersion) {
           << r.out;
     }
   }
-  EXPECT_NE(run({"range", "--help"}).out.find("FROM"), std::string::npos);
-  const auto v = run({"--version"});
+  EXPECT_NE(run_cli({"range", "--help"}).out.find("FROM"), std::string::npos);
+  const auto v = run_cli({"--version"});
   EXPECT_EQ(v.status, 0);
   EXPECT_EQ(v.out.rfind("oid ", 0), 0u);
 }

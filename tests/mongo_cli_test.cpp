@@ -13,21 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
+#include "support/run_cli.hpp"
 
 namespace {
 
-struct run_result {
-  int status;
-  std::string out, err;
-};
-
-run_result run(std::vector<std::string_view> args, const std::string& input = "") {
-  std::istringstream in(input);
-  std::ostringstream out, err;
-  const int status = oid::cli::run(args, in, out, err);
-  return {status, out.str(), err.str()};
-}
+using oid::testing::run_cli;
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -37,30 +27,30 @@ std::vector<std::string> lines(const std::string& text) {
 }
 
 TEST(MongoCliTest, RejectsBadArgumentsWithoutAServer) {
-  auto srv = run({"mongo", "ping", "mongodb+srv://cluster.example.com"});
+  auto srv = run_cli({"mongo", "ping", "mongodb+srv://cluster.example.com"});
   EXPECT_EQ(srv.status, 1);
   EXPECT_NE(srv.err.find("SRV"), std::string::npos);
-  auto bad = run({"mongo", "ping", "mongodb://h/?connectTimeoutMS=soon"});
+  auto bad = run_cli({"mongo", "ping", "mongodb://h/?connectTimeoutMS=soon"});
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("connectTimeoutMS"), std::string::npos) << bad.err;
-  auto ns = run({"mongo", "find", "mongodb://127.0.0.1:1/", "nodot"});
+  auto ns = run_cli({"mongo", "find", "mongodb://127.0.0.1:1/", "nodot"});
   EXPECT_EQ(ns.status, 2);
   EXPECT_NE(ns.err.find("DATABASE.COLLECTION"), std::string::npos);
-  auto time = run({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--since", "2010-13-01"});
+  auto time = run_cli({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--since", "2010-13-01"});
   EXPECT_EQ(time.status, 1);
   EXPECT_NE(time.err.find("--since"), std::string::npos);
-  auto json = run({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--filter", "{\"a\":"});
+  auto json = run_cli({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--filter", "{\"a\":"});
   EXPECT_EQ(json.status, 1);
   EXPECT_NE(json.err.find("--filter"), std::string::npos);
-  EXPECT_EQ(run({"mongo"}).status, 2);
-  auto limit = run({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--limit", "-2"});
+  EXPECT_EQ(run_cli({"mongo"}).status, 2);
+  auto limit = run_cli({"mongo", "find", "mongodb://127.0.0.1:1/", "d.c", "--limit", "-2"});
   EXPECT_EQ(limit.status, 2);
   EXPECT_NE(limit.err.find("--limit: a limit cannot be negative: -2"), std::string::npos)
       << limit.err;
 }
 
 TEST(MongoCliTest, UnreachableServerFailsWithinTheSelectionTimeout) {
-  auto r = run({"mongo", "ping", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"});
+  auto r = run_cli({"mongo", "ping", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
 }
@@ -90,7 +80,7 @@ class MongoCliServerTest : public ::testing::Test {
 };
 
 TEST_F(MongoCliServerTest, PingInsertFind) {
-  auto ping = run({"mongo", "ping", uri_});
+  auto ping = run_cli({"mongo", "ping", uri_});
   ASSERT_EQ(ping.status, 0) << ping.err;
   EXPECT_EQ(ping.out.rfind("server version ", 0), 0u) << ping.out;
   EXPECT_NE(ping.out.find("round trip "), std::string::npos);
@@ -99,7 +89,7 @@ TEST_F(MongoCliServerTest, PingInsertFind) {
       "{\"name\": \"ada\", \"n\": 1}\n"
       "{\"_id\": {\"$oid\": \"4ca524800000000000000001\"}, \"name\": \"october\", \"n\": 2}\n"
       "{\"_id\": {\"$oid\": \"4cce03000000000000000001\"}, \"name\": \"november\", \"n\": 3}\n";
-  auto ins = run({"mongo", "insert", uri_, ns_, "-"}, input);
+  auto ins = run_cli({"mongo", "insert", uri_, ns_, "-"}, input);
   ASSERT_EQ(ins.status, 0) << ins.err;
   const auto out = lines(ins.out);
   ASSERT_EQ(out.size(), 3u) << ins.out;
@@ -108,56 +98,57 @@ TEST_F(MongoCliServerTest, PingInsertFind) {
   EXPECT_TRUE(oid::object_id::from_hex(out[1].substr(6)).has_value());
   EXPECT_EQ(out[2], "last  4cce03000000000000000001");
 
-  auto all = run({"mongo", "find", uri_, ns_, "--sort", "{\"n\": -1}"});
+  auto all = run_cli({"mongo", "find", uri_, ns_, "--sort", "{\"n\": -1}"});
   ASSERT_EQ(all.status, 0) << all.err;
   const auto docs = lines(all.out);
   ASSERT_EQ(docs.size(), 3u);
   EXPECT_NE(docs[0].find("november"), std::string::npos);
   EXPECT_NE(docs[2].find("ada"), std::string::npos);
   // The README's example: --limit cuts the sorted result.
-  auto top = run({"mongo", "find", uri_, ns_, "--sort", "{\"n\": -1}", "--limit", "2"});
+  auto top = run_cli({"mongo", "find", uri_, ns_, "--sort", "{\"n\": -1}", "--limit", "2"});
   ASSERT_EQ(top.status, 0) << top.err;
   EXPECT_EQ(top.out,
             "{\"_id\":{\"$oid\":\"4cce03000000000000000001\"},\"name\":\"november\",\"n\":3}\n"
             "{\"_id\":{\"$oid\":\"4ca524800000000000000001\"},\"name\":\"october\",\"n\":2}\n");
   // --until alone: everything made before November 2010 (october), not ada's new id.
-  auto until = run({"mongo", "find", uri_, ns_, "--until", "2010-11-01"});
+  auto until = run_cli({"mongo", "find", uri_, ns_, "--until", "2010-11-01"});
   ASSERT_EQ(until.status, 0) << until.err;
   ASSERT_EQ(lines(until.out).size(), 1u) << until.out;
   EXPECT_NE(until.out.find("october"), std::string::npos);
 
   auto october =
-      run({"mongo", "find", uri_, ns_, "--since", "2010-10-01", "--until", "2010-11-01"});
+      run_cli({"mongo", "find", uri_, ns_, "--since", "2010-10-01", "--until", "2010-11-01"});
   ASSERT_EQ(october.status, 0) << october.err;
   EXPECT_EQ(october.out,
             "{\"_id\":{\"$oid\":\"4ca524800000000000000001\"},\"name\":\"october\",\"n\":2}\n");
-  auto since = run({"mongo", "find", uri_, ns_, "--since", "2010-10-15", "--filter",
-                    "{\"n\": {\"$gte\": 2}}", "--limit", "5"});
+  auto since = run_cli({"mongo", "find", uri_, ns_, "--since", "2010-10-15", "--filter",
+                        "{\"n\": {\"$gte\": 2}}", "--limit", "5"});
   ASSERT_EQ(since.status, 0) << since.err;
   EXPECT_EQ(lines(since.out).size(), 1u) << since.out;
 }
 
 TEST_F(MongoCliServerTest, DuplicateKeysPerDocumentAndUnordered) {
   const std::string input = "{\"_id\": 1}\n{\"_id\": 2}\n{\"_id\": 1}\n{\"_id\": 3}\n";
-  auto unordered = run({"mongo", "insert", uri_, ns_, "--unordered"}, input);
+  auto unordered = run_cli({"mongo", "insert", uri_, ns_, "--unordered"}, input);
   EXPECT_EQ(unordered.status, 1);
   EXPECT_EQ(lines(unordered.out)[0], "inserted 3 documents, 1 refused");
   EXPECT_NE(unordered.err.find("document 3: duplicate key"), std::string::npos) << unordered.err;
 
-  auto ordered = run({"mongo", "insert", uri_, ns_}, "{\"_id\": 4}\n{\"_id\": 2}\n{\"_id\": 5}\n");
+  auto ordered =
+      run_cli({"mongo", "insert", uri_, ns_}, "{\"_id\": 4}\n{\"_id\": 2}\n{\"_id\": 5}\n");
   EXPECT_EQ(ordered.status, 1);
   EXPECT_EQ(lines(ordered.out)[0],
             "inserted 1 documents, 1 refused; stopped at the first refusal (--unordered goes on)");
   EXPECT_NE(ordered.err.find("document 2: duplicate key"), std::string::npos) << ordered.err;
 
-  auto fire = run({"mongo", "insert", uri_, ns_, "--w0"}, "{\"_id\": 6}\n{\"_id\": 6}\n");
+  auto fire = run_cli({"mongo", "insert", uri_, ns_, "--w0"}, "{\"_id\": 6}\n{\"_id\": 6}\n");
   EXPECT_EQ(fire.status, 0) << fire.err;
   EXPECT_EQ(lines(fire.out)[0], "sent 2 documents (w: 0, not acknowledged)");
   // Nothing acknowledged the w: 0 write, and this find runs on another connection: give the
   // server a moment to apply it.
-  run_result all;
+  oid::testing::cli_outcome all;
   for (int attempt = 0; attempt < 50; ++attempt) {
-    all = run({"mongo", "find", uri_, ns_});
+    all = run_cli({"mongo", "find", uri_, ns_});
     if (lines(all.out).size() == 5) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
