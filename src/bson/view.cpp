@@ -53,20 +53,11 @@ std::size_t cstring_size(const std::uint8_t* v, const std::uint8_t* end) noexcep
 
 std::size_t value_size(std::uint8_t t, const std::uint8_t* v, const std::uint8_t* end) noexcept {
   const auto avail = static_cast<std::size_t>(end - v);
+  if (const std::size_t fixed = fixed_value_size(t); fixed != not_fixed) {
+    return fixed <= avail ? fixed : bad_size;
+  }
   std::size_t n = bad_size;
   switch (static_cast<type>(t)) {
-  case type::undefined:
-  case type::null:
-  case type::min_key:
-  case type::max_key: return 0;
-  case type::boolean: n = 1; break;
-  case type::int32: n = 4; break;
-  case type::double_:
-  case type::date_time:
-  case type::timestamp:
-  case type::int64: n = 8; break;
-  case type::object_id: n = 12; break;
-  case type::decimal128: n = 16; break;
   case type::string:
   case type::javascript:
   case type::symbol: return string_size(v, end);
@@ -99,6 +90,7 @@ std::size_t value_size(std::uint8_t t, const std::uint8_t* v, const std::uint8_t
     n = s + 12;
     break;
   }
+  default: break;  // an unknown type byte (the fixed sizes were taken above)
   }
   return n <= avail ? n : bad_size;
 }

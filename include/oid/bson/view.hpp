@@ -15,6 +15,7 @@
 //     std::string_view s = name ? name->get_string().value_or("") : "";
 #pragma once
 
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstddef>
@@ -99,6 +100,35 @@ inline const std::uint8_t* find_nul(const std::uint8_t* p, const std::uint8_t* e
   }
   while (p < end && *p != 0) ++p;
   return p;
+}
+
+/// What `fixed_value_size` returns for the types whose values carry their own length, and for
+/// unknown type bytes.
+inline constexpr std::size_t not_fixed = static_cast<std::size_t>(-1);
+
+/// The value sizes the type byte fixes, 0xFF where it does not: a table, so that iteration and
+/// validation pay one load for them instead of a jump through a switch.
+inline constexpr auto fixed_value_sizes = [] {
+  std::array<std::uint8_t, 256> sizes{};
+  sizes.fill(0xFF);
+  for (const type t : {type::undefined, type::null, type::min_key, type::max_key}) {
+    sizes[static_cast<std::uint8_t>(t)] = 0;
+  }
+  sizes[static_cast<std::uint8_t>(type::boolean)] = 1;
+  sizes[static_cast<std::uint8_t>(type::int32)] = 4;
+  for (const type t : {type::double_, type::date_time, type::timestamp, type::int64}) {
+    sizes[static_cast<std::uint8_t>(t)] = 8;
+  }
+  sizes[static_cast<std::uint8_t>(type::object_id)] = 12;
+  sizes[static_cast<std::uint8_t>(type::decimal128)] = 16;
+  return sizes;
+}();
+
+/// The size of a value of type byte `t` when the type fixes it (0 for null, 8 for a double, ...),
+/// else `not_fixed`. The one place these sizes are written: iteration and validation share it.
+constexpr std::size_t fixed_value_size(std::uint8_t t) noexcept {
+  const std::uint8_t n = fixed_value_sizes[t];
+  return n == 0xFF ? not_fixed : n;
 }
 }  // namespace detail
 
@@ -311,21 +341,8 @@ struct code_with_scope_view {
   const auto avail = static_cast<std::size_t>(end_ - v);
   // The int32 prefix of the length-prefixed types, or -1 (a wrong length) when it does not fit.
   const std::int64_t len = avail >= 4 ? static_cast<std::int32_t>(detail::view_u32(v)) : -1;
-  constexpr std::size_t other = static_cast<std::size_t>(-1);  // not decoded here
-  std::size_t n = other;
+  std::size_t n = detail::not_fixed;  // not decoded here
   switch (static_cast<bson::type>(*p)) {
-  case type::undefined:
-  case type::null:
-  case type::min_key:
-  case type::max_key: n = 0; break;
-  case type::boolean: n = 1; break;
-  case type::int32: n = 4; break;
-  case type::double_:
-  case type::date_time:
-  case type::timestamp:
-  case type::int64: n = 8; break;
-  case type::object_id: n = 12; break;
-  case type::decimal128: n = 16; break;
   case type::string:
   case type::javascript:
   case type::symbol:
@@ -339,8 +356,8 @@ struct code_with_scope_view {
   case type::binary:
     if (len >= 0) n = 5 + static_cast<std::size_t>(len);
     break;
-  case type::regex:       // two C strings to scan: rare, so decoded out of line
-  case type::db_pointer:  // rare and deprecated
+  default:  // the fixed sizes; not_fixed for regex and DBPointer (rare) and unknown type bytes
+    n = detail::fixed_value_size(*p);
     break;
   }
   // Anything not decoded above, a wrong length or a value running past the terminator: the
