@@ -360,6 +360,36 @@ TEST(BsonBuilderTest, BuildsAgainAfterExtract) {
   EXPECT_EQ(second.view(), want.view());
 }
 
+// A moved-from builder is empty, as after extract(), and builds again; the moved-to one goes on
+// where the other stopped, open scopes included.
+TEST(BsonBuilderTest, MovedFromBuilderIsEmptyAndBuildsAgain) {
+  builder a;
+  a.append_int32("x", 1).open_document("d").append_null("n");
+  builder b(std::move(a));
+  EXPECT_EQ(a.depth(),
+            0u);  // NOLINT(bugprone-use-after-move): the state moving leaves is the point
+  EXPECT_EQ(bytes_of(a.view()), hex_bytes("0500000000"));
+  a.append_int32("y", 2);
+  builder want_a;
+  want_a.append_int32("y", 2);
+  EXPECT_EQ(bytes_of(a.view()), bytes_of(want_a.view()));
+  b.close();
+  builder want_b;
+  want_b.append_int32("x", 1).open_document("d").append_null("n").close();
+  EXPECT_EQ(bytes_of(b.view()), bytes_of(want_b.view()));
+
+  builder c;
+  c = std::move(b);
+  EXPECT_EQ(bytes_of(c.view()), bytes_of(want_b.view()));
+  EXPECT_EQ(bytes_of(b.view()), hex_bytes("0500000000"));  // NOLINT(bugprone-use-after-move)
+  b.append_int32("y", 2);
+  EXPECT_EQ(bytes_of(b.view()), bytes_of(want_a.view()));
+  builder copy = c;
+  copy.append_int32("z", 3);
+  EXPECT_EQ(bytes_of(c.view()), bytes_of(want_b.view()));
+  EXPECT_EQ(copy.size(), c.size() + 7);
+}
+
 // A NUL in a key is found wherever it is: in the word-at-a-time part of the scan and in its tail.
 TEST(BsonBuilderTest, FindsANulAtEveryPositionOfAKey) {
   builder b;

@@ -100,6 +100,24 @@ builder::builder(std::size_t capacity) {
   start_over();
 }
 
+builder::builder(builder&& other) noexcept
+    : buf_(std::move(other.buf_)), size_(other.size_), open_(other.open_), depth_(other.depth_) {
+  other.buf_.clear();  // the storage moved: the other builder must not write into it
+  other.clear();
+}
+
+builder& builder::operator=(builder&& other) noexcept {
+  if (this != &other) {
+    buf_ = std::move(other.buf_);
+    size_ = other.size_;
+    open_ = other.open_;
+    depth_ = other.depth_;
+    other.buf_.clear();
+    other.clear();
+  }
+  return *this;
+}
+
 void builder::start_over() noexcept {
   std::memcpy(buf_.data(), detail::empty_document_bytes, 5);
   size_ = 5;

@@ -47,6 +47,13 @@ class builder {
   builder();
   /// An empty document, with room for `capacity` bytes before the buffer grows.
   explicit builder(std::size_t capacity);
+  /// Copies what was built so far, open scopes included.
+  builder(const builder&) = default;
+  builder& operator=(const builder&) = default;
+  /// Takes the other builder's buffer; the other is left empty, as after `extract()`.
+  builder(builder&& other) noexcept;
+  builder& operator=(builder&& other) noexcept;
+  ~builder() = default;
 
   // --- Throwing appends: each throws oid::exception on the errors of its try_ form. ---
 
