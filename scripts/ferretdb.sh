@@ -89,31 +89,25 @@ start() {
     die "a server from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
   fi
   mkdir -p "$(dirname "$pidfile")"
-  local dir port pid
+  local dir port
   dir=$(mktemp -d "${TMPDIR:-/tmp}/oid-ferretdb.XXXXXX")
   port=$(free_port)
+  launch "$pidfile" "$dir" "$port"
+  echo "mongodb://127.0.0.1:$port/"
+}
+
+# launch PIDFILE DIR PORT [FLAG...]: runs FerretDB with its SQLite files and state in DIR, listening
+# on 127.0.0.1:PORT, with the FLAGs added; records it in PIDFILE and waits until PORT answers.
+launch() {
+  local pidfile=$1 dir=$2 port=$3 pid
+  shift 3
   "$binary" --handler=sqlite --sqlite-url="file:$dir/" --listen-addr="127.0.0.1:$port" \
-    --state-dir="$dir" --debug-addr=- --telemetry=disable --log-level=warn \
+    --state-dir="$dir" --debug-addr=- --telemetry=disable --log-level=warn "$@" \
     >"$pidfile.log" 2>&1 &
   pid=$!
   echo "$pid" >"$pidfile"
   echo "$dir" >"$pidfile.dir"
-  local waited=0 limit=$((${FERRETDB_WAIT_SECONDS:-30} * 10))
-  until port_open "$port"; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      cat "$pidfile.log" >&2
-      stop "$pidfile"
-      die "FerretDB exited before it answered (log above)"
-    fi
-    waited=$((waited + 1))
-    if [ "$waited" -ge "$limit" ]; then
-      cat "$pidfile.log" >&2
-      stop "$pidfile"
-      die "FerretDB did not answer on 127.0.0.1:$port within ${FERRETDB_WAIT_SECONDS:-30} s"
-    fi
-    sleep 0.1
-  done
-  echo "mongodb://127.0.0.1:$port/"
+  wait_for "$pidfile" "$pid" "$port"
 }
 
 # start-secure PIDFILE CERTDIR: FerretDB with authentication on a plain and a TLS listener.
@@ -125,7 +119,7 @@ start_secure() {
   fi
   "$root/scripts/make-test-certs.sh" "$certs"
   mkdir -p "$(dirname "$pidfile")"
-  local dir port tls_port pid password user=oid-test
+  local dir port tls_port password user=oid-test
   dir=$(mktemp -d "${TMPDIR:-/tmp}/oid-ferretdb.XXXXXX")
   port=$(free_port)
   tls_port=$(free_port)
@@ -133,18 +127,12 @@ start_secure() {
   password=$(openssl rand -hex 16)
   (umask 077 && echo "$password" >"$pidfile.password")
   # The password goes through the environment, not the command line (visible in ps).
-  FERRETDB_SETUP_PASSWORD=$password "$binary" --handler=sqlite --sqlite-url="file:$dir/" \
-    --listen-addr="127.0.0.1:$port" --listen-tls="127.0.0.1:$tls_port" \
+  FERRETDB_SETUP_PASSWORD=$password launch "$pidfile" "$dir" "$port" \
+    --listen-tls="127.0.0.1:$tls_port" \
     --listen-tls-cert-file="$certs/server.pem" --listen-tls-key-file="$certs/server.key" \
     --listen-tls-ca-file="$certs/ca.pem" \
-    --test-enable-new-auth --setup-database=admin --setup-username="$user" \
-    --state-dir="$dir" --debug-addr=- --telemetry=disable --log-level=warn \
-    >"$pidfile.log" 2>&1 &
-  pid=$!
-  echo "$pid" >"$pidfile"
-  echo "$dir" >"$pidfile.dir"
-  wait_for "$pidfile" "$pid" "$port"
-  wait_for "$pidfile" "$pid" "$tls_port"
+    --test-enable-new-auth --setup-database=admin --setup-username="$user"
+  wait_for "$pidfile" "$(cat "$pidfile")" "$tls_port"
   echo "mongodb://$user:$password@127.0.0.1:$port/"
   echo "mongodb://$user:$password@127.0.0.1:$tls_port/?tls=true&tlsCAFile=$certs/ca.pem&tlsCertificateKeyFile=$certs/client-bundle.pem"
 }

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "detail/hex.hpp"
 #include "mongo/detail/scram.hpp"
 #include "support/matchers.hpp"
 
@@ -20,14 +21,17 @@ using oid::testing::HasErrorAt;
 using namespace oid::mongo::detail;
 
 std::string hex(std::span<const std::uint8_t> bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
   std::string s;
-  for (auto b : bytes) {
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
+  for (auto b : bytes) s.append(&oid::detail::hex_pairs[2 * std::size_t{b}], 2);
   return s;
 }
+
+// A malformed server message and the error it must give.
+struct bad_message {
+  const char* message;
+  errc code;
+  std::size_t offset;
+};
 
 std::vector<std::uint8_t> bytes(std::string_view s) { return {s.begin(), s.end()}; }
 
@@ -216,11 +220,7 @@ TEST(ScramTest, ParsesServerFirst) {
 }
 
 TEST(ScramTest, RefusesMalformedServerFirst) {
-  struct {
-    const char* message;
-    errc code;
-    std::size_t offset;
-  } const cases[] = {
+  const bad_message cases[] = {
       {"", errc::invalid_scram_message, 0},
       {"r", errc::invalid_scram_message, 0},
       {"m=x,r=abcdef,s=QUJD,i=4096", errc::invalid_scram_message, 0},  // mandatory extension
@@ -296,11 +296,7 @@ TEST(ScramTest, ParsesServerFinal) {
 }
 
 TEST(ScramTest, RefusesMalformedServerFinal) {
-  struct {
-    const char* message;
-    errc code;
-    std::size_t offset;
-  } const cases[] = {
+  const bad_message cases[] = {
       {"", errc::invalid_scram_message, 0},
       {"v", errc::invalid_scram_message, 0},
       {"x=QUJD", errc::invalid_scram_message, 0},
