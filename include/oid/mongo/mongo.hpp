@@ -7,5 +7,6 @@
 #include <oid/mongo/cursor.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/secret.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/mongo/write_concern.hpp>
