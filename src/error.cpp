@@ -1,5 +1,4 @@
 #include <oid/error.hpp>
-#include <oid/result.hpp>
 
 namespace oid {
 namespace {
@@ -46,6 +45,7 @@ class category final : public std::error_category {
     case errc::unexpected_reply: return "unexpected reply";
     case errc::unsupported: return "not supported";
     case errc::io_error: return "I/O error";
+    case errc::end_marker: break;
     }
     return "unknown oid error " + std::to_string(value);
   }
@@ -66,8 +66,6 @@ exception::exception(const error& e)
 exception::exception(const error& e, const std::string& what)
     : std::system_error(make_error_code(e.code), what), offset_(e.offset) {}
 
-namespace detail {
-void throw_error(const error& e) { throw exception(e); }
-}  // namespace detail
+void throw_exception(const error& e) { throw exception(e); }
 
 }  // namespace oid

@@ -12,7 +12,9 @@
 
 namespace oid {
 
-/// Every failure oid reports. Values are stable within a major version; 0 is never used.
+/// Every failure oid reports. Values are stable within a major version; 0 is never used. New codes
+/// go just above `end_marker`, which is not a code: it is one past the last, so that tests and
+/// tables can visit every code from `invalid_length` up to it without naming the last one.
 enum class errc {
   // Text forms of an ObjectId.
   invalid_length = 1,  ///< input has the wrong number of characters or bytes
@@ -55,6 +57,8 @@ enum class errc {
   unexpected_reply,      ///< a reply to another request, or of the wrong shape
   unsupported,           ///< a feature oid does not provide (named in the message)
   io_error,              ///< reading or writing a file or stream failed
+  // New codes go here, above end_marker.
+  end_marker  ///< not a code: one past the last; never returned
 };
 
 /// The category of `oid::errc`: `name()` is "oid", `message()` describes each code in a few words.
@@ -89,6 +93,10 @@ class exception : public std::system_error {
  private:
   std::size_t offset_;
 };
+
+/// Throws `oid::exception(e)`. `result<T>::value()` calls it (by argument-dependent lookup) when
+/// there is no value; see oid/result.hpp.
+[[noreturn]] void throw_exception(const error& e);
 
 }  // namespace oid
 
