@@ -54,17 +54,10 @@ outcome<std::vector<bson::document>> client::list_collections(std::string_view d
   bson::builder cmd;
   cmd.append_int32("listCollections", 1);
   cmd.open_document("cursor").close();
-  auto l = state_->acquire();
-  if (!l) return l.error();
-  auto reply = detail::command(*l, db, cmd.view());
-  if (!reply) return reply.error();
-  auto state = std::make_unique<detail::cursor_state>();
-  state->client = state_;
-  state->db = std::string(db);
-  state->coll = "$cmd.listCollections";
-  state->conn.emplace(std::move(*l));
-  if (auto loaded = state->load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
-  mongo::cursor c(std::move(state));
+  auto state =
+      detail::cursor_state::open(state_, std::string(db), "$cmd.listCollections", cmd.view(), 0);
+  if (!state) return std::move(state).error();
+  mongo::cursor c(std::move(*state));
   std::vector<bson::document> out;
   while (true) {
     auto more = c.next();

@@ -142,18 +142,9 @@ outcome<cursor> collection::find(bson::document_view filter, const find_options&
   if (options.skip > 0) cmd.append_int64("skip", options.skip);
   if (options.limit > 0) cmd.append_int64("limit", options.limit);
   if (options.batch_size > 0) cmd.append_int32("batchSize", options.batch_size);
-  auto l = state_->acquire();
-  if (!l) return l.error();
-  auto reply = detail::command(*l, db_, cmd.view());
-  if (!reply) return reply.error();
-  auto state = std::make_unique<detail::cursor_state>();
-  state->client = state_;
-  state->db = db_;
-  state->coll = name_;
-  state->batch_size = options.batch_size;
-  state->conn.emplace(std::move(*l));
-  if (auto loaded = state->load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
-  return cursor(std::move(state));
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), options.batch_size);
+  if (!state) return std::move(state).error();
+  return cursor(std::move(*state));
 }
 
 result<bson::document> created_between_filter(std::optional<std::chrono::sys_seconds> from,
@@ -260,6 +251,9 @@ bool all_operators(bson::document_view d) {
     return !e.key().empty() && e.key().front() == '$';
   });
 }
+failure not_an_update() {
+  return failure(errc::invalid_value, "an update document holds only update operators ($set, ...)");
+}
 bool no_operators(bson::document_view d) {
   return std::none_of(d.begin(), d.end(), [](const bson::element& e) {
     return !e.key().empty() && e.key().front() == '$';
@@ -301,19 +295,13 @@ outcome<update_result> collection::update(bson::document_view filter, bson::docu
 
 outcome<update_result> collection::update_one(bson::document_view filter, bson::document_view u,
                                               const write_options& options) {
-  if (!all_operators(u)) {
-    return failure(errc::invalid_value,
-                   "an update document holds only update operators ($set, ...)");
-  }
+  if (!all_operators(u)) return not_an_update();
   return update(filter, u, false, options);
 }
 
 outcome<update_result> collection::update_many(bson::document_view filter, bson::document_view u,
                                                const write_options& options) {
-  if (!all_operators(u)) {
-    return failure(errc::invalid_value,
-                   "an update document holds only update operators ($set, ...)");
-  }
+  if (!all_operators(u)) return not_an_update();
   return update(filter, u, true, options);
 }
 

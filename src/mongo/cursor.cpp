@@ -25,6 +25,23 @@ outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view ba
   return done{};
 }
 
+outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
+    std::shared_ptr<client_state> client, std::string db, std::string coll, bson::document_view cmd,
+    std::int32_t batch_size) {
+  auto l = client->acquire();
+  if (!l) return l.error();
+  auto reply = command(*l, db, cmd);
+  if (!reply) return reply.error();
+  auto state = std::make_unique<cursor_state>();
+  state->client = std::move(client);
+  state->db = std::move(db);
+  state->coll = std::move(coll);
+  state->batch_size = batch_size;
+  state->conn.emplace(std::move(*l));
+  if (auto loaded = state->load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
+  return state;
+}
+
 cursor::cursor() noexcept = default;
 cursor::cursor(std::unique_ptr<detail::cursor_state> state) noexcept : state_(std::move(state)) {}
 cursor::cursor(cursor&&) noexcept = default;

@@ -27,6 +27,14 @@ struct cursor_state {
 
   // Takes the cursor document of a find/getMore/aggregate reply. Failure: unexpected_reply.
   outcome<done> load(bson::document&& r, std::string_view batch_key);
+
+  // Runs `cmd`, which opens a server cursor on `coll` (find, listCollections), on a connection
+  // borrowed from `client`'s pool, and returns the state holding the first batch and, while the
+  // server has more, that connection.
+  static outcome<std::unique_ptr<cursor_state>> open(std::shared_ptr<client_state> client,
+                                                     std::string db, std::string coll,
+                                                     bson::document_view cmd,
+                                                     std::int32_t batch_size);
 };
 
 }  // namespace oid::mongo::detail
