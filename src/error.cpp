@@ -1,5 +1,4 @@
 #include <oid/error.hpp>
-#include <oid/result.hpp>
 
 namespace oid {
 namespace {
@@ -49,6 +48,7 @@ class category final : public std::error_category {
     case errc::authentication_failed: return "authentication failed";
     case errc::invalid_scram_message: return "invalid SCRAM message";
     case errc::invalid_password: return "password has a character SASLprep prohibits";
+    case errc::end_marker: break;
     }
     return "unknown oid error " + std::to_string(value);
   }
@@ -69,8 +69,6 @@ exception::exception(const error& e)
 exception::exception(const error& e, const std::string& what)
     : std::system_error(make_error_code(e.code), what), offset_(e.offset) {}
 
-namespace detail {
-void throw_error(const error& e) { throw exception(e); }
-}  // namespace detail
+void throw_exception(const error& e) { throw exception(e); }
 
 }  // namespace oid

@@ -42,9 +42,8 @@ class MongoClientTest : public ::testing::Test {
       GTEST_SKIP() << "MONGODB_URI is not set; run scripts/ferretdb.sh start, or scripts/test.sh";
     }
     uri_ = uri;
-    std::string why;
-    auto c = mongo::client::create(uri_, &why);
-    ASSERT_TRUE(c.has_value()) << why;
+    auto c = mongo::client::create(uri_);
+    ASSERT_TRUE(c.has_value()) << c.error().message;
     client_.emplace(std::move(*c));
     // A database of its own per test, so runs and tests do not see each other's data.
     db_ = "oid_test_" + oid::generate().to_hex().substr(16);
@@ -298,9 +297,8 @@ TEST_F(MongoClientTest, UnacknowledgedWritesAndTheRepliesFerretDbSendsAnyway) {
 TEST_F(MongoClientTest, UnacknowledgedBatchesAllArriveWhenTheClientCloses) {
   constexpr int count = 5000;
   {
-    std::string why;
-    auto other = mongo::client::create(uri_, &why);
-    ASSERT_TRUE(other.has_value()) << why;
+    auto other = mongo::client::create(uri_);
+    ASSERT_TRUE(other.has_value()) << other.error().message;
     mongo::insert_options w0;
     w0.write_concern = mongo::write_concern::unacknowledged();
     const auto docs = numbered_docs(count);
@@ -362,10 +360,9 @@ TEST_F(MongoClientTest, FindCreatedBetweenUsesTheIdTimes) {
 }
 
 TEST_F(MongoClientTest, OneClientSharedByThreadsWithABoundedPool) {
-  std::string why;
-  auto shared = mongo::client::create(
-      uri_ + (uri_.find('?') == std::string::npos ? "?" : "&") + "maxPoolSize=2", &why);
-  ASSERT_TRUE(shared.has_value()) << why;
+  auto shared = mongo::client::create(uri_ + (uri_.find('?') == std::string::npos ? "?" : "&") +
+                                      "maxPoolSize=2");
+  ASSERT_TRUE(shared.has_value()) << shared.error().message;
   auto c = shared->collection(db_, "threads");
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;

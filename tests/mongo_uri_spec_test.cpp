@@ -141,12 +141,11 @@ std::string check_case(simdjson::dom::element t) {
   const std::string_view text = t["uri"].get_string().value_unsafe();
   const bool want_valid = t["valid"].get_bool().value_unsafe();
   const bool want_warning = t["warning"].get_bool().value_unsafe();
-  std::string why;
-  const auto parsed = uri::parse(text, uri_mode::lenient, &why);
+  const auto parsed = uri::parse(text, uri_mode::lenient);
   if (!want_valid) {
     return parsed.has_value() ? "parsed, but the case is invalid" : "";
   }
-  if (!parsed.has_value()) return "rejected: " + why;
+  if (!parsed.has_value()) return "rejected: " + parsed.error().message;
   const uri& u = *parsed;
   if (want_warning != !u.warnings().empty()) {
     return want_warning ? "no warning, one expected" : "unexpected warning: " + u.warnings()[0];

@@ -12,7 +12,9 @@
 
 namespace oid {
 
-/// Every failure oid reports. Values are stable within a major version; 0 is never used.
+/// Every failure oid reports. Values are stable within a major version; 0 is never used. New codes
+/// go just above `end_marker`, which is not a code: it is one past the last, so that tests and
+/// tables can visit every code from `invalid_length` up to it without naming the last one.
 enum class errc {
   // Text forms of an ObjectId.
   invalid_length = 1,  ///< input has the wrong number of characters or bytes
@@ -59,6 +61,8 @@ enum class errc {
   authentication_failed,  ///< the server refused the credentials, or could not prove it knew them
   invalid_scram_message,  ///< a SCRAM message that breaks RFC 5802's grammar
   invalid_password,       ///< a password SASLprep (RFC 4013) refuses: a prohibited character
+  // New codes go here, above end_marker.
+  end_marker  ///< not a code: one past the last; never returned
 };
 
 /// The category of `oid::errc`: `name()` is "oid", `message()` describes each code in a few words.
@@ -93,6 +97,10 @@ class exception : public std::system_error {
  private:
   std::size_t offset_;
 };
+
+/// Throws `oid::exception(e)`. `result<T>::value()` calls it (by argument-dependent lookup) when
+/// there is no value; see oid/result.hpp.
+[[noreturn]] void throw_exception(const error& e);
 
 }  // namespace oid
 
