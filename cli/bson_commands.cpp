@@ -15,7 +15,7 @@
 #include <memory>
 #include <oid/bson/ensure_id.hpp>
 #include <oid/bson/json.hpp>
-#include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_stream_reader.hpp>
 #include <oid/bson/validate.hpp>
 #include <string>
 #include <vector>
