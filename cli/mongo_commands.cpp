@@ -10,6 +10,7 @@
 #include <oid/bson/ensure_id.hpp>
 #include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_stream_reader.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/time.hpp>
 #include <ostream>
