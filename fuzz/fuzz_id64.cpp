@@ -10,26 +10,25 @@
 
 namespace {
 
+/// True when `id` holds an id; otherwise checks that the error's offset lies inside `text`.
+bool parsed(const oid::result<oid::id64>& id, std::string_view text) {
+  if (id) return true;
+  if (id.error().code != oid::errc::invalid_length && id.error().offset >= text.size()) {
+    std::abort();
+  }
+  return false;
+}
+
 void check_decimal(std::string_view text) {
   const auto id = oid::id64::from_decimal(text);
-  if (!id) {
-    if (id.error().code != oid::errc::invalid_length && id.error().offset >= text.size()) {
-      std::abort();
-    }
-    return;
-  }
+  if (!parsed(id, text)) return;
   if (id->to_decimal() != text) std::abort();
   if (oid::id64::from_hex(id->to_hex()).value() != *id) std::abort();
 }
 
 void check_hex(std::string_view text) {
   const auto id = oid::id64::from_hex(text);
-  if (!id) {
-    if (id.error().code != oid::errc::invalid_length && id.error().offset >= text.size()) {
-      std::abort();
-    }
-    return;
-  }
+  if (!parsed(id, text)) return;
   const std::string hex = id->to_hex();
   for (std::size_t i = 0; i < hex.size(); ++i) {
     if (std::tolower(static_cast<unsigned char>(text[i])) != hex[i]) std::abort();

@@ -132,7 +132,9 @@ machines() {
   sed -n 's/^oid_fleet_worker: machine \([0-9]*\)$/\1/p' "$WORK/$1.log" | sort -n | uniq -c | sort -rn
 }
 
-if [ -n "$ID64" ]; then
+# id64_runs: the 64-bit mode, once with assigned and once with random machine ids.
+id64_runs() {
+  local bits n layout secs summary dups pairs distinct expected sd p_any formula
   case "$ID64" in
     compact64) bits=8 ;;
     snowflake) bits=10 ;;
@@ -144,7 +146,6 @@ if [ -n "$ID64" ]; then
     echo "fleet: $n processes cannot have distinct $bits-bit machine ids" >&2
     exit 2
   fi
-  status=0
   for layout in assigned random; do
     secs=$(run "$layout")
     echo "fleet: $ID64 $layout machine ids: made $total ids in $secs s; checking"
@@ -162,28 +163,32 @@ if [ -n "$ID64" ]; then
     formula="formula for random ids: $expected +- $sd pairs expected; P(any pair) = $p_any"
     echo "    $n processes, $distinct distinct machine ids, $pairs pairs sharing one ($formula)"
     if [ "$layout" = assigned ] && { [ "$dups" != 0 ] || [ "$pairs" != 0 ]; }; then
-      echo "fleet: FAIL: assigned machine ids made duplicates" >&2
-      status=1
+      fail "assigned machine ids made duplicates"
     fi
     if [ "$layout" = random ]; then
       # Every sharing pair collides: both start their counters at 0 in the same time units.
       if { [ "$pairs" != 0 ] && [ "$dups" = 0 ]; } || { [ "$pairs" = 0 ] && [ "$dups" != 0 ]; }; then
-        echo "fleet: FAIL: $pairs pairs share a machine id but $dups duplicates" >&2
-        status=1
+        fail "$pairs pairs share a machine id but $dups duplicates"
       fi
       if awk -v o="$pairs" -v m="$expected" -v s="$sd" 'BEGIN { exit !(s > 0 && (o - m) ^ 2 > 25 * s * s) }'; then
-        echo "fleet: FAIL: $pairs sharing pairs is more than 5 sigma from the formula's $expected" >&2
-        status=1
+        fail "$pairs sharing pairs is more than 5 sigma from the formula's $expected"
       fi
     fi
     rm -f "$WORK/$layout"-*.bin
   done
-  [ $status -eq 0 ] && echo "fleet: PASS"
-  exit $status
-fi
+}
 
 status=0
-for layout in modern legacy; do
+fail() {
+  echo "fleet: FAIL: $*" >&2
+  status=1
+}
+layouts="modern legacy"
+if [ -n "$ID64" ]; then
+  id64_runs
+  layouts=""
+fi
+for layout in $layouts; do
   secs=$(run "$layout")
   start_check=$(now_ns)
   echo "fleet: $layout: made $total ids in $secs s; checking"
@@ -201,12 +206,10 @@ for layout in modern legacy; do
     echo "    (machine id $machine is the first 3 bytes of MD5(\"localhost\"); then the pid)"
   fi
   if [ "$layout" = modern ] && [ "$dups" != 0 ]; then
-    echo "fleet: FAIL: oid's default generator made duplicates" >&2
-    status=1
+    fail "oid's default generator made duplicates"
   fi
   if [ "$layout" = legacy ] && [ "$dups" = 0 ]; then
-    echo "fleet: FAIL: the legacy layout made no duplicates (fleet too small?)" >&2
-    status=1
+    fail "the legacy layout made no duplicates (fleet too small?)"
   fi
   rm -f "$WORK/$layout"-*.bin
 done

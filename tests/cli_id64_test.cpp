@@ -11,14 +11,8 @@
 
 namespace {
 
+using oid::testing::lines;
 using oid::testing::run_cli;
-
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) v.push_back(l);
-  return v;
-}
 
 TEST(CliId64Test, NewPrintsDistinctIdsWithTheMachineId) {
   struct test_case {
@@ -54,11 +48,7 @@ TEST(CliId64Test, NewPrintsDistinctIdsWithTheMachineId) {
 }
 
 TEST(CliId64Test, NewUsageErrors) {
-  struct test_case {
-    std::vector<std::string_view> args;
-    std::string_view want;
-  };
-  const test_case cases[] = {
+  const oid::testing::failing_run cases[] = {
       {{"new", "--layout", "sonyflake"}, "needs an assigned machine id (0 to 65535)"},
       {{"new", "--layout", "compact64", "--machine", "256"}, "not in 0 to 255"},
       {{"new", "--layout", "snowflake", "--machine", "1024"}, "not in 0 to 1023"},
@@ -71,13 +61,7 @@ TEST(CliId64Test, NewUsageErrors) {
       {{"new", "--layout", "compact64", "--machine", "1", "--epoch", "5"}, "no other epoch"},
       {{"new", "--layout", "snowflake", "--machine", "1", "--epoch", "soon"}, "--epoch"},
   };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.want);
-    const auto r = run_cli(c.args);
-    EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.out, "");
-    EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
-  }
+  oid::testing::expect_failures(cases, 2);
 }
 
 TEST(CliId64Test, InspectDecimalAndHex) {
@@ -139,11 +123,7 @@ TEST(CliId64Test, RangeGivesBoundsAndSql) {
 }
 
 TEST(CliId64Test, RangeRejectsTimesOutsideTheLayout) {
-  struct test_case {
-    std::vector<std::string_view> args;
-    std::string_view want;
-  };
-  const test_case cases[] = {
+  const oid::testing::failing_run cases[] = {
       {{"range", "--layout", "sonyflake", "2014-08-31"},
        "time out of range: sonyflake holds 2014-09-01T00:00:00Z to 2188-11-16T03:28:58Z"},
       {{"range", "--layout", "snowflake", "2010-11-04"}, "snowflake holds 2010-11-04T01:42:54Z"},
@@ -151,13 +131,7 @@ TEST(CliId64Test, RangeRejectsTimesOutsideTheLayout) {
       {{"range", "--layout", "compact64", "soon"}, "not a date"},
       {{"range", "--layout", "compact64", "2020-01-02", "2020-01-01"}, "must be in a later"},
   };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.want);
-    const auto r = run_cli(c.args);
-    EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.out, "");
-    EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
-  }
+  oid::testing::expect_failures(cases, 1);
 }
 
 }  // namespace
