@@ -5,13 +5,13 @@
 #include <fstream>
 #include <memory>
 #include <oid/object_id.hpp>
-#include <oid/uniqueness.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
 #include "text_io.hpp"
+#include "uniqueness.hpp"
 
 namespace oid::cli {
 namespace {

@@ -46,6 +46,9 @@ class category final : public std::error_category {
     case errc::unexpected_reply: return "unexpected reply";
     case errc::unsupported: return "not supported";
     case errc::io_error: return "I/O error";
+    case errc::authentication_failed: return "authentication failed";
+    case errc::invalid_scram_message: return "invalid SCRAM message";
+    case errc::invalid_password: return "password has a character SASLprep prohibits";
     }
     return "unknown oid error " + std::to_string(value);
   }

@@ -1,10 +1,11 @@
 // duplicate_finder: the same answers in memory and through temporary files, in every merge shape.
+#include "uniqueness.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <oid/error.hpp>
-#include <oid/uniqueness.hpp>
 #include <random>
 #include <utility>
 #include <vector>

@@ -55,6 +55,10 @@ enum class errc {
   unexpected_reply,      ///< a reply to another request, or of the wrong shape
   unsupported,           ///< a feature oid does not provide (named in the message)
   io_error,              ///< reading or writing a file or stream failed
+  // Authentication.
+  authentication_failed,  ///< the server refused the credentials, or could not prove it knew them
+  invalid_scram_message,  ///< a SCRAM message that breaks RFC 5802's grammar
+  invalid_password,       ///< a password SASLprep (RFC 4013) refuses: a prohibited character
 };
 
 /// The category of `oid::errc`: `name()` is "oid", `message()` describes each code in a few words.

@@ -1,9 +1,7 @@
-// oid/oid.hpp: everything of oid's ObjectId layer in one include.
+// oid/oid.hpp: everything the oid::oid target provides in one include: the three modules' own
+// umbrellas, oid/objectid.hpp, oid/bson/bson.hpp and oid/mongo/mongo.hpp.
 #pragma once
 
-#include <oid/error.hpp>
-#include <oid/generator.hpp>
-#include <oid/inspect.hpp>
-#include <oid/object_id.hpp>
-#include <oid/result.hpp>
-#include <oid/time.hpp>
+#include <oid/bson/bson.hpp>
+#include <oid/mongo/mongo.hpp>
+#include <oid/objectid.hpp>

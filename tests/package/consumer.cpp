@@ -1,10 +1,28 @@
+// A consumer of oid that needs every module's library to link: an ObjectId (oid::objectid), a BSON
+// document written as Extended JSON (oid::bson), an OP_MSG encoded and decoded back (oid::mongo; no
+// server). Exits 0 and prints the JSON when all three work.
 #include <iostream>
 #include <oid/oid.hpp>
+#include <string>
 
 int main() {
   const oid::object_id id = oid::generate();
   const auto back = oid::object_id::from_hex(id.to_hex());
   if (!back || *back != id) return 1;
-  std::cout << id << '\n';
+
+  oid::bson::builder b;
+  b.append_object_id("_id", id).append_string("ping", "pong").append_int32("n", 1);
+  const std::string json = oid::bson::to_json(b.view());
+  if (json != R"({"_id":{"$oid":")" + id.to_hex() + R"("},"ping":"pong","n":1})") return 2;
+
+  oid::mongo::op_msg msg;
+  msg.request_id = 7;
+  msg.body = b.view();
+  const auto wire = oid::mongo::encode_op_msg(msg);
+  if (!wire) return 3;
+  const auto decoded = oid::mongo::decode_op_msg(*wire);
+  if (!decoded || decoded->request_id != 7 || oid::bson::to_json(decoded->body) != json) return 4;
+
+  std::cout << json << '\n';
   return 0;
 }

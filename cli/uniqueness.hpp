@@ -1,4 +1,4 @@
-// oid/uniqueness.hpp: finding duplicate ObjectIds among any number of them, in bounded memory.
+// cli/uniqueness.hpp: finding duplicate ObjectIds among any number of them, in bounded memory.
 //
 // `duplicate_finder` takes ids in any order and reports every id that occurs more than once, with
 // its count, plus a summary. It keeps at most `memory_budget` bytes of ids in memory; beyond that

@@ -1,3 +1,5 @@
+#include "uniqueness.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -7,7 +9,6 @@
 #include <cstring>
 #include <deque>
 #include <oid/error.hpp>
-#include <oid/uniqueness.hpp>
 #include <utility>
 #include <vector>
 

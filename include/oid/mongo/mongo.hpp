@@ -1,0 +1,12 @@
+// oid/mongo/mongo.hpp: the whole oid::mongo module in one include: connection strings, OP_MSG, the
+// connection, the client, cursors, write concerns and what operations return.
+#pragma once
+
+#include <oid/mongo/client.hpp>
+#include <oid/mongo/connection.hpp>
+#include <oid/mongo/cursor.hpp>
+#include <oid/mongo/op_msg.hpp>
+#include <oid/mongo/outcome.hpp>
+#include <oid/mongo/secret.hpp>
+#include <oid/mongo/uri.hpp>
+#include <oid/mongo/write_concern.hpp>
