@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "support/hex.hpp"
 #include "support/matchers.hpp"
 
 namespace {
@@ -22,16 +23,7 @@ using oid::bson::document;
 using oid::bson::from_json;
 using oid::bson::json_read_options;
 using oid::testing::HasErrorAt;
-
-std::string hex(std::span<const std::uint8_t> bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string s;
-  for (auto b : bytes) {
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
-  return s;
-}
+using oid::testing::to_hex;
 
 // from_json(json) must give exactly the bytes `want` holds.
 void expect_reads_as(std::string_view json, const document& want,
@@ -39,7 +31,7 @@ void expect_reads_as(std::string_view json, const document& want,
   SCOPED_TRACE(std::string(json));
   const auto got = from_json(json, options);
   ASSERT_TRUE(got.has_value()) << got.error().message() << " at " << got.error().offset;
-  EXPECT_EQ(hex(got->bytes()), hex(want.bytes()));
+  EXPECT_EQ(to_hex(got->bytes()), to_hex(want.bytes()));  // a failure shows the bytes
 }
 
 template <class F>
@@ -149,7 +141,7 @@ TEST(JsonReaderTest, SpecialCharactersAtEveryPositionOfEveryLength) {
             }
           });
           ASSERT_TRUE(got.has_value());
-          EXPECT_EQ(hex(got->bytes()), hex(want.bytes()));
+          EXPECT_EQ(to_hex(got->bytes()), to_hex(want.bytes()));
         }
       }
     }

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/ci.hpp"
+
 namespace {
 
 using oid::errc;
@@ -21,11 +23,6 @@ using oid::bson::builder;
 using oid::bson::document;
 using oid::bson::document_view;
 namespace mongo = oid::mongo;
-
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string_view(ci) == "true";
-}
 
 document doc1(std::string_view key, std::int32_t v) {
   builder b;
@@ -38,8 +35,9 @@ class MongoClientTest : public ::testing::Test {
   void SetUp() override {
     const char* uri = std::getenv("MONGODB_URI");
     if (uri == nullptr || *uri == '\0') {
-      if (in_ci()) FAIL() << "MONGODB_URI is not set (CI=true): scripts/test.sh starts FerretDB";
-      GTEST_SKIP() << "MONGODB_URI is not set; run scripts/ferretdb.sh start, or scripts/test.sh";
+      OID_SKIP_OR_FAIL_IN_CI(
+          "MONGODB_URI is not set; run scripts/ferretdb.sh start, or "
+          "scripts/test.sh");
     }
     uri_ = uri;
     auto c = mongo::client::create(uri_);

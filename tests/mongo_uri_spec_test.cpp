@@ -14,19 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "support/ci.hpp"
+#include "support/spec_data.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using oid::mongo::host;
 using oid::mongo::uri;
 using oid::mongo::uri_mode;
-
-fs::path data_dir() { return fs::path(OID_SHARED_DIR) / "data"; }
-
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string_view(ci) == "true";
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -212,24 +208,19 @@ std::string unsupported_reason(std::string_view text) {
 }
 
 TEST(MongoUriSpecTest, ConnectionStringAndUriOptionsSuites) {
-  const fs::path dirs[] = {data_dir() / "connection-string", data_dir() / "uri-options"};
+  const fs::path dirs[] = {oid::testing::spec_data_dir("connection-string"),
+                           oid::testing::spec_data_dir("uri-options")};
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) {
-      if (in_ci()) FAIL() << "the specification tests are missing: " << dir << " (CI=true)";
-      GTEST_SKIP() << "the specification tests are not here: " << dir
-                   << " (they come with ../shared)";
+      OID_SKIP_OR_FAIL_IN_CI(
+          "the specification tests are not here: " << dir << " (they come with ../shared)");
     }
   }
   int ran = 0, passed = 0;
   std::vector<std::string> not_applicable;
   simdjson::dom::parser parser;
   for (const auto& dir : dirs) {
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      if (entry.path().extension() == ".json") files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
+    for (const auto& file : oid::testing::json_files(dir)) {
       simdjson::dom::element doc;
       ASSERT_EQ(parser.load(file.string()).get(doc), simdjson::SUCCESS) << file;
       simdjson::dom::array tests;
