@@ -111,6 +111,22 @@ std::string compare_option(const uri& u, const std::string& key, simdjson::dom::
     as_string(u.auth_source());
   } else if (key == "authmechanism") {
     as_string(u.auth_mechanism());
+  } else if (key == "authmechanismproperties") {
+    simdjson::dom::object want_properties;
+    const auto& got = u.auth_mechanism_properties();
+    if (want.get(want_properties) != simdjson::SUCCESS || !got ||
+        got->size() != want_properties.size()) {
+      why << key << " differ";
+    } else {
+      for (auto [k, v] : want_properties) {
+        std::string_view value;
+        const auto found =
+            std::find_if(got->begin(), got->end(), [&](const auto& p) { return p.first == k; });
+        if (v.get(value) != simdjson::SUCCESS || found == got->end() || found->second != value) {
+          why << key << ": " << k << " differs";
+        }
+      }
+    }
   } else if (key == "tls" || key == "ssl") {
     as_bool(u.tls());
   } else if (key == "retrywrites") {
@@ -167,8 +183,7 @@ std::string check_case(simdjson::dom::element t) {
   }
   simdjson::dom::object auth;
   if (t["auth"].get(auth) == simdjson::SUCCESS) {
-    const auto check = [&](const char* field,
-                           const std::optional<std::string>& got) -> std::string {
+    const auto check = [&](const char* field, std::optional<std::string_view> got) -> std::string {
       std::string_view want;
       if (auth[field].get(want) == simdjson::SUCCESS) {
         if (!got || *got != want) return std::string(field) + " differs";
@@ -177,7 +192,8 @@ std::string check_case(simdjson::dom::element t) {
       }
       return "";
     };
-    for (auto r : {check("username", u.username()), check("password", u.password()),
+    const auto password = u.password() ? std::optional(u.password()->reveal()) : std::nullopt;
+    for (auto r : {check("username", u.username()), check("password", password),
                    check("db", u.database())}) {
       if (!r.empty()) return r;
     }
@@ -204,6 +220,13 @@ std::string unsupported_reason(std::string_view text) {
   }
   std::string out;
   for (const auto& name : unknown) out += (out.empty() ? "option " : ", ") + name;
+  // Mechanisms oid does not implement are refused (errc::unsupported) however valid the case.
+  const std::string lowered = lower(text);
+  for (const char* m : {"gssapi", "mongodb-aws", "mongodb-oidc"}) {
+    if (lowered.find(std::string("authmechanism=") + m) != std::string::npos) {
+      out += (out.empty() ? "" : ", ") + std::string("authMechanism ") + m + " (not implemented)";
+    }
+  }
   return out;
 }
 

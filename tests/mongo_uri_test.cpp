@@ -28,7 +28,8 @@ TEST(MongoUriTest, ParsesEveryPart) {
   EXPECT_EQ(u->hosts()[2], (host{host::kind::ip_literal, "fe80::1", 27019}));
   EXPECT_EQ(u->hosts()[3], (host{host::kind::unix_socket, "/tmp/mongodb-27017.sock", {}}));
   EXPECT_EQ(u->username(), "us@er");
-  EXPECT_EQ(u->password(), "p:ss");
+  ASSERT_TRUE(u->password().has_value());
+  EXPECT_EQ(u->password()->reveal(), "p:ss");
   EXPECT_EQ(u->database(), "app?");
   EXPECT_EQ(u->app_name(), "demo");
   EXPECT_EQ(u->connect_timeout(), 1500ms);
@@ -152,6 +153,66 @@ TEST(MongoUriTest, InvalidValuesAreErrorsNamingTheOptionInStrictMode) {
     ASSERT_EQ(lenient->warnings().size(), 1u);
     EXPECT_NE(lenient->warnings()[0].find(c.option), std::string::npos);
   }
+}
+
+TEST(MongoUriTest, PasswordIsASecretAndNeverInToString) {
+  const auto u = uri::parse("mongodb://ann:hunter%32@h/app?authMechanism=SCRAM-SHA-256");
+  ASSERT_TRUE(u.has_value()) << u.error().message;
+  ASSERT_TRUE(u->password().has_value());
+  EXPECT_EQ(u->password()->reveal(), "hunter2");
+  EXPECT_EQ(u->to_string(), "mongodb://ann:<secret>@h/app?authMechanism=SCRAM-SHA-256");
+  EXPECT_EQ(::testing::PrintToString(*u->password()), "<secret>");
+  // No password: the text as given.
+  const auto plain = uri::parse("mongodb://ann@h/");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE(plain->password().has_value());
+  EXPECT_EQ(plain->to_string(), "mongodb://ann@h/");
+  // A malformed password is refused without quoting it.
+  const auto bad = uri::parse("mongodb://ann:s3cr%zz@h/");
+  ASSERT_THAT(bad, HasErrorAt(errc::invalid_uri, 18));
+  EXPECT_EQ(bad.error().message.find("s3cr"), std::string::npos) << bad.error().message;
+}
+
+TEST(MongoUriTest, AuthDatabaseDefaults) {
+  const auto db = [](const char* text) {
+    const auto u = uri::parse(text);
+    EXPECT_TRUE(u.has_value()) << text;
+    return u ? u->auth_database() : std::string("?");
+  };
+  EXPECT_EQ(db("mongodb://u:p@h/"), "admin");
+  EXPECT_EQ(db("mongodb://u:p@h/app"), "app");
+  EXPECT_EQ(db("mongodb://u:p@h/app?authSource=other"), "other");
+  EXPECT_EQ(db("mongodb://u:p@h/?authMechanism=PLAIN"), "$external");
+  EXPECT_EQ(db("mongodb://u:p@h/app?authMechanism=PLAIN"), "app");
+  EXPECT_EQ(db("mongodb://u@h/app?authMechanism=MONGODB-X509"), "$external");
+}
+
+TEST(MongoUriTest, AuthOptionsRefusedAsTheSpecificationSays) {
+  // Mechanisms oid does not implement: unsupported, naming them, in either mode.
+  for (const char* m : {"GSSAPI", "MONGODB-AWS", "MONGODB-OIDC"}) {
+    const std::string text = std::string("mongodb://u@h/?authMechanism=") + m;
+    SCOPED_TRACE(text);
+    for (auto mode : {uri_mode::strict, uri_mode::lenient}) {
+      const auto u = uri::parse(text, mode);
+      ASSERT_THAT(u, HasErrorAt(errc::unsupported, 29));
+      EXPECT_NE(u.error().message.find(m), std::string::npos) << u.error().message;
+    }
+  }
+  EXPECT_THAT(uri::parse("mongodb://h/?authMechanism=SCRAM-SHA-256"),
+              HasErrorAt(errc::invalid_uri, 10));
+  EXPECT_THAT(uri::parse("mongodb://h/?authMechanism=PLAIN"), HasErrorAt(errc::invalid_uri, 10));
+  EXPECT_THAT(uri::parse("mongodb://u:p@h/?authMechanism=MONGODB-X509"),
+              HasErrorAt(errc::invalid_uri, 12));
+  EXPECT_THAT(uri::parse("mongodb://u@h/?authMechanism=MONGODB-X509&authSource=admin"),
+              HasErrorAt(errc::invalid_uri, 10));
+  EXPECT_THAT(uri::parse("mongodb://u:p@h/?authSource=", uri_mode::lenient),
+              HasErrorAt(errc::invalid_uri, 28));
+  EXPECT_THAT(uri::parse("mongodb://u:p@h/?authMechanismProperties=NOCOLON"),
+              HasErrorAt(errc::invalid_uri, 41));
+  const auto props = uri::parse("mongodb://u:p@h/?authMechanismProperties=A:1,B:x:y");
+  ASSERT_TRUE(props.has_value()) << props.error().message;
+  using pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(props->auth_mechanism_properties(), (pairs{{"A", "1"}, {"B", "x:y"}}));
 }
 
 TEST(MongoUriTest, HostTypes) {

@@ -1,3 +1,5 @@
+#include <openssl/crypto.h>
+
 #include <algorithm>
 #include <charconv>
 #include <oid/mongo/uri.hpp>
@@ -55,6 +57,7 @@ constexpr std::string_view supported[] = {
     "wtimeoutms",
     "authsource",
     "authmechanism",
+    "authmechanismproperties",
     "tls",
     "ssl",
     "retrywrites",
@@ -63,9 +66,10 @@ constexpr std::string_view supported[] = {
     "compressors",
 };
 
-// The mechanisms MongoDB's authentication specification defines; any other is an invalid value.
-constexpr std::string_view mechanisms[] = {"SCRAM-SHA-1", "SCRAM-SHA-256", "MONGODB-X509", "GSSAPI",
-                                           "PLAIN",       "MONGODB-AWS",   "MONGODB-OIDC"};
+// The mechanisms oid implements, and those MongoDB's authentication specification defines that
+// oid does not (refused as unsupported); any other name is an invalid value.
+constexpr std::string_view mechanisms[] = {"SCRAM-SHA-1", "SCRAM-SHA-256", "PLAIN", "MONGODB-X509"};
+constexpr std::string_view unsupported_mechanisms[] = {"GSSAPI", "MONGODB-AWS", "MONGODB-OIDC"};
 
 }  // namespace
 
@@ -106,6 +110,10 @@ class uri_parser {
       if (!parse_options(pos + 1)) return std::move(error_);
     }
     if (!check_combinations()) return std::move(error_);
+    u_.redacted_ = std::string(text_);
+    if (password_begin_ != 0) {
+      u_.redacted_.replace(password_begin_, password_end_ - password_begin_, secret::placeholder);
+    }
     return std::move(u_);
   }
 
@@ -159,7 +167,11 @@ class uri_parser {
     if (colon != std::string_view::npos) {
       auto password = decode(user_end + 1, end, "password");
       if (!password) return false;
-      u_.password_ = std::move(*password);
+      u_.password_ = secret(*password);
+      // decode() reserved the full size, so this is the only buffer that held the password.
+      OPENSSL_cleanse(password->data(), password->size());
+      password_begin_ = user_end + 1;
+      password_end_ = end;
     }
     return true;
   }
@@ -300,6 +312,9 @@ class uri_parser {
       u_.warnings_.push_back("unsupported option '" + key_written + "' ignored");
       return true;
     }
+    if (value->empty() && key == "authsource") {
+      return fail_bool(errc::invalid_uri, value_offset, "option authSource is empty");
+    }
     if (value->empty()) {
       u_.warnings_.push_back("option " + key_written + " has an empty value; ignored");
       return true;
@@ -371,12 +386,34 @@ class uri_parser {
     } else if (key == "authsource") {
       u_.auth_source_ = *value;
     } else if (key == "authmechanism") {
+      if (std::find(std::begin(unsupported_mechanisms), std::end(unsupported_mechanisms), *value) !=
+          std::end(unsupported_mechanisms)) {
+        return fail_bool(errc::unsupported, value_offset,
+                         "authMechanism=" + *value +
+                             " is not supported by oid; it authenticates with SCRAM-SHA-256, "
+                             "SCRAM-SHA-1, PLAIN or MONGODB-X509");
+      }
       if (std::find(std::begin(mechanisms), std::end(mechanisms), *value) == std::end(mechanisms)) {
         return invalid_value(value_offset, key_written, *value,
-                             "expected SCRAM-SHA-1, SCRAM-SHA-256, MONGODB-X509, GSSAPI, PLAIN, "
-                             "MONGODB-AWS or MONGODB-OIDC");
+                             "expected SCRAM-SHA-256, SCRAM-SHA-1, PLAIN or MONGODB-X509");
       }
       u_.auth_mechanism_ = *value;
+    } else if (key == "authmechanismproperties") {
+      std::vector<std::pair<std::string, std::string>> properties;
+      std::string_view rest = *value;
+      while (true) {
+        const auto comma = rest.find(',');
+        const auto item = rest.substr(0, comma);
+        const auto colon = item.find(':');
+        if (colon == std::string_view::npos || colon == 0) {
+          return invalid_value(value_offset, key_written, *value,
+                               "expected a comma-separated list of KEY:value pairs");
+        }
+        properties.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+      u_.auth_mechanism_properties_ = std::move(properties);
     } else if (key == "tls") {
       return as_bool(tls_);
     } else if (key == "ssl") {
@@ -416,6 +453,29 @@ class uri_parser {
       return fail_bool(errc::invalid_uri, scheme.size(),
                        "option directConnection=true needs exactly one host");
     }
+    return check_credential();
+  }
+
+  // The authentication specification's rules for each mechanism.
+  bool check_credential() {
+    if (!u_.auth_mechanism_) return true;
+    const std::string& m = *u_.auth_mechanism_;
+    if (m == "MONGODB-X509") {
+      if (u_.password_) {
+        return fail_bool(errc::invalid_uri, password_begin_,
+                         "authMechanism=MONGODB-X509 takes no password: the client certificate "
+                         "is the identity");
+      }
+      if (u_.auth_source_ && *u_.auth_source_ != "$external") {
+        return fail_bool(errc::invalid_uri, scheme.size(),
+                         "authMechanism=MONGODB-X509 needs authSource=$external (or none)");
+      }
+      return true;
+    }
+    if (!u_.username_) {
+      return fail_bool(errc::invalid_uri, scheme.size(),
+                       "authMechanism=" + m + " needs a user name (mongodb://user:password@host)");
+    }
     return true;
   }
 
@@ -425,10 +485,18 @@ class uri_parser {
   failure error_;
   std::optional<bool> tls_, ssl_;
   std::vector<std::string> seen_;
+  std::size_t password_begin_ = 0, password_end_ = 0;  // in text_; 0 when there is none
 };
 
 outcome<uri> uri::parse(std::string_view text, uri_mode mode) {
   return uri_parser(text, mode).run();
+}
+
+std::string uri::auth_database() const {
+  if (auth_source_) return *auth_source_;
+  if (auth_mechanism_ == "MONGODB-X509") return "$external";
+  if (database_) return *database_;
+  return auth_mechanism_ == "PLAIN" ? "$external" : "admin";
 }
 
 const std::vector<std::string_view>& uri::supported_options() noexcept {

@@ -7,14 +7,21 @@
 // option names. It keeps the options oid uses as typed values; an option oid does not know is
 // ignored with a warning that `uri::warnings()` collects. `mongodb+srv://` needs DNS SRV lookups,
 // which oid does not do: it is rejected with `errc::unsupported`.
+//
+// Credentials follow MongoDB's authentication specification: the password is held in a `secret`
+// (never in `to_string()` or any message), `auth_database()` is where the user is defined, and
+// only the mechanisms oid implements (SCRAM-SHA-1, SCRAM-SHA-256, PLAIN, MONGODB-X509) are
+// accepted: GSSAPI, MONGODB-AWS and MONGODB-OIDC are `errc::unsupported`.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/secret.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace oid::mongo {
@@ -58,7 +65,11 @@ class uri {
   /// `/` or an unbracketed `:` too many; a socket path not ending in ".sock"; user information with
   /// `@`, a second `:` or a bad `%` escape; a database name with `/ \ space " $`; an option without
   /// `=`; contradictory options (`tls` and `ssl` disagreeing, `directConnection=true` with several
-  /// hosts); and, in `uri_mode::strict`, a known option with an invalid value. The failure's
+  /// hosts); credentials the authentication specification refuses (an empty `authSource`, SCRAM
+  /// or PLAIN without a user name, MONGODB-X509 with a password or an `authSource` other than
+  /// `$external`, a malformed `authMechanismProperties`); and, in `uri_mode::strict`, a known
+  /// option with an invalid value. An `authMechanism` oid does not implement (GSSAPI, MONGODB-AWS,
+  /// MONGODB-OIDC) is `errc::unsupported`, in either mode. The failure's
   /// `message` says what is wrong, naming the option where there is one, and its `offset` where.
   ///
   ///   auto u = oid::mongo::uri::parse("mongodb://127.0.0.1:27017/app?appName=demo");
@@ -70,7 +81,9 @@ class uri {
   /// The user name, decoded, when user information was given.
   const std::optional<std::string>& username() const noexcept { return username_; }
   /// The password, decoded, when one was given (possibly empty: `user:@host`).
-  const std::optional<std::string>& password() const noexcept { return password_; }
+  const std::optional<secret>& password() const noexcept { return password_; }
+  /// Sets the password (read from a terminal, say, when the connection string has none).
+  void set_password(secret password) { password_ = std::move(password); }
   /// The database after the hosts, decoded (the default database and auth database).
   const std::optional<std::string>& database() const noexcept { return database_; }
   /// One line per ignored option: unknown, repeated, empty or (lenient mode) invalid.
@@ -103,8 +116,22 @@ class uri {
   const std::optional<std::chrono::milliseconds>& w_timeout() const noexcept { return w_timeout_; }
   /// `authSource`: the database that holds the user's credentials.
   const std::optional<std::string>& auth_source() const noexcept { return auth_source_; }
-  /// `authMechanism`, as written (one the authentication specification names).
+  /// `authMechanism`, as written: SCRAM-SHA-1, SCRAM-SHA-256, PLAIN or MONGODB-X509.
   const std::optional<std::string>& auth_mechanism() const noexcept { return auth_mechanism_; }
+  /// `authMechanismProperties` (`KEY:value,KEY:value`), in the order written, values decoded.
+  /// Parsed for completeness: none of oid's mechanisms uses one.
+  const std::optional<std::vector<std::pair<std::string, std::string>>>& auth_mechanism_properties()
+      const noexcept {
+    return auth_mechanism_properties_;
+  }
+  /// True when the connection string asks for authentication: a user name, or MONGODB-X509.
+  bool has_credential() const noexcept {
+    return username_.has_value() || auth_mechanism_ == "MONGODB-X509";
+  }
+  /// The database that holds the user's credentials: `authSource` when given; `$external` for
+  /// MONGODB-X509; otherwise the connection string's database, else `admin` (`$external` for
+  /// PLAIN), as the authentication specification says.
+  std::string auth_database() const;
   /// `tls` (or its older name `ssl`; the two must agree when both are given).
   const std::optional<bool>& tls() const noexcept { return tls_; }
   /// `retryWrites`.
@@ -118,6 +145,10 @@ class uri {
     return compressors_;
   }
 
+  /// The connection string as given, with the password (when there is one) replaced by
+  /// `secret::placeholder`: safe to print or log.
+  const std::string& to_string() const noexcept { return redacted_; }
+
   /// The option names (lower case) that `parse` understands; any other draws a warning.
   static const std::vector<std::string_view>& supported_options() noexcept;
 
@@ -125,7 +156,9 @@ class uri {
   uri() = default;  // only parse() makes one, so there is always a host
 
   std::vector<host> hosts_;
-  std::optional<std::string> username_, password_, database_;
+  std::optional<std::string> username_, database_;
+  std::optional<secret> password_;
+  std::string redacted_;
   std::vector<std::string> warnings_;
   std::optional<std::string> app_name_;
   std::optional<std::chrono::milliseconds> connect_timeout_, socket_timeout_,
@@ -135,6 +168,7 @@ class uri {
   std::optional<std::string> w_tag_;
   std::optional<bool> journal_;
   std::optional<std::string> auth_source_, auth_mechanism_;
+  std::optional<std::vector<std::pair<std::string, std::string>>> auth_mechanism_properties_;
   std::optional<bool> tls_, retry_writes_, retry_reads_, direct_connection_;
   std::optional<std::vector<std::string>> compressors_;
 
