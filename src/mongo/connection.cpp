@@ -17,6 +17,7 @@
 #include <oid/mongo/connection.hpp>
 #include <utility>
 
+#include "mongo/detail/authenticate.hpp"
 #include "mongo/detail/reply.hpp"
 
 #ifndef OID_MONGO_VERSION
@@ -95,6 +96,16 @@ std::string describe(const host& h) {
 
 }  // namespace
 
+std::optional<credential> credential::from(const mongo::uri& u) {
+  if (!u.has_credential()) return std::nullopt;
+  credential c;
+  c.user = u.username().value_or("");
+  if (u.password()) c.password = *u.password();
+  c.source = u.auth_database();
+  c.mechanism = u.auth_mechanism().value_or("");
+  return c;
+}
+
 bson::document client_metadata(std::string_view app_name) {
   utsname u{};
   const bool have_uname = ::uname(&u) == 0;
@@ -162,16 +173,24 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
 
   // The handshake runs under the connect timeout; commands afterwards under the socket timeout.
   c.socket_timeout_ = options.connect_timeout;
+  std::optional<detail::handshake_auth> auth;
+  if (options.auth) {
+    auto a = detail::handshake_auth::prepare(*options.auth, options.scram_cache.get());
+    if (!a) return std::move(a).error();
+    auth.emplace(std::move(*a));
+  }
   bson::builder hello;
   hello.append_int32("hello", 1).append_bool("helloOk", true);
   const bson::document metadata = client_metadata(options.app_name);
   hello.append_document("client", metadata.view());
+  if (auth) auth->add_to_hello(hello);
   auto reply = c.run("admin", hello.view());
   if (reply && !detail::is_ok(reply->view()) &&
       detail::server_error_of(reply->view()).code == 59) {  // CommandNotFound: before 4.4.2
     bson::builder legacy;
     legacy.append_int32("isMaster", 1);
     legacy.append_document("client", metadata.view());
+    if (auth) auth->add_to_hello(legacy);
     reply = c.run("admin", legacy.view());
   }
   if (!reply) {
@@ -195,6 +214,9 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
   if (s.max_wire_version < 6) {
     return failure(errc::unsupported,
                    describe(h) + " is too old: oid needs OP_MSG (MongoDB 3.6, wire version 6)");
+  }
+  if (auth) {
+    if (auto done = auth->finish(c, v, describe(h)); !done) return std::move(done).error();
   }
   c.socket_timeout_ = options.socket_timeout;
   return c;

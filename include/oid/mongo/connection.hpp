@@ -10,22 +10,50 @@
 // message (servers such as FerretDB answer those although OP_MSG says they must not), and is an
 // `unexpected_reply` otherwise. After any transport error the connection is `broken()` and must
 // be thrown away: the bytes on the wire can no longer be trusted.
+//
+// With a credential, the handshake also authenticates (MongoDB's authentication specification):
+// `hello` carries `saslSupportedMechs` and a `speculativeAuthenticate` first step, and when the
+// server does not answer the latter, saslStart / saslContinue follow (SCRAM-SHA-256 when the user
+// has it, else SCRAM-SHA-1; or the mechanism asked for). The server's SCRAM signature is checked.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/secret.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/result.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace oid::mongo {
+
+namespace detail {
+class scram_cache;
+}
+
+/// Who a connection authenticates as, and how.
+struct credential {
+  /// The user name (may be empty for MONGODB-X509, where the certificate names the user).
+  std::string user;
+  /// The password (none for MONGODB-X509).
+  secret password;
+  /// The database that holds the user (`uri::auth_database()`).
+  std::string source = "admin";
+  /// SCRAM-SHA-256, SCRAM-SHA-1, PLAIN or MONGODB-X509; empty: SCRAM-SHA-256 when the server
+  /// lists it for the user, else SCRAM-SHA-1.
+  std::string mechanism;
+
+  /// The credential a connection string asks for, or none.
+  static std::optional<credential> from(const mongo::uri& u);
+};
 
 /// Settings for opening a connection.
 struct connection_options {
@@ -37,6 +65,11 @@ struct connection_options {
   std::chrono::milliseconds socket_timeout{120'000};
   /// `appName`, sent in the handshake (the server logs it).
   std::string app_name;
+  /// Authenticate as this user in the handshake; none: do not authenticate.
+  std::optional<mongo::credential> auth;
+  /// Salted SCRAM passwords shared by the connections of one client, so that PBKDF2 runs once
+  /// per client rather than once per connection (the client's pool sets it); null: no cache.
+  std::shared_ptr<detail::scram_cache> scram_cache;
 };
 
 /// What the handshake learnt about the server.
@@ -54,7 +87,9 @@ struct server_description {
 class connection {
  public:
   /// Connects to `h` and performs the handshake. Failures: connection_failed (name resolution,
-  /// refused, unreachable, or a handshake the server refused), timeout, connection_closed,
+  /// refused, unreachable, or a handshake the server refused), authentication_failed (the server
+  /// refused the credential, with its code, codeName and message in `server`; or the server
+  /// could not prove it knows the password), timeout, connection_closed,
   /// unsupported (a server without OP_MSG, wire version below 6), and the decoding errors of
   /// `decode_op_msg` for a malformed reply; the failure's message is a sentence naming the host.
   static outcome<connection> open(const mongo::host& h, const connection_options& options);

@@ -31,9 +31,11 @@ outcome<connection> client_state::open_any(clock::time_point deadline) {
       auto c = connection::open(h, o);
       if (c) return std::move(*c);
       last_code = c.error().code;
-      last = std::move(c).error().message;
-      // An old server or one that refused the handshake will not change its mind.
-      if (last_code == errc::unsupported) return failure(last_code, last);
+      last = c.error().message;
+      // An old server, or one that refused the credential, will not change its mind.
+      if (last_code == errc::unsupported || last_code == errc::authentication_failed) {
+        return std::move(c).error();
+      }
     }
     // Like drivers' server selection: keep trying until serverSelectionTimeoutMS, at a pace that
     // does not hammer a server that is starting up.

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "mongo/detail/scram.hpp"
+
 namespace oid::mongo::detail {
 
 using clock = std::chrono::steady_clock;
@@ -33,6 +35,9 @@ struct client_state : std::enable_shared_from_this<client_state> {
     options.app_name = uri.app_name().value_or("");
     selection_timeout = uri.server_selection_timeout().value_or(std::chrono::milliseconds(30'000));
     max_pool = uri.max_pool_size().value_or(100);
+    options.auth = credential::from(uri);
+    // One cache per client: its connections after the first skip PBKDF2.
+    if (options.auth) options.scram_cache = std::make_shared<scram_cache>();
   }
 
   outcome<lease> acquire();
