@@ -52,8 +52,9 @@ TEST(MongoFailureTest, ClientCreateSaysWhatItRefuses) {
       {"mongodb://h/?connectTimeoutMS=-2", errc::invalid_uri, 30, "connectTimeoutMS"},
       {"mongodb+srv://cluster0.example.net/", errc::unsupported, 0, "SRV"},
       {"mongodb://h/?tls=true", errc::unsupported, 0, "tls"},
-      {"mongodb://user:secret@h/", errc::unsupported, 0, "authentication"},
-      {"mongodb://h/?authMechanism=SCRAM-SHA-256", errc::unsupported, 0, "authMechanism"},
+      {"mongodb://user@h/", errc::invalid_uri, 0, "no password"},
+      {"mongodb://user:secret@h/?authMechanism=GSSAPI", errc::unsupported, 39, "GSSAPI"},
+      {"mongodb://h/?authMechanism=SCRAM-SHA-256", errc::invalid_uri, 10, "authMechanism"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);

@@ -19,9 +19,10 @@ outcome<client> client::create(const mongo::uri& u) {
   if (u.tls().value_or(false)) {
     return failure(errc::unsupported, "tls=true: oid does not do TLS yet");
   }
-  if (u.username() || u.auth_mechanism()) {
-    return failure(errc::unsupported,
-                   "authentication (a user name or authMechanism) is not supported by oid yet");
+  if (u.username() && !u.password() && u.auth_mechanism() != "MONGODB-X509") {
+    return failure(errc::invalid_uri, "user '" + *u.username() +
+                                          "' has no password: give one in the connection string "
+                                          "(mongodb://user:password@host) or set it on the uri");
   }
   return client(std::make_shared<detail::client_state>(u));
 }

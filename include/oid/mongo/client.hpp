@@ -39,8 +39,11 @@ class client {
  public:
   /// Parses `uri_text` (see `uri::parse`, strict mode) and makes a client; nothing is connected
   /// yet. Failures, each with a message saying what is refused: those of `uri::parse` (with the
-  /// offset in `uri_text`); unsupported for tls=true (oid has no TLS) and for an authentication
-  /// mechanism or user name (oid does not authenticate yet).
+  /// offset in `uri_text`); unsupported for tls=true (oid has no TLS yet); invalid_uri for a user
+  /// name without a password (except MONGODB-X509). With a user name, every pooled connection
+  /// authenticates in its handshake (see oid/mongo/connection.hpp); the client's connections
+  /// share one cache of salted SCRAM passwords. A refused credential is authentication_failed,
+  /// returned by the first operation, with the server's code and message.
   static outcome<client> create(std::string_view uri_text);
   /// A client for a parsed connection string; see `create` for what is refused.
   static outcome<client> create(const mongo::uri& u);
