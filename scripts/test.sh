@@ -19,12 +19,25 @@ cmake --build --preset ci --target all_verify_interface_header_sets
 
 step "FerretDB for the MongoDB client's integration tests"
 # MONGODB_URI from the environment points the tests at another server (a real mongod, say).
+# MONGODB_AUTH_URI (a user with its password, on a server that checks it) does the same for the
+# authentication tests; by default a second FerretDB with --test-enable-new-auth (ferretdb.sh
+# start-secure), whose first line is the plain-TCP connection string.
+stops=()
+stop_servers() { for pidfile in "${stops[@]}"; do scripts/ferretdb.sh stop "$pidfile" || true; done; }
+trap stop_servers EXIT
 if [ -z "${MONGODB_URI:-}" ]; then
   MONGODB_URI=$(scripts/ferretdb.sh start "$root/build/ferretdb.pid")
-  trap 'scripts/ferretdb.sh stop "$root/build/ferretdb.pid"' EXIT
+  stops+=("$root/build/ferretdb.pid")
 fi
 export MONGODB_URI
 echo "MONGODB_URI=$MONGODB_URI"
+if [ -z "${MONGODB_AUTH_URI:-}" ]; then
+  secure=$(scripts/ferretdb.sh start-secure "$root/build/ferretdb-secure.pid" "$root/build/test-certs")
+  stops+=("$root/build/ferretdb-secure.pid")
+  MONGODB_AUTH_URI=$(head -n 1 <<<"$secure")
+fi
+export MONGODB_AUTH_URI
+echo "MONGODB_AUTH_URI=${MONGODB_AUTH_URI%%:*}://...  (password not shown)"
 
 step "tests"
 ctest --preset ci
