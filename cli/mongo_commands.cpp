@@ -1,10 +1,15 @@
 // oid mongo ping | insert | find: the MongoDB client commands.
+#include <openssl/crypto.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <iostream>
 #include <memory>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/ensure_id.hpp>
@@ -13,6 +18,7 @@
 #include <oid/bson/json_stream_reader.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/time.hpp>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -29,7 +35,43 @@ void report(context& ctx, const mongo::failure& f) {
   ctx.bad_input();
 }
 
+// Reads one line from the terminal on standard input without echoing it; nullopt when standard
+// input is not a terminal (`asked` false) or no line could be read (`asked` true). The bytes go
+// straight into a `secret`; the buffer they pass through is cleared.
+std::optional<mongo::secret> read_password_from_terminal(std::ostream& prompt_to,
+                                                         const std::string& user, bool& asked) {
+  termios saved{};
+  asked = false;
+  if (::isatty(STDIN_FILENO) != 1 || ::tcgetattr(STDIN_FILENO, &saved) != 0) return std::nullopt;
+  asked = true;
+  prompt_to << "Password for " << user << ": " << std::flush;
+  termios quiet = saved;
+  quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+  quiet.c_lflag |= ECHONL;
+  if (::tcsetattr(STDIN_FILENO, TCSANOW, &quiet) != 0) return std::nullopt;
+  std::array<char, 1024> buffer{};
+  std::size_t size = 0;
+  bool ended = false;
+  while (size < buffer.size()) {
+    char c = 0;
+    const ssize_t n = ::read(STDIN_FILENO, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || c == '\n') {
+      ended = n == 1;
+      break;
+    }
+    buffer[size++] = c;
+  }
+  ::tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+  std::optional<mongo::secret> password;
+  if (ended) password.emplace(std::string_view(buffer.data(), size));
+  OPENSSL_cleanse(buffer.data(), buffer.size());
+  return password;
+}
+
 // Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
+// A user name without a password: asked for on a terminal, else a usage error saying how to give
+// one.
 std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text) {
   auto u = mongo::uri::parse(uri_text, mongo::uri_mode::strict);
   if (!u) {
@@ -39,6 +81,27 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
     return std::nullopt;
   }
   for (const auto& w : u->warnings()) ctx.err << "oid: warning: " << w << '\n';
+  if (u->username() && !u->password() && u->auth_mechanism() != "MONGODB-X509") {
+    // Only the real process's standard input can be a terminal to ask on.
+    bool asked = false;
+    auto password = &ctx.in == &std::cin
+                        ? read_password_from_terminal(ctx.err, *u->username(), asked)
+                        : std::nullopt;
+    if (!password && asked) {
+      ctx.err << "oid: no password was read from the terminal\n";
+      ctx.status = exit_usage;
+      return std::nullopt;
+    }
+    if (!password) {
+      ctx.err << "oid: the URI names user '" << *u->username()
+              << "' but no password, and standard input is not a terminal to ask for it on: "
+                 "run oid from a terminal, or put the password in the URI "
+                 "(mongodb://USER:PASSWORD@HOST/, with '@', ':', '/' and '%' percent-encoded)\n";
+      ctx.status = exit_usage;
+      return std::nullopt;
+    }
+    u->set_password(std::move(*password));
+  }
   auto c = mongo::client::create(*u);
   if (!c) {
     report(ctx, c.error());

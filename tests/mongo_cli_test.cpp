@@ -50,6 +50,43 @@ TEST(MongoCliTest, RejectsBadArgumentsWithoutAServer) {
       << limit.err;
 }
 
+TEST(MongoCliTest, UserWithoutPasswordAndNoTerminalIsAUsageErrorSayingHow) {
+  for (const char* command : {"ping", "find", "insert"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string_view> args = {"mongo", command, "mongodb://ann@127.0.0.1:1/"};
+    if (std::string_view(command) != "ping") args.push_back("d.c");
+    auto r = run_cli(args, "{}\n");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("user 'ann' but no password"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("mongodb://USER:PASSWORD@HOST/"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("terminal"), std::string::npos) << r.err;
+  }
+}
+
+// Against the server of MONGODB_AUTH_URI (FerretDB with authentication; scripts/test.sh).
+TEST(MongoCliTest, PingWithCredentialsAndAWrongPassword) {
+  const char* text = std::getenv("MONGODB_AUTH_URI");
+  if (text == nullptr || *text == '\0') {
+    OID_SKIP_OR_FAIL_IN_CI("MONGODB_AUTH_URI is not set; run scripts/test.sh");
+  }
+  const std::string uri = text;
+  auto ok = run_cli({"mongo", "ping", uri});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(ok.out.find("server version"), std::string::npos) << ok.out;
+  // The same user with another password: refused, and the message shows neither password.
+  const auto colon = uri.find(':', std::string_view("mongodb://").size());
+  const auto at = uri.find('@');
+  ASSERT_NE(colon, std::string::npos);
+  ASSERT_NE(at, std::string::npos);
+  const std::string password = uri.substr(colon + 1, at - colon - 1);
+  const std::string wrong = uri.substr(0, colon + 1) + "Wr0ng-pw" + uri.substr(at);
+  auto refused = run_cli({"mongo", "ping", wrong});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("AuthenticationFailed"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find("Wr0ng-pw"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find(password), std::string::npos);
+}
+
 TEST(MongoCliTest, UnreachableServerFailsWithinTheSelectionTimeout) {
   auto r = run_cli({"mongo", "ping", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"});
   EXPECT_EQ(r.status, 1);
