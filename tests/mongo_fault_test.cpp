@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -24,6 +26,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "mongo/detail/scram.hpp"
 
 namespace {
 
@@ -660,6 +664,231 @@ TEST(MongoFaultTest, BatchesStayWithinMaxMessageSizeBytes) {
     total += counts[i];
   }
   EXPECT_EQ(total, 20u);
+}
+
+// ---- authentication against a scripted server ------------------------------------------------
+// The server side of SCRAM-SHA-256, computed with OpenSSL and the private SCRAM helpers, so that
+// the client's speculative path (which FerretDB does not answer in OP_MSG) and its refusals of a
+// dishonest server can be tested.
+
+std::string base64(const std::uint8_t* data, std::size_t size) {
+  std::string out(4 * ((size + 2) / 3) + 1, '\0');
+  const int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string hmac_sha256(std::span<const std::uint8_t> key, std::string_view data) {
+  unsigned char out[32];
+  unsigned size = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &size);
+  return std::string(reinterpret_cast<char*>(out), size);
+}
+
+std::string_view payload_of(document_view body) {
+  const auto e = body.find("payload");
+  if (!e) return {};
+  const auto bin = e->get_binary().value();
+  return {reinterpret_cast<const char*>(bin.bytes.data()), bin.bytes.size()};
+}
+
+std::span<const std::uint8_t> bytes_of(std::string_view s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+struct scram_server {
+  std::string user = "ann", password = "pencil";
+  std::uint32_t iterations = 4096;
+  bool speculative = true;       // answer speculativeAuthenticate in hello
+  bool wrong_signature = false;  // send a v= the password does not give
+  bool foreign_nonce = false;    // a combined nonce that does not start with the client's
+  std::mutex m;
+  std::vector<std::string> commands;  // names of the commands received, in order
+  std::string hello_mechs, spec_mechanism, spec_db;
+
+  void record(const mongo::op_msg& msg) {
+    std::lock_guard lock(m);
+    commands.push_back(command_name(msg));
+  }
+
+  // The conversation on one connection, then ok: 1 to every command.
+  void run(peer& p) {
+    auto hello = p.read();
+    if (!hello) return;
+    record(*hello);
+    std::string client_first;
+    if (const auto e = hello->body.find("saslSupportedMechs")) {
+      std::lock_guard lock(m);
+      hello_mechs = std::string(e->get_string().value_or(""));
+    }
+    if (const auto e = hello->body.find("speculativeAuthenticate")) {
+      const auto d = e->get_document().value();
+      std::lock_guard lock(m);
+      spec_mechanism = std::string(d.find("mechanism")->get_string().value_or(""));
+      spec_db = std::string(d.find("db")->get_string().value_or(""));
+      client_first = std::string(payload_of(d));
+    }
+    const std::string salt = "0123456789abcdef";
+    const std::string client_bare = client_first.empty() ? "" : client_first.substr(3);
+    const auto server_first = [&](const std::string& bare) {
+      const std::string nonce = bare.substr(bare.find(",r=") + 3);
+      return "r=" + (foreign_nonce ? std::string("someone-else") : nonce) + "SERVER" +
+             ",s=" + base64(bytes_of(salt).data(), salt.size()) +
+             ",i=" + std::to_string(iterations);
+    };
+    builder hb;
+    hb.append_bool("isWritablePrimary", true).append_int32("maxWireVersion", 17);
+    std::string first;
+    if (speculative && !client_first.empty()) {
+      first = server_first(client_bare);
+      hb.open_document("speculativeAuthenticate")
+          .append_int32("conversationId", 1)
+          .append_bool("done", false)
+          .append_binary("payload", 0, bytes_of(first))
+          .close();
+    }
+    hb.append_double("ok", 1.0);
+    p.reply(*hello, hb.view());
+    std::string bare = client_bare;
+    if (first.empty()) {  // saslStart
+      auto start = p.read();
+      if (!start) return;
+      record(*start);
+      bare = std::string(payload_of(start->body)).substr(3);
+      first = server_first(bare);
+      builder b;
+      b.append_int32("conversationId", 1).append_bool("done", false);
+      b.append_binary("payload", 0, bytes_of(first)).append_double("ok", 1.0);
+      p.reply(*start, b.view());
+    }
+    auto cont = p.read();
+    if (!cont) return;
+    record(*cont);
+    const std::string client_final(payload_of(cont->body));
+    const std::string auth_message =
+        bare + "," + first + "," + client_final.substr(0, client_final.find(",p="));
+    namespace d = mongo::detail;
+    const auto prepared =
+        d::scram_prepare_password(d::scram_mechanism::sha256, user, mongo::secret(password))
+            .value();
+    const auto salted =
+        d::scram_salt_password(d::scram_mechanism::sha256, prepared,
+                               std::vector<std::uint8_t>(salt.begin(), salt.end()), iterations);
+    const std::string server_key = hmac_sha256(salted.bytes(), "Server Key");
+    std::string signature = hmac_sha256(bytes_of(server_key), auth_message);
+    if (wrong_signature) signature[0] ^= 1;
+    const std::string final = "v=" + base64(bytes_of(signature).data(), signature.size());
+    builder fb;
+    fb.append_int32("conversationId", 1).append_bool("done", true);
+    fb.append_binary("payload", 0, bytes_of(final)).append_double("ok", 1.0);
+    p.reply(*cont, fb.view());
+    const document ok = ok_reply();
+    while (auto msg = p.read()) {
+      record(*msg);
+      p.reply(*msg, ok.view());
+    }
+  }
+
+  std::vector<std::string> seen() {
+    std::lock_guard lock(m);
+    return commands;
+  }
+};
+
+std::string with_user(const script_server& server, std::string_view userinfo,
+                      std::string_view options = "") {
+  std::string uri = server.uri(options);
+  return uri.insert(std::string_view("mongodb://").size(), std::string(userinfo) + "@");
+}
+
+TEST(MongoFaultTest, SpeculativeScramSkipsSaslStartWhenTheServerAnswersIt) {
+  scram_server auth;
+  script_server server([&](peer& p, int) { auth.run(p); });
+  auto c = mongo::client::create(with_user(server, "ann:pencil")).value();
+  const document cmd = ping();
+  auto r = c.run_command("admin", cmd.view());
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(auth.seen(), (std::vector<std::string>{"hello", "saslContinue", "ping"}));
+  EXPECT_EQ(auth.hello_mechs, "admin.ann");
+  EXPECT_EQ(auth.spec_mechanism, "SCRAM-SHA-256");
+  EXPECT_EQ(auth.spec_db, "admin");
+}
+
+TEST(MongoFaultTest, ScramFallsBackToSaslStartWithoutASpeculativeAnswer) {
+  scram_server auth;
+  auth.speculative = false;
+  script_server server([&](peer& p, int) { auth.run(p); });
+  auto c = mongo::client::create(with_user(server, "ann:pencil", "&authMechanism=SCRAM-SHA-256"))
+               .value();
+  const document cmd = ping();
+  auto r = c.run_command("admin", cmd.view());
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(auth.seen(), (std::vector<std::string>{"hello", "saslStart", "saslContinue", "ping"}));
+  EXPECT_EQ(auth.hello_mechs, "");  // the mechanism was given: nothing to negotiate
+}
+
+TEST(MongoFaultTest, DishonestScramServersAreRefused) {
+  struct test_case {
+    const char* name;
+    std::function<void(scram_server&)> setup;
+    const char* words;
+  };
+  const test_case cases[] = {
+      {"wrong signature", [](scram_server& s) { s.wrong_signature = true; }, "signature"},
+      {"few iterations", [](scram_server& s) { s.iterations = 1000; }, "iteration count"},
+      {"foreign nonce", [](scram_server& s) { s.foreign_nonce = true; }, "nonce"},
+  };
+  for (const auto& t : cases) {
+    SCOPED_TRACE(t.name);
+    scram_server auth;
+    t.setup(auth);
+    script_server server([&](peer& p, int) { auth.run(p); });
+    auto c = mongo::client::create(with_user(server, "ann:pencil")).value();
+    const document cmd = ping();
+    auto r = c.run_command("admin", cmd.view());
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+    EXPECT_NE(r.error().message.find(t.words), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().message.find("pencil"), std::string::npos) << r.error().message;
+    // Refused at once: no retry until serverSelectionTimeoutMS, no command sent unauthenticated.
+    EXPECT_EQ(server.connections(), 1);
+    for (const auto& name : auth.seen()) EXPECT_NE(name, "ping");
+  }
+}
+
+TEST(MongoFaultTest, PlainAndX509SendTheirCommands) {
+  std::mutex m;
+  std::vector<std::string> seen;  // "db command mechanism payload"
+  script_server server([&](peer& p, int) {
+    if (!p.handshake()) return;
+    const document ok = ok_reply();
+    while (auto msg = p.read()) {
+      const auto field = [&](const char* key) {
+        const auto e = msg->body.find(key);
+        return e ? std::string(e->get_string().value_or("")) : std::string();
+      };
+      std::lock_guard lock(m);
+      seen.push_back(field("$db") + " " + command_name(*msg) + " " + field("mechanism") + " " +
+                     field("user") + " " + std::string(payload_of(msg->body)));
+      p.reply(*msg, ok.view());
+    }
+  });
+  const document cmd = ping();
+  auto plain = mongo::client::create(with_user(server, "ann:pen%3Acil", "&authMechanism=PLAIN"));
+  ASSERT_TRUE(plain.has_value()) << plain.error().message;
+  ASSERT_TRUE(plain->run_command("admin", cmd.view()).has_value());
+  auto x509 = mongo::client::create(with_user(server, "CN%3Dann", "&authMechanism=MONGODB-X509"));
+  ASSERT_TRUE(x509.has_value()) << x509.error().message;
+  ASSERT_TRUE(x509->run_command("admin", cmd.view()).has_value());
+  std::lock_guard lock(m);
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      std::string("$external saslStart PLAIN  \0ann\0pen:cil", 39),
+                      "admin ping   ",
+                      "$external authenticate MONGODB-X509 CN=ann ",
+                      "admin ping   ",
+                  }));
 }
 
 }  // namespace

@@ -45,6 +45,20 @@ std::optional<std::string_view> payload_of(bson::document_view reply) {
   return std::nullopt;
 }
 
+// What the attribute at `offset` of a server SCRAM message is, for error messages: the byte
+// before a value is '=', the one before that the attribute's letter.
+std::string attribute_at(std::string_view message, std::size_t offset) {
+  if (offset < 2 || offset > message.size() || message[offset - 1] != '=') return "";
+  switch (message[offset - 2]) {
+  case 'r': return ": the nonce does not extend the client's";
+  case 's': return ": the salt";
+  case 'i': return ": the iteration count (at least " + std::to_string(scram_min_iterations) + ")";
+  case 'v': return ": the server signature";
+  case 'e': return ": the server's error";
+  default: return "";
+  }
+}
+
 }  // namespace
 
 outcome<handshake_auth> handshake_auth::prepare(const credential& c, scram_cache* cache) {
@@ -100,11 +114,16 @@ failure handshake_auth::refused(bson::document_view reply, std::string_view wher
 
 failure handshake_auth::broken(const oid::error& e, std::string_view what,
                                std::string_view where) const {
-  const bool transport = e.code == errc::timeout || e.code == errc::connection_closed;
-  return failure(
-      transport ? e.code : errc::authentication_failed,
-      who() + " with " + std::string(where) + " failed: " + std::string(what) + ": " + e.message(),
-      e.offset);
+  return failure(e.code, who() + " with " + std::string(where) + " failed in " + std::string(what) +
+                             ": " + e.message());
+}
+
+failure handshake_auth::dishonest(const oid::error& e, std::string_view what,
+                                  std::string_view where, std::string_view message) const {
+  return failure(errc::authentication_failed,
+                 who() + " with " + std::string(where) + " failed: " + std::string(what) +
+                     attribute_at(message, e.offset) + " (" + e.message() + " at byte " +
+                     std::to_string(e.offset) + ")");
 }
 
 outcome<void> handshake_auth::finish(connection& conn, bson::document_view reply,
@@ -140,7 +159,7 @@ outcome<void> handshake_auth::scram(connection& conn, std::optional<bson::docume
   if (!first_reply) {
     // The server did not take the speculative step: start again, with a fresh nonce.
     auto conv = scram_conversation::start(m, c.user, c.password, cache_);
-    if (!conv) return broken(conv.error(), "preparing the password", where);
+    if (!conv) return dishonest(conv.error(), "the password cannot be prepared", where);
     speculative_ = std::move(*conv);
     const auto start = sasl_start(*speculative_, c.source, false);
     auto r = conn.run(c.source, start.view());
@@ -156,7 +175,10 @@ outcome<void> handshake_auth::scram(connection& conn, std::optional<bson::docume
                    who() + ": " + std::string(where) + " sent no SCRAM payload in its first reply");
   }
   auto client_final = conv.client_final(*server_first);
-  if (!client_final) return broken(client_final.error(), "the server-first message", where);
+  if (!client_final) {
+    return dishonest(client_final.error(), "the server-first message is refused", where,
+                     *server_first);
+  }
 
   const auto next = [&](std::string_view payload) {
     bson::builder b;
@@ -175,7 +197,8 @@ outcome<void> handshake_auth::scram(connection& conn, std::optional<bson::docume
   }
   // A server that cannot prove it knows the password is refused, whatever it says next.
   if (auto v = conv.verify_server_final(*server_final); !v) {
-    return broken(v.error(), "the server's signature", where);
+    return dishonest(v.error(), "the server's signature is wrong or malformed", where,
+                     *server_final);
   }
   for (int round = 0; !bool_field(r->view(), "done", false); ++round) {
     if (round == max_empty_rounds) {

@@ -51,7 +51,12 @@ class handshake_auth {
   outcome<void> plain(connection& conn, std::string_view where);
   outcome<void> x509(connection& conn, std::string_view where);
   failure refused(bson::document_view reply, std::string_view where) const;
+  // A transport failure during `what` (its code kept).
   failure broken(const oid::error& e, std::string_view what, std::string_view where) const;
+  // A SCRAM message or signature the client refuses: authentication_failed.
+  // `message` is the server's SCRAM message the error's offset points into, if any.
+  failure dishonest(const oid::error& e, std::string_view what, std::string_view where,
+                    std::string_view message = {}) const;
   std::string who() const;
 
   const credential* credential_ = nullptr;
