@@ -14,7 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <oid/bson/ensure_id.hpp>
-#include <oid/bson/json.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/validate.hpp>
 #include <string>

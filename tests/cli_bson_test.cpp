@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <oid/bson/builder.hpp>
-#include <oid/bson/json.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <sstream>
 #include <string>

@@ -18,7 +18,7 @@
 #include <memory>
 #include <new>
 #include <oid/bson/decimal128.hpp>
-#include <oid/bson/json.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/type.hpp>
 #include <oid/bson/view.hpp>
 #include <string>
