@@ -14,9 +14,10 @@
 #include <iostream>
 #include <memory>
 #include <oid/bson/ensure_id.hpp>
-#include <oid/bson/json_writer.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/validate.hpp>
+#include <oid/detail/endian.hpp>
 #include <string>
 #include <vector>
 
@@ -134,9 +135,7 @@ bson_step next_document(bson_reader& r, const bson::validate_options& options) {
     return s;
   }
   const std::uint8_t* p = r.data();
-  const std::int32_t len =
-      static_cast<std::int32_t>(std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 |
-                                std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24);
+  const std::int32_t len = oid::detail::load_le_i32(p);
   s.size = static_cast<std::uint64_t>(static_cast<std::uint32_t>(len));
   if (len < 5) {
     s.what = bson_step::fatal;

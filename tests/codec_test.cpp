@@ -1,5 +1,7 @@
-// The vector hex codec (src/detail/hex.hpp) against the portable one it replaces on x86-64:
-// both must agree on every input the public API can give them, including every bad character.
+// The codecs every module shares, each in one place: the byte-order loads and stores
+// (oid/detail/endian.hpp), hex (src/detail/hex.hpp; its vector codec against the portable one it
+// replaces on x86-64: both must agree on every input the public API can give them, including
+// every bad character), base64 (src/detail/base64.hpp) and ISO-8601 times (src/detail/iso8601.hpp).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -7,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <oid/detail/endian.hpp>
 #include <random>
 #include <string>
 
@@ -96,5 +99,68 @@ TEST(HexCodecTest, DecodeReadsOnlyTwentyFourCharacters) {
   encode_hex12(out.data(), enc.get());
   EXPECT_EQ(std::string(enc.get(), 24), "4df2dcec2cdcd20936a8b817");
 }
+
+// ---- oid/detail/endian.hpp ------------------------------------------------------------------
+
+namespace endian_test {
+
+using oid::detail::load_be_u32;
+using oid::detail::load_be_u64;
+using oid::detail::load_le_i32;
+using oid::detail::load_le_u32;
+using oid::detail::load_le_u64;
+using oid::detail::store_be_u32;
+using oid::detail::store_be_u64;
+using oid::detail::store_le_u32;
+using oid::detail::store_le_u64;
+
+TEST(EndianTest, LoadsReadTheBytesInTheirOrderAtAnyAlignment) {
+  std::array<std::uint8_t, 16> buf{};
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<std::uint8_t>(0x10 + i);
+  for (std::size_t at = 0; at <= 8; ++at) {  // every offset, so unaligned loads are covered
+    SCOPED_TRACE(at);
+    const std::uint8_t* p = buf.data() + at;
+    std::uint64_t le = 0, be = 0;
+    for (int i = 7; i >= 0; --i) le = le << 8 | p[i];
+    for (int i = 0; i < 8; ++i) be = be << 8 | p[i];
+    EXPECT_EQ(load_le_u64(p), le);
+    EXPECT_EQ(load_be_u64(p), be);
+    EXPECT_EQ(load_le_u32(p), static_cast<std::uint32_t>(le));
+    EXPECT_EQ(load_be_u32(p), static_cast<std::uint32_t>(be >> 32));
+  }
+}
+
+TEST(EndianTest, KnownValues) {
+  const std::uint8_t minus_two[4] = {0xFE, 0xFF, 0xFF, 0xFF};
+  EXPECT_EQ(load_le_i32(minus_two), -2);
+  EXPECT_EQ(load_le_u32(minus_two), 0xFFFFFFFEu);
+  const std::uint8_t doc_size[4] = {0x0C, 0x00, 0x00, 0x00};  // a BSON length prefix: 12
+  EXPECT_EQ(load_le_i32(doc_size), 12);
+  EXPECT_EQ(load_be_u32(doc_size), 0x0C000000u);
+}
+
+TEST(EndianTest, StoresWriteExactlyTheirBytesAndLoadsReadThemBack) {
+  std::array<std::uint8_t, 12> buf{};
+  buf.fill(0xAA);
+  store_le_u32(buf.data() + 1, 0x01020304u);
+  EXPECT_EQ(buf, (std::array<std::uint8_t, 12>{0xAA, 0x04, 0x03, 0x02, 0x01, 0xAA, 0xAA, 0xAA, 0xAA,
+                                               0xAA, 0xAA, 0xAA}));
+  buf.fill(0xAA);
+  store_be_u32(buf.data() + 1, 0x01020304u);
+  EXPECT_EQ(buf, (std::array<std::uint8_t, 12>{0xAA, 0x01, 0x02, 0x03, 0x04, 0xAA, 0xAA, 0xAA, 0xAA,
+                                               0xAA, 0xAA, 0xAA}));
+  buf.fill(0xAA);
+  store_le_u64(buf.data() + 3, 0x0102030405060708ull);
+  EXPECT_EQ(buf, (std::array<std::uint8_t, 12>{0xAA, 0xAA, 0xAA, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03,
+                                               0x02, 0x01, 0xAA}));
+  EXPECT_EQ(load_le_u64(buf.data() + 3), 0x0102030405060708ull);
+  buf.fill(0xAA);
+  store_be_u64(buf.data() + 3, 0x0102030405060708ull);
+  EXPECT_EQ(buf, (std::array<std::uint8_t, 12>{0xAA, 0xAA, 0xAA, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
+                                               0x07, 0x08, 0xAA}));
+  EXPECT_EQ(load_be_u64(buf.data() + 3), 0x0102030405060708ull);
+}
+
+}  // namespace endian_test
 
 }  // namespace
