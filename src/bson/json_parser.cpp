@@ -124,7 +124,7 @@ bool parser::parse_string(bool key) {
 
 // A multi-byte UTF-8 sequence at p_: checked (no overlong forms, surrogates or code points
 // above U+10FFFF) and copied.
-bool parser::copy_utf8_sequence() {
+inline bool parser::copy_utf8_sequence() {
   const auto* s = reinterpret_cast<const unsigned char*>(p_);
   const std::size_t left = static_cast<std::size_t>(end_ - p_);
   const unsigned char c0 = s[0];
@@ -152,7 +152,7 @@ bool parser::copy_utf8_sequence() {
   return true;
 }
 
-bool parser::read_hex4(unsigned& v) noexcept {
+inline bool parser::read_hex4(unsigned& v) noexcept {
   std::uint32_t u;
   if (end_ - p_ < 4 || !oid::detail::parse_hex_u32({p_, 4}, u)) return false;
   v = u;
@@ -160,7 +160,7 @@ bool parser::read_hex4(unsigned& v) noexcept {
   return true;
 }
 
-bool parser::parse_escape(bool key) {
+inline bool parser::parse_escape(bool key) {
   const char* start = p_;
   ++p_;
   if (p_ == end_) return fail_syntax();
@@ -198,7 +198,7 @@ bool parser::parse_escape(bool key) {
   return true;
 }
 
-void parser::put_code_point(unsigned cp) {
+inline void parser::put_code_point(unsigned cp) {
   std::uint8_t b[4];
   std::size_t n;
   if (cp < 0x80) {
@@ -221,27 +221,6 @@ void parser::put_code_point(unsigned cp) {
     n = 4;
   }
   out_.put(b, n);
-}
-
-// A BSON string value (int32 length, bytes, NUL) from the JSON string at p_.
-bool parser::put_string_value() {
-  const std::size_t len_pos = out_.size();
-  out_.put_i32(0);
-  if (!parse_string(false)) return false;
-  out_.put(0);
-  out_.patch_i32(len_pos, static_cast<std::int32_t>(out_.size() - len_pos - 4));
-  return true;
-}
-
-// Parses the JSON string at p_ into the output's tail, for a wrapper to interpret; the caller
-// truncates the output afterwards. Anything but a string is a wrapper error at p_.
-bool parser::scratch_string(std::size_t& pos, std::size_t& len) {
-  skip_ws();
-  if (!next_is('"')) return p_ == end_ ? fail_syntax() : fail_ext(p_);
-  pos = out_.size();
-  if (!parse_string(false)) return false;
-  len = out_.size() - pos;
-  return true;
 }
 
 // ---- numbers ----------------------------------------------------------------------------------
@@ -326,7 +305,7 @@ double parser::to_double(const number& n) noexcept {
 }
 
 // A relaxed-JSON number as a BSON value (int32, int64 or double); sets the type byte.
-bool parser::put_number(std::size_t type_pos) {
+inline bool parser::put_number(std::size_t type_pos) {
   number n;
   if (!scan_number(n)) return false;
   if (n.fits_i64) {
@@ -357,7 +336,7 @@ bool parser::literal(std::string_view word) noexcept {
 
 // Parses the value at p_ (whitespace skipped) for the element whose type byte is at type_pos
 // (key already written) and writes its value bytes.
-bool parser::parse_value(std::size_t type_pos) {
+inline bool parser::parse_value(std::size_t type_pos) {
   if (p_ == end_) return fail_syntax();
   std::uint8_t* t = out_.at(type_pos);
   switch (*p_) {
@@ -390,12 +369,12 @@ bool parser::parse_value(std::size_t type_pos) {
 
 // A BSON document's frame at the output's end: begin_document() reserves the int32 length and
 // returns where it is; end_document() writes the terminating NUL and the length.
-std::size_t parser::begin_document() {
+inline std::size_t parser::begin_document() {
   const std::size_t start = out_.size();
   out_.put_i32(0);
   return start;
 }
-void parser::end_document(std::size_t start) {
+inline void parser::end_document(std::size_t start) {
   out_.put(0);
   out_.patch_i32(start, static_cast<std::int32_t>(out_.size() - start));
 }
@@ -420,7 +399,7 @@ bool parser::parse_document_body(document_kind kind) {
 // per open document), so the error points at the member that made the document too large. A
 // wrapper key anywhere but first in a nested object breaks the specification's rule that a
 // wrapper object holds exactly its keys.
-bool parser::parse_member(bool wrapper_keys_allowed) {
+inline bool parser::parse_member(bool wrapper_keys_allowed) {
   const char* key_at = p_;
   const std::size_t type_pos = out_.size();
   out_.put(0);
@@ -439,7 +418,7 @@ bool parser::parse_member(bool wrapper_keys_allowed) {
   return true;
 }
 
-bool parser::parse_array(std::size_t type_pos) {
+inline bool parser::parse_array(std::size_t type_pos) {
   if (!enter(p_)) return false;
   *out_.at(type_pos) = static_cast<std::uint8_t>(type::array);
   ++p_;
@@ -469,7 +448,7 @@ bool parser::parse_array(std::size_t type_pos) {
 
 // An object value at p_ ('{'): a type wrapper when its first key names one, else an embedded
 // document.
-bool parser::parse_object_value(std::size_t type_pos) {
+inline bool parser::parse_object_value(std::size_t type_pos) {
   const char* open = p_;
   ++p_;
   skip_ws();

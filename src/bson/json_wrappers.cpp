@@ -88,7 +88,7 @@ wrapper find_wrapper(const std::uint8_t* k, std::size_t n) noexcept {
 }
 
 // After a wrapper's last value: the object must end here.
-bool parser::end_wrapper() {
+inline bool parser::end_wrapper() {
   skip_ws();
   if (next_is('}')) {
     ++p_;
@@ -103,7 +103,7 @@ bool parser::end_wrapper() {
 }
 
 // The key of the member at p_ (which must be '"') into `key`, then its ':'; p_ ends at the value.
-bool parser::read_key(std::string& key) {
+inline bool parser::read_key(std::string& key) {
   if (!next_is('"')) return fail_syntax();
   const std::size_t mark = out_.size();
   if (!parse_string(true)) return false;
@@ -116,7 +116,7 @@ bool parser::read_key(std::string& key) {
 
 // Is the next key `want`? Called after a '{' or ','. matched (p_ at its value), not_matched
 // (another key, p_ at its value; or the object ended, p_ past the '}') or failed (a JSON error).
-attempt parser::key_is(std::string_view want) {
+inline attempt parser::key_is(std::string_view want) {
   skip_ws();
   if (next_is('}')) {
     ++p_;
@@ -129,7 +129,7 @@ attempt parser::key_is(std::string_view want) {
 
 // key_is(want), where anything but `want` is a wrapper error at `at` (nullptr: where key_is
 // stopped).
-bool parser::require_key(std::string_view want, const char* at) {
+inline bool parser::require_key(std::string_view want, const char* at) {
   const attempt a = key_is(want);
   if (a == attempt::not_matched) return fail_ext(at != nullptr ? at : p_);
   return a == attempt::matched;
@@ -138,7 +138,7 @@ bool parser::require_key(std::string_view want, const char* at) {
 // The members of a wrapper's object value (`{"t": 1, "i": 2}`) whose '{' has been consumed:
 // `each(key)` is called at each member's value and parses it.
 template <class Each>
-bool parser::for_each_key(Each&& each) {
+inline bool parser::for_each_key(Each&& each) {
   std::string key;
   return parse_items<'}'>([&] { return read_key(key) && each(key); });
 }
@@ -172,7 +172,7 @@ attempt parser::parse_wrapper(wrapper w, std::size_t type_pos) {
 
 // Replaces the 24 hex digits of an ObjectId at pos (the scratch string of length len) with its 12
 // bytes.
-bool parser::put_object_id(std::size_t pos, std::size_t len, const char* at) {
+inline bool parser::put_object_id(std::size_t pos, std::size_t len, const char* at) {
   const auto id = object_id::from_hex(scratch_view(pos, len));
   if (!id) return fail_ext(at);
   out_.truncate(pos);
@@ -180,7 +180,7 @@ bool parser::put_object_id(std::size_t pos, std::size_t len, const char* at) {
   return true;
 }
 
-bool parser::wrap_oid(std::size_t type_pos) {
+inline bool parser::wrap_oid(std::size_t type_pos) {
   skip_ws();
   const char* at = p_;
   std::size_t pos, len;
@@ -189,7 +189,7 @@ bool parser::wrap_oid(std::size_t type_pos) {
   return end_wrapper();
 }
 
-bool parser::wrap_symbol(std::size_t type_pos) {
+inline bool parser::wrap_symbol(std::size_t type_pos) {
   skip_ws();
   if (!next_is('"')) return fail_value();
   if (!put_string_value()) return false;
@@ -198,7 +198,7 @@ bool parser::wrap_symbol(std::size_t type_pos) {
 }
 
 template <class Int>
-bool parser::parse_int_string(std::size_t pos, std::size_t len, const char* at, Int& v) {
+inline bool parser::parse_int_string(std::size_t pos, std::size_t len, const char* at, Int& v) {
   const char* s = reinterpret_cast<const char*>(out_.at(pos));
   if (len == 0 || !(is_digit(s[0]) || (s[0] == '-' && len > 1 && is_digit(s[1]))))
     return fail_ext(at);
@@ -207,7 +207,7 @@ bool parser::parse_int_string(std::size_t pos, std::size_t len, const char* at, 
   return true;
 }
 
-bool parser::wrap_number_int(std::size_t type_pos) {
+inline bool parser::wrap_number_int(std::size_t type_pos) {
   skip_ws();
   const char* at = p_;
   std::size_t pos, len;
@@ -219,7 +219,7 @@ bool parser::wrap_number_int(std::size_t type_pos) {
   return end_wrapper();
 }
 
-bool parser::number_long_value(std::int64_t& v) {
+inline bool parser::number_long_value(std::int64_t& v) {
   skip_ws();
   const char* at = p_;
   std::size_t pos, len;
@@ -228,7 +228,7 @@ bool parser::number_long_value(std::int64_t& v) {
   return true;
 }
 
-bool parser::wrap_number_long(std::size_t type_pos) {
+inline bool parser::wrap_number_long(std::size_t type_pos) {
   std::int64_t v;
   if (!number_long_value(v)) return false;
   out_.put_i64(v);
@@ -236,7 +236,7 @@ bool parser::wrap_number_long(std::size_t type_pos) {
   return end_wrapper();
 }
 
-bool parser::wrap_number_double(std::size_t type_pos) {
+inline bool parser::wrap_number_double(std::size_t type_pos) {
   skip_ws();
   const char* at = p_;
   std::size_t pos, len;
@@ -268,7 +268,7 @@ bool parser::wrap_number_double(std::size_t type_pos) {
   return end_wrapper();
 }
 
-bool parser::wrap_number_decimal(std::size_t type_pos) {
+inline bool parser::wrap_number_decimal(std::size_t type_pos) {
   skip_ws();
   const char* at = p_;
   std::size_t pos, len;
@@ -283,7 +283,8 @@ bool parser::wrap_number_decimal(std::size_t type_pos) {
 }
 
 // Decodes padded base64 text at pos (len bytes) in place; the bytes end at pos + size.
-bool parser::base64_in_place(std::size_t pos, std::size_t len, const char* at, std::size_t& size) {
+inline bool parser::base64_in_place(std::size_t pos, std::size_t len, const char* at,
+                                    std::size_t& size) {
   const std::ptrdiff_t n =
       oid::detail::decode_base64(reinterpret_cast<const char*>(out_.at(pos)), len, out_.at(pos));
   if (n < 0) return fail_ext(at);
@@ -293,7 +294,7 @@ bool parser::base64_in_place(std::size_t pos, std::size_t len, const char* at, s
 
 // Writes the binary value's header at vstart (length, subtype) around payload bytes that
 // already sit at vstart + 5; the old subtype 0x02 gets its inner length.
-void parser::finish_binary(std::size_t vstart, std::size_t payload, std::uint8_t subtype) {
+inline void parser::finish_binary(std::size_t vstart, std::size_t payload, std::uint8_t subtype) {
   if (subtype == binary_subtype::old_binary) {
     out_.ensure(4);
     std::uint8_t* d = out_.at(vstart + 5);
@@ -306,7 +307,7 @@ void parser::finish_binary(std::size_t vstart, std::size_t payload, std::uint8_t
   *out_.at(vstart + 4) = subtype;
 }
 
-bool parser::wrap_binary(std::size_t type_pos) {
+inline bool parser::wrap_binary(std::size_t type_pos) {
   const std::size_t vstart = out_.size();
   set_type(type_pos, type::binary);
   if (next_is('"')) {
@@ -363,7 +364,7 @@ bool parser::wrap_binary(std::size_t type_pos) {
   return end_wrapper();
 }
 
-bool parser::wrap_uuid(std::size_t type_pos) {
+inline bool parser::wrap_uuid(std::size_t type_pos) {
   skip_ws();
   const char* at = p_;
   const std::size_t vstart = out_.size();
@@ -394,7 +395,7 @@ bool parser::wrap_uuid(std::size_t type_pos) {
 
 // {"$code": s} or {"$code": s, "$scope": {...}}. The int32 total of code-with-scope is reserved
 // up front and dropped (one memmove of the code) when there is no scope.
-bool parser::wrap_code(std::size_t type_pos) {
+inline bool parser::wrap_code(std::size_t type_pos) {
   skip_ws();
   if (!next_is('"')) return fail_value();
   const std::size_t vstart = out_.size();
@@ -420,7 +421,7 @@ bool parser::wrap_code(std::size_t type_pos) {
   return end_wrapper();
 }
 
-bool parser::parse_scope() {
+inline bool parser::parse_scope() {
   const char* open = p_;
   if (!enter(open)) return false;
   ++p_;
@@ -431,7 +432,7 @@ bool parser::parse_scope() {
 
 // {"$scope": {...}, "$code": s}: the scope is written first, then the code, then the two are
 // swapped into BSON's order.
-bool parser::wrap_scope(std::size_t type_pos) {
+inline bool parser::wrap_scope(std::size_t type_pos) {
   skip_ws();
   if (!next_is('{')) return fail_value();
   const std::size_t vstart = out_.size();
@@ -452,7 +453,7 @@ bool parser::wrap_scope(std::size_t type_pos) {
 }
 
 // A JSON integer in [0, 2^32).
-bool parser::uint32_value(std::uint32_t& v) {
+inline bool parser::uint32_value(std::uint32_t& v) {
   skip_ws();
   const char* at = p_;
   if (p_ == end_) return fail_syntax();
@@ -464,7 +465,7 @@ bool parser::uint32_value(std::uint32_t& v) {
   return true;
 }
 
-bool parser::wrap_timestamp(std::size_t type_pos) {
+inline bool parser::wrap_timestamp(std::size_t type_pos) {
   if (!next_is('{')) return fail_value();
   const char* open = p_;
   ++p_;
@@ -485,8 +486,9 @@ bool parser::wrap_timestamp(std::size_t type_pos) {
 
 // Writes a regex (pattern C string, options C string with the flags sorted) from two scratch
 // strings at the output's end.
-bool parser::put_regex(std::size_t vstart, std::size_t ppos, std::size_t plen, const char* pat_at,
-                       std::size_t opos, std::size_t olen, const char* opt_at) {
+inline bool parser::put_regex(std::size_t vstart, std::size_t ppos, std::size_t plen,
+                              const char* pat_at, std::size_t opos, std::size_t olen,
+                              const char* opt_at) {
   if (std::memchr(out_.at(ppos), 0, plen) != nullptr) return fail_ext(pat_at);
   if (std::memchr(out_.at(opos), 0, olen) != nullptr) return fail_ext(opt_at);
   std::string pattern(scratch_view(ppos, plen));
@@ -500,7 +502,7 @@ bool parser::put_regex(std::size_t vstart, std::size_t ppos, std::size_t plen, c
   return true;
 }
 
-bool parser::wrap_regular_expression(std::size_t type_pos) {
+inline bool parser::wrap_regular_expression(std::size_t type_pos) {
   if (!next_is('{')) return fail_value();
   const char* open = p_;
   ++p_;
@@ -527,7 +529,7 @@ bool parser::wrap_regular_expression(std::size_t type_pos) {
 }
 
 // {"$oid": "<24 hex>"} at p_, into `id`.
-bool parser::oid_object(std::uint8_t (&id)[12]) {
+inline bool parser::oid_object(std::uint8_t (&id)[12]) {
   skip_ws();
   if (!next_is('{')) return fail_value();
   const char* open = p_;
@@ -541,7 +543,7 @@ bool parser::oid_object(std::uint8_t (&id)[12]) {
   return end_wrapper();
 }
 
-bool parser::wrap_db_pointer(std::size_t type_pos) {
+inline bool parser::wrap_db_pointer(std::size_t type_pos) {
   if (!next_is('{')) return fail_value();
   const char* open = p_;
   ++p_;
@@ -562,7 +564,7 @@ bool parser::wrap_db_pointer(std::size_t type_pos) {
   return end_wrapper();
 }
 
-bool parser::wrap_date(std::size_t type_pos) {
+inline bool parser::wrap_date(std::size_t type_pos) {
   std::int64_t ms;
   const char* at = p_;
   if (next_is('{')) {
@@ -590,7 +592,7 @@ bool parser::wrap_date(std::size_t type_pos) {
   return end_wrapper();
 }
 
-bool parser::wrap_key_bound(std::size_t type_pos, type t) {
+inline bool parser::wrap_key_bound(std::size_t type_pos, type t) {
   const char* at = p_;
   if (p_ == end_) return fail_syntax();
   if (!(is_digit(*p_) || *p_ == '-')) return fail_ext(at);
@@ -601,7 +603,7 @@ bool parser::wrap_key_bound(std::size_t type_pos, type t) {
   return end_wrapper();
 }
 
-bool parser::wrap_undefined(std::size_t type_pos) {
+inline bool parser::wrap_undefined(std::size_t type_pos) {
   if (p_ == end_) return fail_syntax();
   if (!next_is('t')) return fail_ext(p_);
   if (!literal("true")) return false;
@@ -612,7 +614,7 @@ bool parser::wrap_undefined(std::size_t type_pos) {
 // Legacy {"$regex": "<pattern>", "$options": "<flags>"} in either order. Any other shape (the
 // $regex query operator with an object value, a missing $options, a third key) is a plain
 // document: not_matched, and the caller parses the object again as one.
-attempt parser::legacy_regex(std::size_t type_pos, bool regex_first) {
+inline attempt parser::legacy_regex(std::size_t type_pos, bool regex_first) {
   const std::size_t vstart = out_.size();
   std::size_t pos[2], len[2];
   const char* where[2];
@@ -642,7 +644,7 @@ attempt parser::legacy_regex(std::size_t type_pos, bool regex_first) {
 
 // Legacy {"$type": "<hex>", "$binary": "<base64>"}; anything else (the $type query operator)
 // is a plain document.
-attempt parser::legacy_type_first(std::size_t type_pos) {
+inline attempt parser::legacy_type_first(std::size_t type_pos) {
   if (!next_is('"')) return attempt::not_matched;
   const std::size_t vstart = out_.size();
   std::size_t tpos, tlen;
