@@ -8,8 +8,8 @@
 #include <memory>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/ensure_id.hpp>
-#include <oid/bson/json_writer.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/time.hpp>
 #include <ostream>
