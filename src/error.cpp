@@ -46,6 +46,7 @@ class category final : public std::error_category {
     case errc::unexpected_reply: return "unexpected reply";
     case errc::unsupported: return "not supported";
     case errc::io_error: return "I/O error";
+    case errc::invalid_read_preference: return "invalid read preference";
     }
     return "unknown oid error " + std::to_string(value);
   }

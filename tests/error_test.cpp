@@ -8,7 +8,7 @@
 namespace {
 
 constexpr int first_code = static_cast<int>(oid::errc::invalid_length);
-constexpr int last_code = static_cast<int>(oid::errc::io_error);
+constexpr int last_code = static_cast<int>(oid::errc::invalid_read_preference);
 
 TEST(ErrorTest, CategoryIsNamedOid) { EXPECT_STREQ(oid::error_category().name(), "oid"); }
 

@@ -55,6 +55,9 @@ enum class errc {
   unexpected_reply,      ///< a reply to another request, or of the wrong shape
   unsupported,           ///< a feature oid does not provide (named in the message)
   io_error,              ///< reading or writing a file or stream failed
+
+  // Server selection.
+  invalid_read_preference,  ///< a read preference the specifications reject
 };
 
 /// The category of `oid::errc`: `name()` is "oid", `message()` describes each code in a few words.
