@@ -8,7 +8,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <oid/bson/json_reader.hpp>
@@ -17,18 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "support/spec_json.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace oid::mongo;
+using oid::testing::array_of;
+using oid::testing::in_ci;
+using oid::testing::object_of;
 using simdjson::dom::element;
 
-fs::path data_dir() { return fs::path(OID_SHARED_DIR) / "data" / "sdam"; }
-
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string_view(ci) == "true";
-}
+fs::path data_dir() { return oid::testing::spec_data_dir() / "sdam"; }
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -68,18 +67,6 @@ topology_settings settings_of(std::string_view uri, bool single) {
   }
   if (single && s.seeds.size() == 1 && !s.direct_connection) s.direct_connection = true;
   return s;
-}
-
-// By value: a range-for over `e.get_array().value_unsafe()` would use a destroyed temporary.
-simdjson::dom::array array_of(element e) {
-  simdjson::dom::array a;
-  EXPECT_EQ(e.get(a), simdjson::SUCCESS);
-  return a;
-}
-simdjson::dom::object object_of(element e) {
-  simdjson::dom::object o;
-  EXPECT_EQ(e.get(o), simdjson::SUCCESS);
-  return o;
 }
 
 oid::bson::document to_bson(element e) {
