@@ -6,6 +6,17 @@
 #   scripts/ferretdb.sh start [PIDFILE] installs if needed, starts the server, waits until it accepts
 #                                       connections, prints mongodb://127.0.0.1:PORT/ on stdout
 #   scripts/ferretdb.sh stop [PIDFILE]  stops that server and removes its directory
+#   scripts/ferretdb.sh start-secure PIDFILE CERTDIR
+#                                       the same with authentication and TLS: makes certificates in
+#                                       CERTDIR (scripts/make-test-certs.sh), starts FerretDB with
+#                                       its new authentication (SCRAM-SHA-1 and SCRAM-SHA-256
+#                                       checked, a user needed for every command but hello, ping and
+#                                       buildInfo) and a second, TLS-only listener that requires a
+#                                       client certificate from CERTDIR/ca.pem; prints two URIs:
+#                                       mongodb://USER:PASSWORD@127.0.0.1:PORT/ (plain) and
+#                                       mongodb://USER:PASSWORD@127.0.0.1:TLSPORT/?tls=true&... (TLS).
+#                                       The user is in admin; its password is random, written to
+#                                       PIDFILE.password (0600) and inside the URIs. `stop` stops it.
 #
 # PIDFILE defaults to build/ferretdb.pid; the server's directory is recorded beside it (PIDFILE.dir)
 # and its log is PIDFILE.log. Environment: FERRETDB (a ferretdb binary to use instead),
@@ -78,15 +89,57 @@ start() {
     die "a server from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
   fi
   mkdir -p "$(dirname "$pidfile")"
-  local dir port pid
+  local dir port
   dir=$(mktemp -d "${TMPDIR:-/tmp}/oid-ferretdb.XXXXXX")
   port=$(free_port)
+  launch "$pidfile" "$dir" "$port"
+  echo "mongodb://127.0.0.1:$port/"
+}
+
+# launch PIDFILE DIR PORT [FLAG...]: runs FerretDB with its SQLite files and state in DIR, listening
+# on 127.0.0.1:PORT, with the FLAGs added; records it in PIDFILE and waits until PORT answers.
+launch() {
+  local pidfile=$1 dir=$2 port=$3 pid
+  shift 3
   "$binary" --handler=sqlite --sqlite-url="file:$dir/" --listen-addr="127.0.0.1:$port" \
-    --state-dir="$dir" --debug-addr=- --telemetry=disable --log-level=warn \
+    --state-dir="$dir" --debug-addr=- --telemetry=disable --log-level=warn "$@" \
     >"$pidfile.log" 2>&1 &
   pid=$!
   echo "$pid" >"$pidfile"
   echo "$dir" >"$pidfile.dir"
+  wait_for "$pidfile" "$pid" "$port"
+}
+
+# start-secure PIDFILE CERTDIR: FerretDB with authentication on a plain and a TLS listener.
+start_secure() {
+  local pidfile=$1 certs=$2
+  install_ferretdb
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    die "a server from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
+  fi
+  "$root/scripts/make-test-certs.sh" "$certs"
+  mkdir -p "$(dirname "$pidfile")"
+  local dir port tls_port password user=oid-test
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/oid-ferretdb.XXXXXX")
+  port=$(free_port)
+  tls_port=$(free_port)
+  [ "$port" != "$tls_port" ] || tls_port=$(free_port)
+  password=$(openssl rand -hex 16)
+  (umask 077 && echo "$password" >"$pidfile.password")
+  # The password goes through the environment, not the command line (visible in ps).
+  FERRETDB_SETUP_PASSWORD=$password launch "$pidfile" "$dir" "$port" \
+    --listen-tls="127.0.0.1:$tls_port" \
+    --listen-tls-cert-file="$certs/server.pem" --listen-tls-key-file="$certs/server.key" \
+    --listen-tls-ca-file="$certs/ca.pem" \
+    --test-enable-new-auth --setup-database=admin --setup-username="$user"
+  wait_for "$pidfile" "$(cat "$pidfile")" "$tls_port"
+  echo "mongodb://$user:$password@127.0.0.1:$port/"
+  echo "mongodb://$user:$password@127.0.0.1:$tls_port/?tls=true&tlsCAFile=$certs/ca.pem&tlsCertificateKeyFile=$certs/client-bundle.pem"
+}
+
+# wait_for PIDFILE PID PORT: until the server answers on PORT, or fail (and stop it).
+wait_for() {
+  local pidfile=$1 pid=$2 port=$3
   local waited=0 limit=$((${FERRETDB_WAIT_SECONDS:-30} * 10))
   until port_open "$port"; do
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -102,7 +155,6 @@ start() {
     fi
     sleep 0.1
   done
-  echo "mongodb://127.0.0.1:$port/"
 }
 
 stop() {
@@ -128,6 +180,7 @@ stop() {
     esac
     rm -f "$pidfile.dir"
   fi
+  rm -f "$pidfile.password"
 }
 
 command=${1:-}
@@ -136,8 +189,12 @@ case $command in
 install) install_ferretdb ;;
 start) start "$pidfile" ;;
 stop) stop "$pidfile" ;;
+start-secure)
+  [ $# -eq 3 ] || die "usage: $0 start-secure PIDFILE CERTDIR"
+  start_secure "$pidfile" "$3"
+  ;;
 *)
-  echo "usage: $0 install | start [PIDFILE] | stop [PIDFILE]" >&2
+  echo "usage: $0 install | start [PIDFILE] | start-secure PIDFILE CERTDIR | stop [PIDFILE]" >&2
   exit 2
   ;;
 esac

@@ -8,6 +8,7 @@ packages=(
   clang libclang-rt-14-dev clang-format-14  # fuzzers (libFuzzer), sanitizers, formatting
   libgtest-dev libgmock-dev                 # tests
   libfmt-dev libcli11-dev libsimdjson-dev   # the command (CLI11), the tests (fmt, simdjson)
+  libssl-dev libidn-dev openssl             # client: SCRAM and TLS (libcrypto, libssl), SASLprep; test certificates
   libbenchmark-dev libbson-dev              # benchmarks: Google Benchmark, libbson as the peer
   python3-bson python3-pymongo              # BSON interoperability test (json_util needs pymongo)
   strace util-linux                         # system-call counting, unshare for the fleet test

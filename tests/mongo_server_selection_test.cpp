@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "support/ci.hpp"
 #include "support/matchers.hpp"
+#include "support/spec_data.hpp"
 #include "support/spec_json.hpp"
 
 namespace {
@@ -30,11 +32,11 @@ namespace {
 namespace fs = std::filesystem;
 using namespace oid::mongo;
 using oid::testing::array_of;
-using oid::testing::in_ci;
 using oid::testing::object_of;
 using simdjson::dom::element;
 
-std::vector<fs::path> json_files(const fs::path& dir) {
+// The .json files under `dir` and its subdirectories, sorted.
+std::vector<fs::path> json_files_under(const fs::path& dir) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     if (entry.path().extension() == ".json") files.push_back(entry.path());
@@ -238,13 +240,12 @@ std::string run_in_window_file(element doc) {
 // Runs every file under `relative` with `run`; prints and returns {passed, total}.
 template <class Run>
 void run_suite(std::string_view relative, Run run) {
-  const fs::path dir = oid::testing::spec_data_dir() / relative;
+  const fs::path dir = oid::testing::spec_data_dir(relative);
   if (!fs::is_directory(dir)) {
-    if (in_ci()) FAIL() << "the specification tests are missing: " << dir << " (CI=true)";
-    GTEST_SKIP() << "the specification tests are not here: " << dir;
+    OID_SKIP_OR_FAIL_IN_CI("the specification tests are not here: " << dir);
   }
   simdjson::dom::parser parser;
-  const auto files = json_files(dir);
+  const auto files = json_files_under(dir);
   int passed = 0;
   for (const auto& file : files) {
     element doc;
