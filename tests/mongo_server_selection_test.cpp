@@ -31,8 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace oid::mongo;
-using oid::testing::array_of;
-using oid::testing::object_of;
+using namespace oid::testing;  // array_of, object_of, spec_data_dir, the matchers
 using simdjson::dom::element;
 
 // The .json files under `dir` and its subdirectories, sorted.
