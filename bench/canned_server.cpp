@@ -17,6 +17,7 @@
 //                              10,000), a first batch of 101 as mongod sends it
 //   getMore                    the next batch of that cursor, as many tweets as fit in 16 MiB
 //   killCursors                forgets the connection's cursor
+//   listCollections            no collections (PyMongo asks before `create`)
 //   cannedStats                {inserted: <documents received since the last drop, create or
 //                              dropDatabase>, ok: 1}: the check of scripts/bench-client.sh
 //   anything else              {ok: 1}
@@ -116,6 +117,11 @@ class replies {
     tweet_ = std::move(t).extract();
     per_batch_ = static_cast<std::int64_t>(batch_bytes / (tweet_.view().size() + 8));
     one_tweet = cursor_reply("firstBatch", 1, 0);
+    ob::builder none;
+    none.open_document("cursor").open_array("firstBatch").close();
+    none.append_int64("id", 0).append_string("ns", "perftest.$cmd.listCollections").close();
+    none.append_double("ok", 1);
+    no_collections = std::move(none).extract();
   }
 
   // {cursor: {<field>: [n tweets], id, ns}, ok: 1}, kept for the next time.
@@ -130,7 +136,7 @@ class replies {
   std::int64_t docs() const noexcept { return docs_; }
   std::int64_t per_batch() const noexcept { return per_batch_; }
 
-  ob::document hello, ok, one_tweet;
+  ob::document hello, ok, one_tweet, no_collections;
   std::atomic<std::int64_t> inserted{0};
 
  private:
@@ -277,6 +283,8 @@ void serve(int fd, replies* r) {
       reply = kept->view();
     } else if (command == "killCursors") {
       remaining = 0;
+    } else if (command == "listCollections") {
+      reply = r->no_collections.view();
     } else if (command == "cannedStats") {
       ob::builder b;
       b.append_int64("inserted", r->inserted.load()).append_double("ok", 1);
