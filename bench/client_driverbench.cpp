@@ -20,16 +20,18 @@
 // monitor threads included) are measured around the timed part only. The score is the task size
 // (the specification's document size times the operations, in MB of 1,000,000 bytes) over the
 // median wall time; the CPU time per operation is the median iteration's CPU time over its
-// operations. An operation is one command for the single-document tasks and one document for the
-// multi-document ones. The data is left in perftest.corpus at the end (no teardown drop), so that
-// the script can count what the last iteration wrote.
+// operations; allocations per operation count every operator new of the timed parts (a counting
+// replacement of the global operator new). An operation is one command for the single-document
+// tasks and one document for the multi-document ones. The data is left in perftest.corpus at the
+// end (no teardown drop), so that the script can count what the last iteration wrote.
 //
 // With --threads T, T threads share one client and each does the whole task per iteration; the
 // score counts the work of all of them (throughput), so T threads against one thread is the
 // scaling. Output: one line per task, or one JSON object per line with --json:
 //
 //   {"client": "oid", "task": ..., "threads": T, "ops": ..., "iterations": ..., "mb": ...,
-//    "wall_s": <median>, "mbps": ..., "cpu_us_per_op": ..., "docs": <documents the last
+//    "wall_s": <median>, "mbps": ..., "cpu_us_per_op": ..., "allocs_per_op": ...,
+//    "docs": <documents the last
 //    iteration read or the server acknowledged>}
 //
 //   client_driverbench --uri URI [--task NAME[,NAME...]|all] [--count N] [--large-count L]
@@ -37,6 +39,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +48,7 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <new>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/document.hpp>
 #include <oid/bson/json_reader.hpp>
@@ -57,6 +61,20 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+// Every operator new of the process is counted (the library, the standard library and this
+// program alike), so that the timed part's allocations per operation can be reported.
+namespace {
+std::atomic<std::uint64_t> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 #ifndef OID_SHARED_DIR
 #  define OID_SHARED_DIR "../shared"
@@ -181,15 +199,18 @@ class bench {
   void measure(const task& t) {
     t.setup();
     std::vector<double> walls, cpus;
+    std::uint64_t allocs = 0;
     std::int64_t docs = 0;
     for (int i = 0; i < o_.warmup + o_.iterations; ++i) {
       t.before();
+      const std::uint64_t allocs0 = allocations.load();
       const double cpu0 = cpu_seconds();
       const auto t0 = std::chrono::steady_clock::now();
       docs = run_threads(t);
       const auto t1 = std::chrono::steady_clock::now();
       const double cpu1 = cpu_seconds();
       if (i < o_.warmup) continue;
+      allocs += allocations.load() - allocs0;
       walls.push_back(std::chrono::duration<double>(t1 - t0).count());
       cpus.push_back(cpu1 - cpu0);
     }
@@ -197,20 +218,22 @@ class bench {
     const double total_ops = static_cast<double>(t.ops) * o_.threads;
     const double mb = t.op_bytes * total_ops / 1e6;
     const double cpu_us = median(cpus) / total_ops * 1e6;
+    const double allocs_per_op = static_cast<double>(allocs) / (total_ops * o_.iterations);
     char line[512];
     if (o_.json) {
       std::snprintf(line, sizeof line,
                     R"({"client": "oid", "task": "%s", "threads": %d, "ops": %d, )"
                     R"("iterations": %d, "mb": %.6f, "wall_s": %.6f, "mbps": %.3f, )"
-                    R"("cpu_us_per_op": %.3f, "docs": %lld})",
+                    R"("cpu_us_per_op": %.3f, "allocs_per_op": %.2f, "docs": %lld})",
                     t.name.c_str(), o_.threads, t.ops, o_.iterations, mb, wall, mb / wall, cpu_us,
-                    static_cast<long long>(docs));
+                    allocs_per_op, static_cast<long long>(docs));
     } else {
-      std::snprintf(line, sizeof line,
-                    "%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  (%d ops x %d threads, "
-                    "median of %d, %lld docs)",
-                    t.name.c_str(), mb / wall, wall, cpu_us, t.ops, o_.threads, o_.iterations,
-                    static_cast<long long>(docs));
+      std::snprintf(
+          line, sizeof line,
+          "%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  %7.2f allocs/op  (%d ops x %d "
+          "threads, median of %d, %lld docs)",
+          t.name.c_str(), mb / wall, wall, cpu_us, allocs_per_op, t.ops, o_.threads, o_.iterations,
+          static_cast<long long>(docs));
     }
     std::cout << line << std::endl;
   }

@@ -4,7 +4,8 @@
  *
  * A mongoc_client_t is not thread-safe, so the program works as libmongoc asks threaded programs
  * to: one mongoc_client_pool_t, and each thread pops a client of its own (with --threads 1, the
- * one thread pops one). The documents are read with bson_new_from_json.
+ * one thread pops one). The documents are read with bson_new_from_json. Allocations per operation
+ * count libbson's and libmongoc's allocations (bson_mem_set_vtable), not those of libc or OpenSSL.
  *
  *   libmongoc_driverbench --uri URI [--task NAME[,NAME...]|all] [--count N] [--large-count L]
  *                         [--iterations K] [--warmup W] [--threads T] [--data DIR] [--json]
@@ -26,6 +27,13 @@
 #define TWEET_BYTES 1622.0
 #define SMALL_BYTES 275.0
 #define LARGE_BYTES 2731089.0
+
+/* Allocations through bson_malloc and friends (libbson's and libmongoc's own), counted. */
+static volatile int64_t allocations;
+static void *count_malloc(size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return malloc(n); }
+static void *count_calloc(size_t n, size_t size) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return calloc(n, size); }
+static void *count_realloc(void *p, size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return realloc(p, n); }
+static void *count_aligned_alloc(size_t a, size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return aligned_alloc(a, n); }
 
 static mongoc_client_pool_t *pool;
 static bson_t *tweet, *small_doc, *large_doc;
@@ -273,6 +281,8 @@ int main(int argc, char **argv) {
   }
   if (!uri_text) { fprintf(stderr, "libmongoc_driverbench: --uri (or MONGODB_URI) is needed\n"); return 2; }
 
+  bson_mem_vtable_t counting = {count_malloc, count_calloc, count_realloc, free, count_aligned_alloc, {0}};
+  bson_mem_set_vtable(&counting);
   mongoc_init();
   bson_error_t error;
   mongoc_uri_t *uri = mongoc_uri_new_with_error(uri_text, &error);
@@ -307,10 +317,11 @@ int main(int argc, char **argv) {
     snprintf(key, sizeof key, ",%s,", t->name);
     if (strcmp(which, "all") != 0 && !strstr(wanted, key)) continue;
     int ops = t->large ? large_count : count;
-    int64_t docs = 0;
+    int64_t docs = 0, allocs = 0;
     t->setup();
     for (int i = 0; i < warmup + iterations; ++i) {
       t->before();
+      int64_t allocs0 = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
       double cpu0 = cpu_seconds(), t0 = wall_seconds();
       for (int j = 0; j < threads; ++j) jobs[j] = (job){t, 0};
       if (threads == 1) {
@@ -323,6 +334,7 @@ int main(int argc, char **argv) {
       docs = 0;
       for (int j = 0; j < threads; ++j) docs += jobs[j].docs;
       if (i >= warmup) {
+        allocs += __atomic_load_n(&allocations, __ATOMIC_RELAXED) - allocs0;
         walls[i - warmup] = t1 - t0;
         cpus[i - warmup] = cpu1 - cpu0;
       }
@@ -331,15 +343,18 @@ int main(int argc, char **argv) {
     double total_ops = (double)ops * threads;
     double mb = t->op_bytes * total_ops / 1e6;
     double cpu_us = median(cpus, iterations) / total_ops * 1e6;
+    double allocs_per_op = (double)allocs / (total_ops * iterations);
     if (json) {
       printf("{\"client\": \"libmongoc\", \"task\": \"%s\", \"threads\": %d, \"ops\": %d, "
              "\"iterations\": %d, \"mb\": %.6f, \"wall_s\": %.6f, \"mbps\": %.3f, "
-             "\"cpu_us_per_op\": %.3f, \"docs\": %lld}\n",
-             t->name, threads, ops, iterations, mb, wall, mb / wall, cpu_us, (long long)docs);
+             "\"cpu_us_per_op\": %.3f, \"allocs_per_op\": %.2f, \"docs\": %lld}\n",
+             t->name, threads, ops, iterations, mb, wall, mb / wall, cpu_us, allocs_per_op,
+             (long long)docs);
     } else {
-      printf("%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  (%d ops x %d threads, median of %d, "
-             "%lld docs)\n",
-             t->name, mb / wall, wall, cpu_us, ops, threads, iterations, (long long)docs);
+      printf("%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  %7.2f allocs/op  (%d ops x %d "
+             "threads, median of %d, %lld docs)\n",
+             t->name, mb / wall, wall, cpu_us, allocs_per_op, ops, threads, iterations,
+             (long long)docs);
     }
     fflush(stdout);
   }

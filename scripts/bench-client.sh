@@ -4,11 +4,12 @@
 # against bench/canned_server.cpp, and with two threads sharing one client on the canned server.
 # Prints one table: task x client, MB/s and CPU microseconds per operation, with oid's ratios.
 #
-#   scripts/bench-client.sh [--count N] [--iterations K] [--large-count L]
+#   scripts/bench-client.sh [--runs R] [--count N] [--iterations K] [--large-count L]
 #                           [--ferret-count N] [--ferret-iterations K] [--ferret-large-count L]
 #                           [--clients oid,libmongoc,go,pymongo] [--json FILE]
 #
-# Canned server: N operations per task (default 10,000, the specification's), L for the large-
+# Every measurement is repeated R times (default 1; the table shows the median of the runs, and
+# the runs' range of oid's ratio to libmongoc). Canned server: N operations per task (default 10,000, the specification's), L for the large-
 # document tasks (default 10), K timed iterations after one warm-up (default 5). FerretDB is slow
 # (SQLite): --ferret-count (default 100) and --ferret-iterations (default 3); the large-document
 # tasks are left out there unless --ferret-large-count L is given (FerretDB needs close to a
@@ -26,6 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
+runs=1
 count=10000
 iterations=5
 large_count=10
@@ -36,6 +38,7 @@ clients=oid,libmongoc,go,pymongo
 json_out=""
 while [ $# -gt 0 ]; do
   case "$1" in
+  --runs) runs=${2:?}; shift 2 ;;
   --count) count=${2:?}; shift 2 ;;
   --iterations) iterations=${2:?}; shift 2 ;;
   --large-count) large_count=${2:?}; shift 2 ;;
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
   --ferret-large-count) ferret_large_count=${2:?}; shift 2 ;;
   --clients) clients=${2:?}; shift 2 ;;
   --json) json_out=${2:?}; shift 2 ;;
-  -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
   *) echo "bench-client: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -133,30 +136,33 @@ run() {
       { say "CHECK FAILED: $kind holds $stored documents after $client $task, not $want"; exit 1; }
     ;;
   esac
-  echo "$out" | "$py" -c "import json,sys; d=json.loads(sys.stdin.read()); d['server']='$kind'; print(json.dumps(d))" >>"$results"
+  echo "$out" | "$py" -c "import json,sys; d=json.loads(sys.stdin.read()); d['server']='$kind'; d['run']=$run; print(json.dumps(d))" >>"$results"
 }
 
 small_tasks=(run_command find_one insert_one_small find_many insert_many_small)
 large_tasks=(insert_one_large insert_many_large)
 IFS=, read -r -a client_list <<<"$clients"
 
-for task in "${small_tasks[@]}" "${large_tasks[@]}"; do
-  for client in "${client_list[@]}"; do
-    run canned "$canned_uri" "$count" "$large_count" "$iterations" 1 "$client" "$task"
-  done
-done
-for task in "${small_tasks[@]}" "${large_tasks[@]}"; do
-  for client in oid libmongoc; do
-    [[ ",$clients," == *",$client,"* ]] || continue
-    run canned "$canned_uri" "$count" "$large_count" "$iterations" 2 "$client" "$task"
-  done
-done
 ferret_tasks=("${small_tasks[@]}")
 [ "$ferret_large_count" -eq 0 ] || ferret_tasks+=("${large_tasks[@]}")
-for task in "${ferret_tasks[@]}"; do
-  for client in "${client_list[@]}"; do
-    run ferretdb "$ferret_uri" "$ferret_count" "$((ferret_large_count > 0 ? ferret_large_count : 1))" "$ferret_iterations" 1 \
-      "$client" "$task"
+for run in $(seq 1 "$runs"); do
+  say "run $run of $runs"
+  for task in "${small_tasks[@]}" "${large_tasks[@]}"; do
+    for client in "${client_list[@]}"; do
+      run canned "$canned_uri" "$count" "$large_count" "$iterations" 1 "$client" "$task"
+    done
+  done
+  for task in "${small_tasks[@]}" "${large_tasks[@]}"; do
+    for client in oid libmongoc; do
+      [[ ",$clients," == *",$client,"* ]] || continue
+      run canned "$canned_uri" "$count" "$large_count" "$iterations" 2 "$client" "$task"
+    done
+  done
+  for task in "${ferret_tasks[@]}"; do
+    for client in "${client_list[@]}"; do
+      run ferretdb "$ferret_uri" "$ferret_count" "$((ferret_large_count > 0 ? ferret_large_count : 1))" "$ferret_iterations" 1 \
+        "$client" "$task"
+    done
   done
 done
 [ -z "$json_out" ] || cp "$results" "$json_out"
@@ -165,12 +171,32 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 "$py" - "$results" "$clients" <<'EOF'
 import json, sys
 
+import statistics
+
 rows = [json.loads(l) for l in open(sys.argv[1])]
 clients = sys.argv[2].split(",")
 peers = [c for c in clients if c != "oid"]
 tasks = ["run_command", "find_one", "insert_one_small", "insert_one_large", "find_many",
          "insert_many_small", "insert_many_large"]
-get = {(r["server"], r["threads"], r["task"], r["client"]): r for r in rows}
+by_key = {}
+for r in rows:
+    by_key.setdefault((r["server"], r["threads"], r["task"], r["client"]), []).append(r)
+# The median of the runs of each number; "runs" keeps every run for the ranges.
+get = {}
+for key, rs in by_key.items():
+    m = dict(rs[0])
+    for f in ("mbps", "cpu_us_per_op", "wall_s"):
+        m[f] = statistics.median(r[f] for r in rs)
+    m["runs"] = {r["run"]: r for r in rs}
+    get[key] = m
+
+def spread(server, task, peer, field):
+    # oid's ratio to `peer` in each run: the range, "lo-hi".
+    o, p = get.get((server, 1, task, "oid")), get.get((server, 1, task, peer))
+    if not o or not p:
+        return "-"
+    rs = [o["runs"][k][field] / p["runs"][k][field] for k in o["runs"] if k in p["runs"]]
+    return f"{min(rs):.2f}-{max(rs):.2f}" if len(rs) > 1 else "-"
 
 def table(title, header, lines):
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
@@ -183,7 +209,8 @@ def table(title, header, lines):
 for server, what in (("canned", "canned server (wall time is the driver's)"),
                      ("ferretdb", "FerretDB (read the CPU: the server's time dominates the wall)")):
     header = ["task"] + [f"{c} MB/s" for c in clients] + [f"{c} CPU us/op" for c in clients] + \
-             [f"oid/{p} MB/s" for p in peers] + [f"oid/{p} CPU" for p in peers]
+             [f"oid/{p} MB/s" for p in peers] + [f"oid/{p} CPU" for p in peers] + \
+             ["oid/libmongoc CPU, runs"]
     lines = []
     for t in tasks:
         rs = [get.get((server, 1, t, c)) for c in clients]
@@ -192,10 +219,11 @@ for server, what in (("canned", "canned server (wall time is the driver's)"),
         oid = get.get((server, 1, t, "oid"))
         line = [t] + [f"{r['mbps']:,.2f}" if r else "-" for r in rs] + \
                [f"{r['cpu_us_per_op']:,.2f}" if r else "-" for r in rs]
-        for key, better in (("mbps", None), ("cpu_us_per_op", None)):
+        for key in ("mbps", "cpu_us_per_op"):
             for p in peers:
                 r = get.get((server, 1, t, p))
                 line.append(f"{oid[key] / r[key]:.2f}x" if oid and r and r[key] else "-")
+        line.append(spread(server, t, "libmongoc", "cpu_us_per_op"))
         lines.append(line)
     table(f"1 thread, {what}: MB/s (higher is better), CPU us per operation (lower is better); "
           "oid/peer ratios: MB/s above 1 and CPU below 1 favour oid", header, lines)
@@ -211,4 +239,14 @@ for t in tasks:
                           f"{two['mbps'] / one['mbps']:.2f}x", f"{one['cpu_us_per_op']:,.2f}",
                           f"{two['cpu_us_per_op']:,.2f}"])
 table("two threads sharing one client (libmongoc: one pool) on the canned server", header, lines)
+
+header = ["task"] + [c for c in ("oid", "libmongoc") if c in clients]
+lines = []
+for t in tasks:
+    rs = [get.get(("canned", 1, t, c)) for c in header[1:]]
+    if any(r and "allocs_per_op" in r for r in rs):
+        lines.append([t] + [f"{r['allocs_per_op']:.2f}" if r and "allocs_per_op" in r else "-"
+                            for r in rs])
+table("allocations per operation on the canned server (oid: every operator new; libmongoc: "
+      "bson_malloc and friends)", header, lines)
 EOF
