@@ -388,9 +388,8 @@ options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
-  std::string why;  // filled by today's create; with outcome = result<T, failure>, error() says it
-  auto made = om::client::create(o.uri, &why);  // the one line to adapt: create(o.uri)
-  if (!made) fail("bad URI: " + (why.empty() ? describe(made.error()) : why));
+  auto made = om::client::create(o.uri);
+  if (!made) fail("bad URI: " + describe(made.error()));
   bench b(std::move(*made), o);
   std::vector<task> chosen;
   for (task& t : b.tasks()) {

@@ -1,10 +1,9 @@
 // oid bson dump | from-json | validate: BSON streams (mongodump .bson files) and Extended JSON.
 //
-// BSON input is read through one fixed buffer that grows only as far as the largest document
-// allowed (--max-size, 16 MiB by default), so a file of any size is streamed in bounded memory.
-// Each document's length prefix is checked before its bytes are read; a prefix that is not sane
-// (below 5, above the limit, or past the end of the input) means the document boundaries are
-// lost, and reading stops there even with --keep-going.
+// BSON input is read with bson::stream_reader, in bounded memory (the largest document allowed,
+// --max-size, 16 MiB by default). A length prefix that is not sane (below 5, above the limit, or
+// past the end of the input) means the document boundaries are lost, and reading stops there
+// even with --keep-going; a bad document whose length is sane can be skipped.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,7 +14,8 @@
 #include <memory>
 #include <oid/bson/ensure_id.hpp>
 #include <oid/bson/json.hpp>
-#include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_stream_reader.hpp>
+#include <oid/bson/stream_reader.hpp>
 #include <oid/bson/validate.hpp>
 #include <string>
 #include <vector>
@@ -65,109 +65,28 @@ struct input {
   }
 };
 
-/// Concatenated BSON documents from a stream, through a buffer of bounded size.
-class bson_reader {
- public:
-  bson_reader(std::istream& in, std::size_t max_size) : in_(in), max_size_(max_size) {
-    buf_.resize(std::min<std::size_t>(max_size + 4, 1 << 20));
-  }
-
-  /// Tries to have `n` bytes (n <= max_size) from the current position in the buffer; returns
-  /// how many there are (fewer only at the end of the input).
-  std::size_t want(std::size_t n) {
-    while (end_ - begin_ < n && !eof_) {
-      if (begin_ > 0) {
-        std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
-        end_ -= begin_;
-        base_ += begin_;
-        begin_ = 0;
+/// What is wrong with the document the reader stopped at, for a person: the framing errors in
+/// the command's words, a bad document as validate() says it, at its absolute offset.
+std::string describe(const error& e, const bson::stream_reader& r, std::size_t max_size) {
+  const std::string prefix = std::to_string(r.length_prefix().value_or(0));
+  const std::uint64_t have = e.offset - r.document_offset();
+  if (!r.can_continue()) {
+    switch (e.code) {
+    case errc::truncated:
+      if (!r.length_prefix()) {
+        return "input ends inside a length prefix (" + std::to_string(have) + " of 4 bytes)";
       }
-      if (buf_.size() < n) buf_.resize(n);
-      const auto got = in_.rdbuf()->sgetn(reinterpret_cast<char*>(buf_.data() + end_),
-                                          static_cast<std::streamsize>(buf_.size() - end_));
-      if (got <= 0) {
-        eof_ = true;
-        break;
-      }
-      end_ += static_cast<std::size_t>(got);
+      return "truncated: the length prefix says " + prefix + " bytes, the input has " +
+             std::to_string(have);
+    case errc::bad_length_prefix:
+      return "impossible length prefix " + prefix + " (a document has at least 5)";
+    case errc::too_large:
+      return "length prefix " + prefix + " is above the limit of " + std::to_string(max_size) +
+             " bytes (--max-size)";
+    default: break;
     }
-    return std::min(n, end_ - begin_);
   }
-  const std::uint8_t* data() const noexcept { return buf_.data() + begin_; }
-  void skip(std::size_t n) noexcept { begin_ += n; }
-  /// Offset in the input of the current position.
-  std::uint64_t offset() const noexcept { return base_ + begin_; }
-  std::size_t max_size() const noexcept { return max_size_; }
-
- private:
-  std::istream& in_;
-  std::size_t max_size_;
-  std::vector<std::uint8_t> buf_;
-  std::size_t begin_ = 0, end_ = 0;
-  std::uint64_t base_ = 0;
-  bool eof_ = false;
-};
-
-/// One step of reading a BSON stream.
-struct bson_step {
-  enum kind { document, end, bad_document, fatal } what = end;
-  bson::document_view view;  // document: valid until the next step
-  std::uint64_t start = 0;   // offset of the document in the input
-  std::uint64_t size = 0;    // its declared size
-  std::string problem;       // bad_document, fatal: what is wrong, for a person
-};
-
-std::string describe(const error& e, std::uint64_t base) {
-  return e.message() + " at byte " + std::to_string(base + e.offset);
-}
-
-/// Reads the next document: validated, or what is wrong with it. `bad_document` means the length
-/// prefix was sane and the reader has moved past the document; `fatal` means it cannot go on.
-bson_step next_document(bson_reader& r, const bson::validate_options& options) {
-  bson_step s;
-  s.start = r.offset();
-  const std::size_t have = r.want(4);
-  if (have == 0) return s;  // end
-  if (have < 4) {
-    s.what = bson_step::fatal;
-    s.problem = "input ends inside a length prefix (" + std::to_string(have) + " of 4 bytes)";
-    return s;
-  }
-  const std::uint8_t* p = r.data();
-  const std::int32_t len =
-      static_cast<std::int32_t>(std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 |
-                                std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24);
-  s.size = static_cast<std::uint64_t>(static_cast<std::uint32_t>(len));
-  if (len < 5) {
-    s.what = bson_step::fatal;
-    s.problem = "impossible length prefix " + std::to_string(len) + " (a document has at least 5)";
-    return s;
-  }
-  if (static_cast<std::size_t>(len) > r.max_size()) {
-    s.what = bson_step::fatal;
-    s.problem = "length prefix " + std::to_string(len) + " is above the limit of " +
-                std::to_string(r.max_size()) + " bytes (--max-size)";
-    return s;
-  }
-  const std::size_t n = static_cast<std::size_t>(len);
-  const std::size_t got = r.want(n);
-  if (got < n) {
-    s.what = bson_step::fatal;
-    s.problem = "truncated: the length prefix says " + std::to_string(n) +
-                " bytes, the input has " + std::to_string(got);
-    return s;
-  }
-  const auto v = bson::validate(std::span<const std::uint8_t>(r.data(), n), options);
-  if (!v) {
-    s.what = bson_step::bad_document;
-    s.problem = describe(v.error(), s.start);
-    r.skip(n);
-    return s;
-  }
-  s.what = bson_step::document;
-  s.view = *v;
-  r.skip(n);  // the bytes stay in the buffer until the next want()
-  return s;
+  return e.message() + " at byte " + std::to_string(e.offset);
 }
 
 /// A progress line on stderr, redrawn about twice a second, when stderr is a terminal and the
@@ -220,9 +139,9 @@ struct dump_options {
 void run_dump(context& ctx, const dump_options& o) {
   input in;
   if (!in.open(ctx, o.file, "dump")) return ctx.bad_input();
-  bson_reader reader(*in.stream, o.max_size);
   bson::validate_options vo;
   vo.max_size = o.max_size;
+  bson::stream_reader reader(*in.stream, vo);
   bson::json_options jo;
   jo.mode = o.mode == "canonical" ? bson::json_mode::canonical : bson::json_mode::relaxed;
   jo.pretty = o.pretty;
@@ -230,25 +149,26 @@ void run_dump(context& ctx, const dump_options& o) {
   progress bar(ctx, in);
   std::string line;
   std::uint64_t printed = 0;
-  for (std::uint64_t index = 1;; ++index) {
-    const bson_step s = next_document(reader, vo);
-    if (s.what == bson_step::end) break;
-    if (s.what == bson_step::document) {
+  for (;;) {
+    const auto more = reader.next();
+    if (more && !*more) break;
+    if (more) {
       line.clear();
-      bson::to_json(s.view, jo, line);
+      bson::to_json(reader.current(), jo, line);
       line += '\n';
       out.write(line);
-      bar.update(reader.offset(), ++printed);
+      bar.update(reader.bytes_read(), ++printed);
       if (!ctx.out) break;  // stdout closed: stop quietly
       continue;
     }
     out.flush();  // the good documents before the damage come first
-    ctx.err << "oid: bson dump: " << in.name << ": document " << index << " at byte " << s.start
-            << ": " << s.problem << '\n';
+    ctx.err << "oid: bson dump: " << in.name << ": document " << reader.index() + 1 << " at byte "
+            << reader.document_offset() << ": " << describe(more.error(), reader, o.max_size)
+            << '\n';
     ctx.bad_input();
-    if (s.what == bson_step::fatal || !o.keep_going) break;
+    if (!reader.can_continue() || !o.keep_going) break;
   }
-  bar.update(reader.offset(), printed, true);
+  bar.update(reader.bytes_read(), printed, true);
 }
 
 // ---- validate -------------------------------------------------------------------------------
@@ -256,36 +176,33 @@ void run_dump(context& ctx, const dump_options& o) {
 void run_validate(context& ctx, const std::string& file, std::size_t max_size) {
   input in;
   if (!in.open(ctx, file, "validate")) return ctx.bad_input();
-  bson_reader reader(*in.stream, max_size);
   bson::validate_options vo;
   vo.max_size = max_size;
+  bson::stream_reader reader(*in.stream, vo);
   progress bar(ctx, in);
-  std::uint64_t good = 0, bad = 0, index = 1;
-  bool stopped = false;
-  for (;; ++index) {
-    const bson_step s = next_document(reader, vo);
-    if (s.what == bson_step::end) break;
-    if (s.what == bson_step::document) {
+  std::uint64_t good = 0, bad = 0;
+  for (;;) {
+    const auto more = reader.next();
+    if (more && !*more) break;
+    if (more) {
       ++good;
-      bar.update(reader.offset(), index);
+      bar.update(reader.bytes_read(), reader.index() + 1);
       continue;
     }
     ++bad;
-    ctx.err << "oid: bson validate: " << in.name << ": document " << index << " at byte " << s.start
-            << ": " << s.problem << '\n';
-    if (s.what == bson_step::fatal) {
-      stopped = true;
-      break;
-    }
+    ctx.err << "oid: bson validate: " << in.name << ": document " << reader.index() + 1
+            << " at byte " << reader.document_offset() << ": "
+            << describe(more.error(), reader, max_size) << '\n';
+    if (!reader.can_continue()) break;
   }
-  bar.update(reader.offset(), good + bad, true);
+  bar.update(reader.bytes_read(), good + bad, true);
   ctx.out << in.name << ": " << good << " valid document" << (good == 1 ? "" : "s") << ", " << bad
           << " bad";
-  if (stopped) {
-    ctx.out << "; stopped at byte " << reader.offset()
+  if (!reader.can_continue()) {
+    ctx.out << "; stopped at byte " << reader.bytes_read()
             << ": the rest cannot be read as documents\n";
   } else {
-    ctx.out << ", " << reader.offset() << " bytes\n";
+    ctx.out << ", " << reader.bytes_read() << " bytes\n";
   }
   if (bad > 0) ctx.bad_input();
 }

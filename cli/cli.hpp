@@ -3,10 +3,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace oid::cli {
 
@@ -35,6 +38,16 @@ void add_id_commands(CLI::App& app, context& ctx);
 void add_check_unique_command(CLI::App& app, context& ctx);
 void add_bson_commands(CLI::App& app, context& ctx);
 void add_mongo_commands(CLI::App& app, context& ctx);
+
+// 64-bit ids (id64_commands.cpp): `new`, `inspect` and `range` take --layout; each run_id64_*
+// returns false when --layout was not given, and the ObjectId command runs instead.
+struct id64_options;
+std::shared_ptr<id64_options> add_id64_options(CLI::App& cmd);
+bool run_id64_new(context& ctx, const id64_options& o, std::uint64_t count);
+bool run_id64_inspect(context& ctx, const id64_options& o, const std::vector<std::string>& ids,
+                      bool json);
+bool run_id64_range(context& ctx, const id64_options& o, const std::string& from,
+                    const std::string& to);
 
 /// Prints one new id (what `oid` alone does).
 void print_one_new_id(context& ctx);

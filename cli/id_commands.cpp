@@ -229,7 +229,10 @@ void add_id_commands(CLI::App& app, context& ctx) {
         ->check(CLI::IsMember({"hex", "base64", "json"}));
     cmd->add_flag("--legacy", opts->legacy,
                   "Pre-3.4 layout: MD5 of the host name and the pid instead of random bytes");
-    cmd->final_callback([&ctx, opts] { run_new(ctx, *opts); });
+    auto id64 = add_id64_options(*cmd);
+    cmd->final_callback([&ctx, opts, id64] {
+      if (!run_id64_new(ctx, *id64, opts->count)) run_new(ctx, *opts);
+    });
   }
   {
     auto ids = std::make_shared<std::vector<std::string>>();
@@ -238,7 +241,9 @@ void add_id_commands(CLI::App& app, context& ctx) {
         "inspect", "Show what ids carry: creation time, counter, both readings of bytes 4-8");
     cmd->add_option("ids", *ids, "Ids in hex or base64 (default: one a line on stdin)");
     cmd->add_flag("--json", *json, "One JSON object per id");
-    cmd->final_callback([&ctx, ids, json] {
+    auto id64 = add_id64_options(*cmd);
+    cmd->final_callback([&ctx, ids, json, id64] {
+      if (run_id64_inspect(ctx, *id64, *ids, *json)) return;
       output_buffer out(ctx.out);
       for_each_id(ctx, *ids, [&](const object_id& id) {
         const auto d = inspect(id);
@@ -274,7 +279,10 @@ void add_id_commands(CLI::App& app, context& ctx) {
     cmd->add_option("FROM", *from, "Start: 2010-10-01, 2010-10-01T12:00:00+02:00 or Unix seconds")
         ->required();
     cmd->add_option("TO", *to, "End, excluded (default: no end)");
-    cmd->final_callback([&ctx, from, to] { run_range(ctx, *from, *to); });
+    auto id64 = add_id64_options(*cmd);
+    cmd->final_callback([&ctx, from, to, id64] {
+      if (!run_id64_range(ctx, *id64, *from, *to)) run_range(ctx, *from, *to);
+    });
   }
 }
 

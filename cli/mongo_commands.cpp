@@ -10,6 +10,7 @@
 #include <oid/bson/ensure_id.hpp>
 #include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_stream_reader.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/time.hpp>
 #include <ostream>
@@ -23,28 +24,27 @@
 namespace oid::cli {
 namespace {
 
+void report(context& ctx, const mongo::failure& f) {
+  ctx.err << "oid: " << f.message << '\n';
+  ctx.bad_input();
+}
+
 // Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
 std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text) {
-  std::string why;
-  auto u = mongo::uri::parse(uri_text, mongo::uri_mode::strict, &why);
+  auto u = mongo::uri::parse(uri_text, mongo::uri_mode::strict);
   if (!u) {
-    ctx.err << "oid: " << why << " (at character " << u.error().offset + 1 << " of the URI)\n";
+    ctx.err << "oid: " << u.error().message << " (at character " << u.error().offset + 1
+            << " of the URI)\n";
     ctx.bad_input();
     return std::nullopt;
   }
   for (const auto& w : u->warnings()) ctx.err << "oid: warning: " << w << '\n';
-  auto c = mongo::client::create(*u, &why);
+  auto c = mongo::client::create(*u);
   if (!c) {
-    ctx.err << "oid: " << why << '\n';
-    ctx.bad_input();
+    report(ctx, c.error());
     return std::nullopt;
   }
   return std::move(*c);
-}
-
-void report(context& ctx, const mongo::failure& f) {
-  ctx.err << "oid: " << f.message << '\n';
-  ctx.bad_input();
 }
 
 // DB.COLL: the database is everything before the first dot (database names have none).

@@ -64,7 +64,7 @@ for b in runs["benchmarks"]:
     threaded = b.get("threads", 1) > 1
     ns = b["real_time"] if threaded else b["cpu_time"]
     assert b["time_unit"] == "ns"
-    per = 1024 if row.startswith("gen_batch") else 1  # batch rows: per id, not per call
+    per = 1024 if "batch1024" in row else 1  # batch rows: per id, not per call
     med[(row, lib)] = ns / per
     cpu[(row, lib)] = b["cpu_time"] / per
 
@@ -108,7 +108,17 @@ add("compare (<), ids differ early", med[("compare", "oid")], med[("compare", "l
 add("compare (<), ids differ in byte 11", med[("compare_late", "oid")],
     med[("compare_late", "libbson")], "-", None)
 add("equal (==)", med[("equal", "oid")], med[("equal", "libbson")], "-", None)
+one64 = med[("gen64_one", "oid_snowflake")]
+add("64-bit Snowflake ids: one per call", one64, None, "-", None)
+add("64-bit Snowflake ids: batch of 1,024 (per id)", med[("gen64_batch1024", "oid_snowflake")],
+    None, "-", None)
+two64 = med[("gen64_2threads", "oid_snowflake")]
+add("64-bit Snowflake ids: 2 threads, aggregate per id", two64, None, "-", None,
+    f"{one64 / two64:.2f}x one thread; CPU per id per thread "
+    f"{cpu[('gen64_2threads', 'oid_snowflake')]:.2f} ns")
 add("reference: time() alone (every id reads the clock)", clock, None, "-", None)
+add("reference: clock_gettime() in ms (every 64-bit id reads it)", med[("ref_clock_ms", "floor")],
+    None, "-", None)
 add("reference: getpid() system call (libbson default, per id)", getpid, None, "-", None)
 
 times = sorted(int(x) for x in open(new_file).read().split())

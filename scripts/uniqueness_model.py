@@ -137,6 +137,72 @@ def uuid7_per_year(processes, rate):
     return YEAR * 1000 * lam * lam / 2 / 2**74
 
 
+# ---- 64-bit ids: machine ids drawn at random -----------------------------------------------------
+#
+# A 64-bit id has no random part: two processes with the same machine id make the same ids whenever
+# they make ids in the same time unit (both counters start at 0). So with machine ids drawn at random
+# the question is the birthday problem: the probability that two of k processes draw the same id
+# out of N = 2^bits.
+
+MACHINE_LAYOUTS = [("compact64", 8), ("Snowflake", 10), ("Sonyflake", 16)]
+BIRTHDAY_K = [2, 5, 10, 20, 38, 50, 100, 200, 302, 500, 1000]
+BIRTHDAY_TRIALS = 100_000
+BIRTHDAY_SEED = 17
+
+
+def birthday(k, bits):
+    """P(two of k processes share a machine id drawn uniformly from 2^bits) =
+    1 - prod_{i=1}^{k-1} (1 - i / 2^bits)."""
+    n = 2**bits
+    p = 1.0
+    for i in range(1, k):
+        p *= 1 - i / n
+    return 1 - p
+
+
+def first_shared(bits, trials, seed):
+    """Simulation: for each trial, draw machine ids (getrandbits, fixed seed: the same numbers on
+    every run) until one repeats; return the sorted list of how many processes that took. k
+    processes share an id exactly when that number is <= k."""
+    import random
+    rng = random.Random(seed * 100 + bits)
+    out = []
+    for _ in range(trials):
+        seen = set()
+        while True:
+            m = rng.getrandbits(bits)
+            if m in seen:
+                break
+            seen.add(m)
+        out.append(len(seen) + 1)
+    out.sort()
+    return out
+
+
+def birthday_table():
+    import bisect
+    sims = {bits: first_shared(bits, BIRTHDAY_TRIALS, BIRTHDAY_SEED) for _, bits in MACHINE_LAYOUTS}
+    head = "| processes k | " + " | ".join(
+        f"{name_} (2^{bits}): formula | simulated" for name_, bits in MACHINE_LAYOUTS) + " |"
+    rule = "|---:|" + "---:|---:|" * len(MACHINE_LAYOUTS)
+
+    def pct(x):
+        if x >= 0.99995:
+            return "100%" if x == 1 else "> 99.99%"
+        if x > 0.99:
+            return f"{100 * x:.2f}%"
+        return f"{100 * x:.3g}%" if x >= 0.001 else f"{100 * x:.2g}%"
+
+    rows = []
+    for k in BIRTHDAY_K:
+        cells = []
+        for _, bits in MACHINE_LAYOUTS:
+            measured = bisect.bisect_right(sims[bits], k) / BIRTHDAY_TRIALS
+            cells += [pct(birthday(k, bits)), pct(measured)]
+        rows.append(f"| {k} | " + " | ".join(cells) + " |")
+    return "\n".join([head, rule] + rows)
+
+
 # ---- Tables and plot ----------------------------------------------------------------------------
 
 FLEETS = [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000]
@@ -186,8 +252,10 @@ def compare_table():
 
 
 def svg_plot():
-    w, h = 760, 520
-    left, right, top, bottom = 80, 200, 30, 60
+    # The legend sits right of the plot: 240 px holds its longest label ("ObjectId legacy,
+    # containers", about 170 px at 12 px) after the 51 px of its line sample.
+    w, h = 820, 520
+    left, right, top, bottom = 80, 240, 30, 60
     xmin, xmax = 1, 7  # log10 processes
     ymin, ymax = -30, 30  # log10 duplicates per year
     pw, ph = w - left - right, h - top - bottom
@@ -221,18 +289,35 @@ def svg_plot():
                'processes making ids at the same time</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
                'stroke="black"/>')
-    layouts = [("ObjectId (oid)", modern_per_year, ""),
-               ("ObjectId legacy, containers", legacy_containers_per_year, "2,3,8,3"),
-               ("UUIDv7", uuid7_per_year, "8,4"),
-               ("UUIDv4", uuid4_per_year, "2,3")]
+    # Lines of different layouts can coincide (ObjectId at 1M ids/s lies on legacy at 1 id/s, and
+    # UUIDv7 at 1M on ObjectId at 1k), so each layout also has its own marker, and the markers of
+    # different layouts sit at different x positions: a line hidden under another still shows
+    # its markers.
+    layouts = [("ObjectId (oid)", modern_per_year, "", "circle"),
+               ("ObjectId legacy, containers", legacy_containers_per_year, "2,3,8,3", "square"),
+               ("UUIDv7", uuid7_per_year, "8,4", "triangle"),
+               ("UUIDv4", uuid4_per_year, "2,3", "diamond")]
     rates = [(1, "#1b9e77"), (1_000, "#d95f02"), (1_000_000, "#7570b3")]
     xs = [10 ** (xmin + i * (xmax - xmin) / 60) for i in range(61)]
-    for label, f, dash in layouts:
+
+    def marker(shape, cx, cy, colour):
+        if shape == "circle":
+            return f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}"/>'
+        pts = {"square": [(-3.5, -3.5), (3.5, -3.5), (3.5, 3.5), (-3.5, 3.5)],
+               "triangle": [(0, -5), (4.5, 3.5), (-4.5, 3.5)],
+               "diamond": [(0, -5), (5, 0), (0, 5), (-5, 0)]}[shape]
+        p = " ".join(f"{cx + dx:.1f},{cy + dy:.1f}" for dx, dy in pts)
+        return f'<polygon points="{p}" fill="white" stroke="{colour}" stroke-width="1.5"/>'
+
+    for i, (label, f, dash, shape) in enumerate(layouts):
         for r, colour in rates:
             pts = " ".join(f"{x(p):.1f},{y(f(max(2, round(p)), r)):.1f}" for p in xs)
             d = f' stroke-dasharray="{dash}"' if dash else ""
             out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" '
                        f'stroke-width="2"{d}/>')
+            for e in range(xmin, xmax):  # one marker a decade, shifted per layout
+                p = 10 ** (e + (i + 1) / (len(layouts) + 1))
+                out.append(marker(shape, x(p), y(f(max(2, round(p)), r)), colour))
     ly = top + 10
     lx = left + pw + 15
     for r, colour in rates:
@@ -241,10 +326,11 @@ def svg_plot():
         out.append(f'<text x="{lx + 36}" y="{ly + 4}">{name(r)} ids/s each</text>')
         ly += 20
     ly += 10
-    for label, _, dash in layouts:
+    for label, _, dash, shape in layouts:
         d = f' stroke-dasharray="{dash}"' if dash else ""
         out.append(f'<line x1="{lx}" y1="{ly}" x2="{lx + 30}" y2="{ly}" stroke="black" '
                    f'stroke-width="2"{d}/>')
+        out.append(marker(shape, lx + 15, ly, "black"))
         out.append(f'<text x="{lx + 36}" y="{ly + 4}">{label}</text>')
         ly += 20
     out.append("</svg>")
@@ -265,6 +351,7 @@ def cmd_docs(args):
         md = f.read()
     new_md = replace_block(replace_block(md, "modern-table", modern_table()), "compare-table",
                            compare_table())
+    new_md = replace_block(new_md, "id64-birthday-table", birthday_table())
     new_svg = svg_plot()
     if args.check:
         old_svg = open(svg_path).read() if os.path.exists(svg_path) else ""

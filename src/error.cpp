@@ -1,5 +1,4 @@
 #include <oid/error.hpp>
-#include <oid/result.hpp>
 
 namespace oid {
 namespace {
@@ -15,7 +14,8 @@ class category final : public std::error_category {
     case errc::invalid_base64: return "invalid base64 character";
     case errc::invalid_time: return "invalid time";
     case errc::time_out_of_range:
-      return "time out of range (ObjectIds hold 1970-01-01T00:00:00Z to 2106-02-07T06:28:15Z)";
+      return "time out of range for the id (ObjectIds hold 1970-01-01T00:00:00Z to "
+             "2106-02-07T06:28:15Z)";
     case errc::entropy_unavailable: return "the operating system gave no random bytes";
     case errc::truncated: return "truncated input";
     case errc::bad_length_prefix: return "bad length prefix";
@@ -49,6 +49,12 @@ class category final : public std::error_category {
     case errc::authentication_failed: return "authentication failed";
     case errc::invalid_scram_message: return "invalid SCRAM message";
     case errc::invalid_password: return "password has a character SASLprep prohibits";
+    case errc::invalid_decimal:
+      return "invalid decimal id (digits only, no leading zero, at most 18446744073709551615)";
+    case errc::machine_id_out_of_range: return "machine id too large for the id layout";
+    case errc::forked_machine_id:
+      return "a forked child cannot reuse its parent's machine id (give it its own)";
+    case errc::end_marker: break;
     }
     return "unknown oid error " + std::to_string(value);
   }
@@ -69,8 +75,6 @@ exception::exception(const error& e)
 exception::exception(const error& e, const std::string& what)
     : std::system_error(make_error_code(e.code), what), offset_(e.offset) {}
 
-namespace detail {
-void throw_error(const error& e) { throw exception(e); }
-}  // namespace detail
+void throw_exception(const error& e) { throw exception(e); }
 
 }  // namespace oid

@@ -1,6 +1,4 @@
 #include <fcntl.h>
-#include <pthread.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -9,82 +7,21 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <new>
 #include <oid/generator.hpp>
 #include <string>
 #include <type_traits>
 
+#include "detail/fork_cookie.hpp"
 #include "detail/md5.hpp"
 
 namespace oid {
 namespace {
 
-// ---- Fork detection ------------------------------------------------------------------------
-//
-// A "fork cookie" names the process a generator was seeded in. It lives in its own page marked
-// MADV_WIPEONFORK, so a child (even one made by a raw clone()) reads 0 there; a pthread_atfork
-// child handler stores 0 too, for kernels without that madvise. Reading the cookie is one load.
-
-std::mutex& reseed_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::uint64_t last_cookie = 0;  // not wiped: each new process takes the next value; under the mutex
-
-// The cookie page, for the hot path: set inside cookie_slot()'s one-time initialisation, so a
-// thread that has been through cookie_slot() once (every thread holding a block has) can read it
-// plainly.
-std::atomic<std::uint64_t>* cookie_page = nullptr;
-
-std::atomic<std::uint64_t>* cookie_slot();
-
-void before_fork() { reseed_mutex().lock(); }
-void after_fork_parent() { reseed_mutex().unlock(); }
-void after_fork_child() {
-  cookie_slot()->store(0, std::memory_order_relaxed);
-  reseed_mutex().unlock();
-}
-
-std::atomic<std::uint64_t>* make_cookie_slot() {
-  static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
-  const long page = sysconf(_SC_PAGESIZE);
-  const std::size_t len = page > 0 ? static_cast<std::size_t>(page) : 4096;
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    static std::atomic<std::uint64_t> fallback{0};  // the atfork handler alone then
-    p = &fallback;
-  } else {
-#ifdef MADV_WIPEONFORK
-    (void)madvise(p, len, MADV_WIPEONFORK);  // failure leaves the atfork handler in charge
-#endif
-  }
-  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  cookie_page = new (p) std::atomic<std::uint64_t>(0);
-  return cookie_page;
-}
-
-std::atomic<std::uint64_t>* cookie_slot() {
-  static std::atomic<std::uint64_t>* const slot = make_cookie_slot();
-  return slot;
-}
-
-std::uint64_t renew_cookie() {
-  std::lock_guard lock(reseed_mutex());
-  auto* slot = cookie_slot();
-  std::uint64_t c = slot->load(std::memory_order_relaxed);
-  if (c == 0) {
-    c = ++last_cookie;
-    slot->store(c, std::memory_order_relaxed);
-  }
-  return c;
-}
-
-/// The current process's cookie: never 0.
-inline std::uint64_t current_cookie() {
-  const std::uint64_t c = cookie_slot()->load(std::memory_order_relaxed);
-  return c != 0 ? c : renew_cookie();
-}
+// Fork detection (the cookie, its page and the mutex held across fork()) is shared with the 64-bit
+// generator: src/detail/fork_cookie.hpp.
+using detail::current_fork_cookie;
+using detail::fork_cookie_page;
+using detail::fork_mutex;
 
 // ---- Layout --------------------------------------------------------------------------------
 
@@ -199,7 +136,7 @@ inline std::uint32_t object_id_generator::now() const {
 }
 
 void object_id_generator::reseed(std::uint64_t cookie) {
-  std::lock_guard lock(reseed_mutex());
+  std::lock_guard lock(fork_mutex());
   if (seeded_cookie_.load(std::memory_order_relaxed) == cookie) return;  // another thread did it
   std::array<std::uint8_t, 8> r{};
   if (random_) {
@@ -250,9 +187,9 @@ inline std::uint64_t take_tail(thread_block& b) noexcept {
 [[gnu::always_inline]] inline object_id object_id_generator::next_inline() {
   thread_block& b = this_thread_block;
   // The cookie is read last: only a thread that holds a block of this generator gets there, and
-  // such a thread has been through cookie_slot(), which set cookie_page.
+  // such a thread has been through current_fork_cookie(), which set fork_cookie_page.
   if (b.serial == serial_ && b.left != 0 &&
-      b.cookie == cookie_page->load(std::memory_order_relaxed)) [[likely]] {
+      b.cookie == fork_cookie_page->load(std::memory_order_relaxed)) [[likely]] {
     const std::uint64_t tail = take_tail(b);
     return make_id(now(), tail);
   }
@@ -262,7 +199,7 @@ inline std::uint64_t take_tail(thread_block& b) noexcept {
 object_id object_id_generator::next() { return next_inline(); }
 
 object_id object_id_generator::next_slow() {
-  const std::uint64_t cookie = current_cookie();
+  const std::uint64_t cookie = current_fork_cookie();
   if (seeded_cookie_.load(std::memory_order_acquire) != cookie) reseed(cookie);
   const std::uint64_t n = next_.fetch_add(block_size, std::memory_order_relaxed);
   // Numbers past the next multiple of 2^24 are dropped from this block (and never used), so that
@@ -280,7 +217,7 @@ object_id object_id_generator::next_slow() {
 
 void object_id_generator::fill(std::span<object_id> out) {
   if (out.empty()) return;
-  const std::uint64_t cookie = current_cookie();
+  const std::uint64_t cookie = current_fork_cookie();
   if (seeded_cookie_.load(std::memory_order_acquire) != cookie) reseed(cookie);
   std::uint64_t n = next_.fetch_add(out.size(), std::memory_order_relaxed);
   const std::uint32_t time = now();
@@ -346,7 +283,7 @@ legacy_object_id_generator::legacy_object_id_generator(std::array<std::uint8_t, 
 
 std::uint16_t legacy_object_id_generator::pid() {
   if (!own_pid_) return pid_.load(std::memory_order_relaxed);
-  const std::uint64_t cookie = current_cookie();
+  const std::uint64_t cookie = current_fork_cookie();
   if (pid_cookie_.load(std::memory_order_acquire) != cookie) {
     pid_.store(static_cast<std::uint16_t>(::getpid()), std::memory_order_relaxed);
     pid_cookie_.store(cookie, std::memory_order_release);

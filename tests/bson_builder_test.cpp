@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/hex.hpp"
 #include "support/matchers.hpp"
 
 namespace {
@@ -22,14 +23,7 @@ using oid::bson::document;
 using oid::bson::document_view;
 using oid::testing::HasError;
 using oid::testing::HasErrorAt;
-
-std::vector<std::uint8_t> hex_bytes(std::string_view hex) {
-  std::vector<std::uint8_t> out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<std::uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
+using oid::testing::hex_bytes;
 
 std::vector<std::uint8_t> bytes_of(document_view v) { return {v.data(), v.data() + v.size()}; }
 

@@ -32,38 +32,15 @@
 #include <string_view>
 #include <vector>
 
+#include "support/ci.hpp"
+#include "support/hex.hpp"
+#include "support/spec_data.hpp"
+
 namespace {
 
-namespace fs = std::filesystem;
-
-fs::path corpus_dir() { return fs::path(OID_SHARED_DIR) / "data" / "bson-corpus"; }
-
-bool running_in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string_view(ci) == "true";
-}
-
-std::vector<std::uint8_t> from_hex(std::string_view hex) {
-  auto nibble = [](char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return c - 'A' + 10;
-  };
-  std::vector<std::uint8_t> out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<std::uint8_t>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
-  return out;
-}
-
-std::string to_hex(std::span<const std::uint8_t> bytes) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string s;
-  for (auto b : bytes) {
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
-  return s;
-}
+using oid::testing::bson_corpus_dir;
+using oid::testing::hex_bytes;
+using oid::testing::to_hex;
 
 // Structural JSON equality (see the top of the file). Returns an empty string when equal, else
 // what differs.
@@ -153,13 +130,12 @@ class tally_printer : public ::testing::Environment {
 };
 [[maybe_unused]] const auto* const printer = ::testing::AddGlobalTestEnvironment(new tally_printer);
 
+// The corpus files by name (the test parameters), sorted.
 std::vector<std::string> corpus_files() {
   std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(corpus_dir(), ec)) {
-    if (entry.path().extension() == ".json") files.push_back(entry.path().filename().string());
+  for (const auto& path : oid::testing::json_files(bson_corpus_dir())) {
+    files.push_back(path.filename().string());
   }
-  std::sort(files.begin(), files.end());
   return files;
 }
 
@@ -184,7 +160,7 @@ bool has(simdjson::dom::element e, const char* key) { return e[key].error() == s
 
 void check_valid(simdjson::dom::element c, case_check& check) {
   using oid::bson::json_mode;
-  const auto cb = from_hex(get_string(c, "canonical_bson"));
+  const auto cb = hex_bytes(get_string(c, "canonical_bson"));
   const std::string cej = get_string(c, "canonical_extjson");
   const bool lossy = has(c, "lossy") && c["lossy"].get_bool().value_unsafe();
   const bool has_rej = has(c, "relaxed_extjson");
@@ -209,7 +185,7 @@ void check_valid(simdjson::dom::element c, case_check& check) {
                    "from_json(canonical_extjson) = " + to_hex(doc->bytes()));
   }
   if (has(c, "degenerate_bson")) {
-    const auto db = from_hex(get_string(c, "degenerate_bson"));
+    const auto db = hex_bytes(get_string(c, "degenerate_bson"));
     const auto dview = oid::bson::validate(db);
     check.expect(dview.has_value(), "degenerate_bson does not validate");
     if (dview) {
@@ -235,7 +211,7 @@ void check_valid(simdjson::dom::element c, case_check& check) {
                         "to_json(from_json(relaxed_extjson), relaxed)");
   }
   if (has(c, "converted_bson")) {
-    const auto conv = from_hex(get_string(c, "converted_bson"));
+    const auto conv = hex_bytes(get_string(c, "converted_bson"));
     const std::string conv_ej = get_string(c, "converted_extjson");
     const auto cview = oid::bson::validate(conv);
     check.expect(cview.has_value(), "converted_bson does not validate");
@@ -276,7 +252,7 @@ TEST_P(BsonCorpusTest, File) {
   const std::string file = GetParam();
   simdjson::dom::parser parser;
   simdjson::dom::element root;
-  ASSERT_EQ(parser.load((corpus_dir() / file).string()).get(root), simdjson::SUCCESS) << file;
+  ASSERT_EQ(parser.load((bson_corpus_dir() / file).string()).get(root), simdjson::SUCCESS) << file;
   const bool decimal = get_string(root, "bson_type") == "0x13";
   counts& n = tally()[file];
 
@@ -303,7 +279,7 @@ TEST_P(BsonCorpusTest, File) {
   if (root["decodeErrors"].get_array().get(cases) == simdjson::SUCCESS) {
     for (auto c : cases) {
       case_check check;
-      const auto bytes = from_hex(get_string(c, "bson"));
+      const auto bytes = hex_bytes(get_string(c, "bson"));
       check.expect(!oid::bson::validate(bytes).has_value(), "validate() accepts the bytes");
       record("decodeErrors", get_string(c, "description"), check);
     }
@@ -342,9 +318,9 @@ INSTANTIATE_TEST_SUITE_P(Corpus, BsonCorpusTest, ::testing::ValuesIn(corpus_file
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BsonCorpusTest);
 
 TEST(BsonCorpusPresenceTest, CorpusIsThere) {
-  if (!fs::is_directory(corpus_dir()) || corpus_files().empty()) {
-    if (running_in_ci()) FAIL() << "BSON corpus missing at " << corpus_dir() << " (CI=true)";
-    GTEST_SKIP() << "BSON corpus not found at " << corpus_dir() << "; its tests did not run";
+  if (corpus_files().empty()) {
+    OID_SKIP_OR_FAIL_IN_CI("BSON corpus not found at " << bson_corpus_dir()
+                                                       << "; its tests did not run");
   }
   EXPECT_GE(corpus_files().size(), 30u);
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/hex.hpp"
 #include "support/matchers.hpp"
 
 namespace {
@@ -23,19 +24,7 @@ using oid::bson::validate;
 using oid::bson::validate_options;
 using oid::testing::HasError;
 using oid::testing::HasErrorAt;
-
-// Hex digits, with spaces allowed between bytes for readability.
-std::vector<std::uint8_t> hex_bytes(std::string_view hex) {
-  std::vector<std::uint8_t> out;
-  std::string digits;
-  for (char c : hex) {
-    if (c != ' ') digits.push_back(c);
-  }
-  for (std::size_t i = 0; i + 1 < digits.size(); i += 2) {
-    out.push_back(static_cast<std::uint8_t>(std::stoi(digits.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
+using oid::testing::hex_bytes;  // spaces between bytes for readability
 
 std::vector<std::uint8_t> bytes_of(document_view v) { return {v.data(), v.data() + v.size()}; }
 

@@ -9,32 +9,17 @@
 #include <sstream>
 #include <string>
 
+#include "support/run_shell.hpp"
+
 namespace {
 
-struct outcome {
-  int status;
-  std::string out, err;
-};
-
 /// Runs `oid ARGS` through the shell with `input` on stdin; `pipe_to` takes its stdout when given.
-outcome oid_binary(const std::string& args, const std::string& input = "",
-                   const std::string& pipe_to = "") {
-  // ctest runs tests in parallel: each call gets its own files.
-  static int calls = 0;
-  const std::string dir = ::testing::TempDir() + "oid_" + std::to_string(getpid()) + "_" +
-                          std::to_string(calls++) + "_";
-  const std::string in = dir + "oid_in", out = dir + "oid_out", err = dir + "oid_err";
+oid::testing::cli_outcome oid_binary(const std::string& args, const std::string& input = "",
+                                     const std::string& pipe_to = "") {
+  const std::string in = oid::testing::scratch_path("in");
   std::ofstream(in, std::ios::binary) << input;
-  const std::string cmd = std::string("'") + OID_BINARY + "' " + args + " <" + in + " 2>" + err +
-                          (pipe_to.empty() ? "" : " | " + pipe_to) + " >" + out;
-  const int raw = std::system(cmd.c_str());
-  auto slurp = [](const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  };
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+  return oid::testing::run_shell(std::string("'") + OID_BINARY + "' " + args + " <" + in +
+                                 (pipe_to.empty() ? "" : " | " + pipe_to));
 }
 
 TEST(CliBinaryTest, MakesAnIdAndInspectsIt) {

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "support/run_cli.hpp"
+#include "support/run_shell.hpp"
 
 namespace {
 
 using oid::testing::run_cli;
+using oid::testing::run_shell;
 
 std::string bytes_of(const oid::bson::document& d) {
   return {reinterpret_cast<const char*>(d.bytes().data()), d.bytes().size()};
@@ -212,42 +214,29 @@ std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "oid_bson_" + std::to_string(getpid()) + "_" + name;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-oid::testing::cli_outcome shell(const std::string& command) {
-  const std::string out = temp_path("out"), err = temp_path("err");
-  const int raw = std::system((command + " >" + out + " 2>" + err).c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
-}
-
 TEST(CliBsonBinaryTest, DumpsAFileAndPipesThroughFromJson) {
   const std::string file = temp_path("in.bson");
   const std::string input = bytes_of(doc(1)) + bytes_of(doc(2));
   std::ofstream(file, std::ios::binary) << input;
   const std::string oid = std::string("'") + OID_BINARY + "'";
 
-  const auto dump = shell(oid + " bson dump " + file);
+  const auto dump = run_shell(oid + " bson dump " + file);
   EXPECT_EQ(dump.status, 0);
   EXPECT_EQ(dump.out, relaxed(doc(1)) + relaxed(doc(2)));
 
   const auto round =
-      shell(oid + " bson dump --mode canonical " + file + " | " + oid + " bson from-json -");
+      run_shell(oid + " bson dump --mode canonical " + file + " | " + oid + " bson from-json -");
   EXPECT_EQ(round.status, 0);
   EXPECT_EQ(round.out, input);
 
   std::ofstream(file, std::ios::binary) << input.substr(0, input.size() - 1);
-  const auto damaged = shell(oid + " bson dump " + file);
+  const auto damaged = run_shell(oid + " bson dump " + file);
   EXPECT_EQ(damaged.status, 1);
   EXPECT_EQ(damaged.out, relaxed(doc(1)));
   EXPECT_NE(damaged.err.find("document 2 at byte " + std::to_string(bytes_of(doc(1)).size())),
             std::string::npos);
 
-  const auto missing = shell(oid + " bson validate " + temp_path("no-such-file"));
+  const auto missing = run_shell(oid + " bson validate " + temp_path("no-such-file"));
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos);
   std::remove(file.c_str());
@@ -262,7 +251,7 @@ TEST(CliBsonBinaryTest, ProgressLineOnlyOnATerminalWithAFile) {
   std::ofstream(file, std::ios::binary) << bytes_of(doc(1)) + bytes_of(doc(2));
   const std::string oid = std::string("'") + OID_BINARY + "'";
   auto in_terminal = [](const std::string& command) {
-    return shell("script -qec \"" + command + "\" /dev/null");
+    return run_shell("script -qec \"" + command + "\" /dev/null");
   };
   for (const char* command : {" bson dump ", " bson validate "}) {
     SCOPED_TRACE(command);
@@ -273,7 +262,7 @@ TEST(CliBsonBinaryTest, ProgressLineOnlyOnATerminalWithAFile) {
     const auto piped = in_terminal("cat " + file + " | " + oid + command + "- >/dev/null");
     EXPECT_EQ(piped.status, 0);
     EXPECT_EQ(piped.out, "");  // stdin is not a file: no size, no progress
-    const auto no_tty = shell(oid + command + file);
+    const auto no_tty = run_shell(oid + command + file);
     EXPECT_EQ(no_tty.status, 0);
     EXPECT_EQ(no_tty.err, "");
   }

@@ -10,14 +10,8 @@
 
 namespace {
 
+using oid::testing::lines;
 using oid::testing::run_cli;
-
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) v.push_back(l);
-  return v;
-}
 
 TEST(CliTest, NoArgumentsPrintsOneNewId) {
   const auto r = run_cli({});
@@ -133,24 +127,14 @@ TEST(CliTest, RangeAcceptsUnixSecondsOffsetsAndOpenEnd) {
 }
 
 TEST(CliTest, RangeRejectsBadTimes) {
-  struct test_case {
-    std::vector<std::string_view> args;
-    std::string_view want;
-  };
-  const test_case cases[] = {
+  const oid::testing::failing_run cases[] = {
       {{"range", "1969-12-31"}, "time out of range"},
       {{"range", "2106-02-07T06:28:16Z"}, "time out of range"},
       {{"range", "2021-02-30"}, "column 9"},
       {{"range", "soon"}, "not a date"},
       {{"range", "2010-11-01", "2010-10-01"}, "must be after"},
   };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.want);
-    const auto r = run_cli(c.args);
-    EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.out, "");
-    EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
-  }
+  oid::testing::expect_failures(cases, 1);
 }
 
 TEST(CliTest, UsageErrorsExitTwo) {

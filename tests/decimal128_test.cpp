@@ -11,8 +11,12 @@
 #include <oid/bson/decimal128.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "support/ci.hpp"
+#include "support/hex.hpp"
 #include "support/matchers.hpp"
+#include "support/spec_data.hpp"
 
 namespace {
 
@@ -209,31 +213,10 @@ TEST(Decimal128Test, Classification) {
 
 // ---- The BSON corpus ------------------------------------------------------------------------
 
-std::filesystem::path corpus_dir() {
-  return std::filesystem::path(OID_SHARED_DIR) / "data" / "bson-corpus";
-}
-
-bool running_in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string_view(ci) == "true";
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The corpus documents are {"d": <decimal128>}: 4 length bytes, type 0x13, "d\0", 16 value bytes.
 bool decimal_from_corpus_bson(std::string_view hex, decimal128& out) {
-  if (hex.size() != 2 * 24) return false;
-  std::array<std::uint8_t, 24> bytes{};
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
-    if ((hi | lo) < 0) return false;
-    bytes[i] = static_cast<std::uint8_t>(hi << 4 | lo);
-  }
+  const std::vector<std::uint8_t> bytes = oid::testing::hex_bytes(hex);
+  if (bytes.size() != 24) return false;
   if (bytes[4] != 0x13 || bytes[5] != 'd' || bytes[6] != 0) return false;
   out = {};
   for (int i = 7; i >= 0; --i) {
@@ -262,10 +245,9 @@ std::string bits_of(const decimal128& d) {
 }
 
 TEST(Decimal128Test, BsonCorpus) {
-  const auto dir = corpus_dir();
+  const auto dir = oid::testing::bson_corpus_dir();
   if (!std::filesystem::exists(dir / "decimal128-1.json")) {
-    if (running_in_ci()) FAIL() << "BSON corpus missing at " << dir << " (CI=true)";
-    GTEST_SKIP() << "BSON corpus not found at " << dir;
+    OID_SKIP_OR_FAIL_IN_CI("BSON corpus not found at " << dir);
   }
   simdjson::dom::parser file_parser, case_parser;
   int valid = 0, parse_errors = 0;

@@ -7,23 +7,22 @@
 
 namespace {
 
+// Every code: from the first up to errc::end_marker, which the enum keeps one past the last.
 constexpr int first_code = static_cast<int>(oid::errc::invalid_length);
-constexpr int last_code = static_cast<int>(oid::errc::invalid_password);
+constexpr int end_code = static_cast<int>(oid::errc::end_marker);
 
 TEST(ErrorTest, CategoryIsNamedOid) { EXPECT_STREQ(oid::error_category().name(), "oid"); }
 
 TEST(ErrorTest, EveryCodeHasItsOwnMessage) {
   std::set<std::string> seen;
-  for (int v = first_code; v <= last_code; ++v) {
+  for (int v = first_code; v < end_code; ++v) {
     SCOPED_TRACE(v);
     const std::string m = oid::make_error_code(static_cast<oid::errc>(v)).message();
     EXPECT_FALSE(m.empty());
     EXPECT_EQ(m.find("unknown oid error"), std::string::npos) << m;
     EXPECT_TRUE(seen.insert(m).second) << "duplicate message: " << m;
   }
-  EXPECT_NE(oid::make_error_code(static_cast<oid::errc>(last_code + 1))
-                .message()
-                .find("unknown oid error"),
+  EXPECT_NE(oid::make_error_code(oid::errc::end_marker).message().find("unknown oid error"),
             std::string::npos);
 }
 
@@ -63,6 +62,36 @@ TEST(ErrorTest, VoidResult) {
   EXPECT_FALSE(bad);
   EXPECT_EQ(bad.error().offset, 3u);
   EXPECT_THROW(bad.value(), oid::exception);
+}
+
+}  // namespace
+
+// A result with an error type of its own: value() throws what that type's throw_exception throws.
+namespace custom {
+struct parse_error {
+  int line = 0;
+};
+struct parse_exception {
+  int line;
+};
+[[noreturn]] void throw_exception(const parse_error& e) { throw parse_exception{e.line}; }
+}  // namespace custom
+
+namespace {
+
+TEST(ErrorTest, ResultWithItsOwnErrorTypeThrowsThroughItsThrowException) {
+  const oid::result<int, custom::parse_error> r = custom::parse_error{7};
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().line, 7);
+  try {
+    (void)r.value();
+    FAIL() << "no exception";
+  } catch (const custom::parse_exception& e) {
+    EXPECT_EQ(e.line, 7);
+  }
+  const oid::result<void, custom::parse_error> v = custom::parse_error{8};
+  EXPECT_THROW(v.value(), custom::parse_exception);
+  EXPECT_NO_THROW((oid::result<void, custom::parse_error>().value()));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The Extended JSON reader: relaxed numbers, every wrapper's accepted forms, the legacy forms,
-// key order and duplicates, limits, exact error codes and offsets, line/column positions, and
-// the stream reader. The BSON corpus (bson_corpus_test.cpp) covers the canonical forms type by
-// type; these tables cover what the corpus does not.
+// key order and duplicates, limits, exact error codes and offsets, and line/column positions (the
+// stream reader has json_stream_reader_test.cpp). The BSON corpus (bson_corpus_test.cpp) covers
+// the canonical forms type by type; these tables cover what the corpus does not.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -9,10 +9,10 @@
 #include <limits>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
-#include <sstream>
 #include <string>
 #include <string_view>
 
+#include "support/hex.hpp"
 #include "support/matchers.hpp"
 
 namespace {
@@ -23,16 +23,7 @@ using oid::bson::document;
 using oid::bson::from_json;
 using oid::bson::json_read_options;
 using oid::testing::HasErrorAt;
-
-std::string hex(std::span<const std::uint8_t> bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string s;
-  for (auto b : bytes) {
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
-  return s;
-}
+using oid::testing::to_hex;
 
 // from_json(json) must give exactly the bytes `want` holds.
 void expect_reads_as(std::string_view json, const document& want,
@@ -40,7 +31,7 @@ void expect_reads_as(std::string_view json, const document& want,
   SCOPED_TRACE(std::string(json));
   const auto got = from_json(json, options);
   ASSERT_TRUE(got.has_value()) << got.error().message() << " at " << got.error().offset;
-  EXPECT_EQ(hex(got->bytes()), hex(want.bytes()));
+  EXPECT_EQ(to_hex(got->bytes()), to_hex(want.bytes()));  // a failure shows the bytes
 }
 
 template <class F>
@@ -150,7 +141,7 @@ TEST(JsonReaderTest, SpecialCharactersAtEveryPositionOfEveryLength) {
             }
           });
           ASSERT_TRUE(got.has_value());
-          EXPECT_EQ(hex(got->bytes()), hex(want.bytes()));
+          EXPECT_EQ(to_hex(got->bytes()), to_hex(want.bytes()));
         }
       }
     }
@@ -431,76 +422,6 @@ TEST(JsonReaderTest, PositionOf) {
   EXPECT_EQ(position_of(text, 6), (text_position{2, 3}));
   EXPECT_EQ(position_of(text, 8), (text_position{4, 1}));
   EXPECT_EQ(position_of(text, 100), (text_position{4, 1}));
-}
-
-TEST(JsonStreamReaderTest, OnePerLineWithErrors) {
-  std::istringstream in(
-      "{\"a\": 1}\n  {\"a\": 2} {\"a\":\n 3}\n{\"a\": x}\n{\"a\": \"cut\n{\"a\": 4}\n");
-  oid::bson::json_stream_reader reader(in);
-  document doc;
-  std::vector<int> seen;
-  std::vector<std::tuple<errc, std::size_t, std::size_t, std::size_t>> errors;
-  for (;;) {
-    auto more = reader.next(doc);
-    if (!more) {
-      errors.emplace_back(more.error().code, more.error().offset, reader.error_position().line,
-                          reader.error_position().column);
-      ASSERT_TRUE(reader.can_continue());
-      continue;
-    }
-    if (!*more) break;
-    seen.push_back(*doc.view().find("a")->get_int32());
-  }
-  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4}));
-  ASSERT_EQ(errors.size(), 2u);
-  EXPECT_EQ(errors[0],
-            std::make_tuple(errc::invalid_json, std::size_t{36}, std::size_t{4}, std::size_t{7}));
-  EXPECT_EQ(errors[1],
-            std::make_tuple(errc::invalid_json, std::size_t{49}, std::size_t{5}, std::size_t{11}));
-  EXPECT_EQ(reader.bytes_read(), in.str().size());
-}
-
-TEST(JsonStreamReaderTest, ArrayForm) {
-  std::istringstream in(" [ {\"a\": 1} ,\n{\"a\": {\"$numberLong\": \"2\"}} ] \n");
-  oid::bson::json_stream_reader reader(in);
-  document doc;
-  int n = 0;
-  for (;;) {
-    auto more = reader.next(doc);
-    ASSERT_TRUE(more.has_value()) << more.error().message();
-    if (!*more) break;
-    ++n;
-  }
-  EXPECT_EQ(n, 2);
-
-  for (std::string_view bad : {"[{}", "[{} {}]", "[{}] {}", "[1]"}) {
-    SCOPED_TRACE(std::string(bad));
-    std::istringstream s{std::string(bad)};
-    oid::bson::json_stream_reader r(s);
-    bool failed = false;
-    for (int i = 0; i < 5 && !failed; ++i) {
-      auto more = r.next(doc);
-      if (!more)
-        failed = true;
-      else if (!*more)
-        break;
-    }
-    EXPECT_TRUE(failed);
-    EXPECT_FALSE(r.can_continue());
-  }
-  std::istringstream empty_array("[]"), nothing("  \n");
-  EXPECT_FALSE(*oid::bson::json_stream_reader(empty_array).next(doc));
-  EXPECT_FALSE(*oid::bson::json_stream_reader(nothing).next(doc));
-}
-
-TEST(JsonStreamReaderTest, DocumentLongerThanTheLimit) {
-  std::istringstream in("{\"a\": \"" + std::string(100, 'x') + "\"}\n{}\n");
-  oid::bson::json_stream_reader reader(in, {}, 64);
-  document doc;
-  const auto r = reader.next(doc);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::too_large);
-  EXPECT_FALSE(reader.can_continue());
 }
 
 }  // namespace

@@ -22,34 +22,14 @@
 #include <string_view>
 #include <vector>
 
+#include "support/ci.hpp"
+#include "support/hex.hpp"
+#include "support/spec_data.hpp"
+
 namespace {
 
-std::filesystem::path corpus_dir() {
-  return std::filesystem::path(OID_SHARED_DIR) / "data" / "bson-corpus";
-}
-
-bool running_in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string_view(ci) == "true";
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool decode_hex(std::string_view hex, std::vector<std::uint8_t>& out) {
-  if (hex.size() % 2 != 0) return false;
-  out.clear();
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = hex_value(hex[i]), lo = hex_value(hex[i + 1]);
-    if ((hi | lo) < 0) return false;
-    out.push_back(static_cast<std::uint8_t>(hi << 4 | lo));
-  }
-  return true;
-}
+using oid::testing::hex_bytes;
+using oid::testing::hex_digit;
 
 void append_utf8(std::string& out, std::uint32_t cp) {
   if (cp < 0x80) {
@@ -131,12 +111,12 @@ std::string normalise(std::string_view json) {
       case 'u': {
         std::uint32_t cp = 0;
         for (int k = 1; k <= 4; ++k)
-          cp = cp << 4 | static_cast<std::uint32_t>(hex_value(json[i + k]));
+          cp = cp << 4 | static_cast<std::uint32_t>(hex_digit(json[i + k]));
         i += 4;
         if (cp >= 0xD800 && cp < 0xDC00 && json.substr(i + 1, 2) == "\\u") {
           std::uint32_t low = 0;
           for (int k = 3; k <= 6; ++k)
-            low = low << 4 | static_cast<std::uint32_t>(hex_value(json[i + k]));
+            low = low << 4 | static_cast<std::uint32_t>(hex_digit(json[i + k]));
           cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           i += 6;
         }
@@ -168,11 +148,7 @@ struct tally {
 void check(tally& t, const std::string& where, std::string_view hex, std::string_view want,
            oid::bson::json_mode mode) {
   ++t.checks;
-  std::vector<std::uint8_t> bytes;
-  if (!decode_hex(hex, bytes)) {
-    t.failures.push_back(where + ": bad hex in the corpus");
-    return;
-  }
+  const std::vector<std::uint8_t> bytes = hex_bytes(hex);  // bad hex in the corpus throws
   const auto doc = oid::bson::validate(bytes);
   if (!doc) {
     t.failures.push_back(where + ": validation failed: " + doc.error().message() + " at " +
@@ -189,16 +165,9 @@ void check(tally& t, const std::string& where, std::string_view hex, std::string
 }
 
 TEST(JsonWriterCorpusTest, EveryValidCaseWritesTheCorpusJson) {
-  const auto dir = corpus_dir();
-  if (!std::filesystem::is_directory(dir)) {
-    if (running_in_ci()) FAIL() << "BSON corpus missing at " << dir << " (CI=true)";
-    GTEST_SKIP() << "BSON corpus not found at " << dir;
-  }
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
+  const auto dir = oid::testing::bson_corpus_dir();
+  const auto files = oid::testing::json_files(dir);
+  if (files.empty()) OID_SKIP_OR_FAIL_IN_CI("BSON corpus not found at " << dir);
 
   using oid::bson::json_mode;
   simdjson::dom::parser parser;

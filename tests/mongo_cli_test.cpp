@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/ci.hpp"
 #include "support/run_cli.hpp"
 
 namespace {
@@ -60,9 +61,9 @@ class MongoCliServerTest : public ::testing::Test {
   void SetUp() override {
     const char* uri = std::getenv("MONGODB_URI");
     if (uri == nullptr || *uri == '\0') {
-      const char* ci = std::getenv("CI");
-      if (ci != nullptr && std::string_view(ci) == "true") FAIL() << "MONGODB_URI is not set";
-      GTEST_SKIP() << "MONGODB_URI is not set; run scripts/ferretdb.sh start, or scripts/test.sh";
+      OID_SKIP_OR_FAIL_IN_CI(
+          "MONGODB_URI is not set; run scripts/ferretdb.sh start, or "
+          "scripts/test.sh");
     }
     uri_ = uri;
     ns_ = "oid_cli_" + oid::generate().to_hex().substr(16) + ".c";
@@ -104,7 +105,7 @@ TEST_F(MongoCliServerTest, PingInsertFind) {
   ASSERT_EQ(docs.size(), 3u);
   EXPECT_NE(docs[0].find("november"), std::string::npos);
   EXPECT_NE(docs[2].find("ada"), std::string::npos);
-  // The README's example: --limit cuts the sorted result.
+  // The worked example of docs/command.md: --limit cuts the sorted result.
   auto top = run_cli({"mongo", "find", uri_, ns_, "--sort", "{\"n\": -1}", "--limit", "2"});
   ASSERT_EQ(top.status, 0) << top.err;
   EXPECT_EQ(top.out,

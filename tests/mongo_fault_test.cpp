@@ -585,9 +585,8 @@ TEST(MongoFaultTest, UnixDomainSocket) {
       path);
   std::string encoded;
   for (char ch : path) encoded += ch == '/' ? std::string("%2F") : std::string(1, ch);
-  std::string why;
-  auto c = mongo::client::create("mongodb://" + encoded + "/?serverSelectionTimeoutMS=2000", &why);
-  ASSERT_TRUE(c.has_value()) << why;
+  auto c = mongo::client::create("mongodb://" + encoded + "/?serverSelectionTimeoutMS=2000");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->uri().hosts()[0].type, mongo::host::kind::unix_socket);
   const document cmd = ping();
   auto r = c->run_command("admin", cmd.view());

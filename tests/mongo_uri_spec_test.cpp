@@ -14,19 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "support/ci.hpp"
+#include "support/spec_data.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using oid::mongo::host;
 using oid::mongo::uri;
 using oid::mongo::uri_mode;
-
-fs::path data_dir() { return fs::path(OID_SHARED_DIR) / "data"; }
-
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string_view(ci) == "true";
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -141,12 +137,11 @@ std::string check_case(simdjson::dom::element t) {
   const std::string_view text = t["uri"].get_string().value_unsafe();
   const bool want_valid = t["valid"].get_bool().value_unsafe();
   const bool want_warning = t["warning"].get_bool().value_unsafe();
-  std::string why;
-  const auto parsed = uri::parse(text, uri_mode::lenient, &why);
+  const auto parsed = uri::parse(text, uri_mode::lenient);
   if (!want_valid) {
     return parsed.has_value() ? "parsed, but the case is invalid" : "";
   }
-  if (!parsed.has_value()) return "rejected: " + why;
+  if (!parsed.has_value()) return "rejected: " + parsed.error().message;
   const uri& u = *parsed;
   if (want_warning != !u.warnings().empty()) {
     return want_warning ? "no warning, one expected" : "unexpected warning: " + u.warnings()[0];
@@ -213,24 +208,19 @@ std::string unsupported_reason(std::string_view text) {
 }
 
 TEST(MongoUriSpecTest, ConnectionStringAndUriOptionsSuites) {
-  const fs::path dirs[] = {data_dir() / "connection-string", data_dir() / "uri-options"};
+  const fs::path dirs[] = {oid::testing::spec_data_dir("connection-string"),
+                           oid::testing::spec_data_dir("uri-options")};
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) {
-      if (in_ci()) FAIL() << "the specification tests are missing: " << dir << " (CI=true)";
-      GTEST_SKIP() << "the specification tests are not here: " << dir
-                   << " (they come with ../shared)";
+      OID_SKIP_OR_FAIL_IN_CI(
+          "the specification tests are not here: " << dir << " (they come with ../shared)");
     }
   }
   int ran = 0, passed = 0;
   std::vector<std::string> not_applicable;
   simdjson::dom::parser parser;
   for (const auto& dir : dirs) {
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      if (entry.path().extension() == ".json") files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
+    for (const auto& file : oid::testing::json_files(dir)) {
       simdjson::dom::element doc;
       ASSERT_EQ(parser.load(file.string()).get(doc), simdjson::SUCCESS) << file;
       simdjson::dom::array tests;

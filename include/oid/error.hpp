@@ -12,7 +12,9 @@
 
 namespace oid {
 
-/// Every failure oid reports. Values are stable within a major version; 0 is never used.
+/// Every failure oid reports. Values are stable within a major version; 0 is never used. New codes
+/// go just above `end_marker`, which is not a code: it is one past the last, so that tests and
+/// tables can visit every code from `invalid_length` up to it without naming the last one.
 enum class errc {
   // Text forms of an ObjectId.
   invalid_length = 1,  ///< input has the wrong number of characters or bytes
@@ -20,7 +22,8 @@ enum class errc {
   invalid_base64,      ///< a character outside the RFC 4648 standard alphabet (or padding)
   // Times.
   invalid_time,       ///< text that is not an ISO-8601 date/date-time or Unix seconds
-  time_out_of_range,  ///< a time before 1970-01-01T00:00:00Z or after 2106-02-07T06:28:15Z
+  time_out_of_range,  ///< a time an id cannot hold (ObjectIds: 1970-01-01T00:00:00Z to
+                      ///< 2106-02-07T06:28:15Z)
   // Operating system.
   entropy_unavailable,  ///< the OS would not provide random bytes
   // BSON bytes.
@@ -59,6 +62,12 @@ enum class errc {
   authentication_failed,  ///< the server refused the credentials, or could not prove it knew them
   invalid_scram_message,  ///< a SCRAM message that breaks RFC 5802's grammar
   invalid_password,       ///< a password SASLprep (RFC 4013) refuses: a prohibited character
+  // 64-bit ids.
+  invalid_decimal,          ///< not a decimal id: a non-digit, a leading zero, or above 2^64 - 1
+  machine_id_out_of_range,  ///< a machine id too large for the id layout's machine field
+  forked_machine_id,        ///< a forked child would reuse its parent's machine id
+  // New codes go here, above end_marker.
+  end_marker  ///< not a code: one past the last; never returned
 };
 
 /// The category of `oid::errc`: `name()` is "oid", `message()` describes each code in a few words.
@@ -93,6 +102,10 @@ class exception : public std::system_error {
  private:
   std::size_t offset_;
 };
+
+/// Throws `oid::exception(e)`. `result<T>::value()` calls it (by argument-dependent lookup) when
+/// there is no value; see oid/result.hpp.
+[[noreturn]] void throw_exception(const error& e);
 
 }  // namespace oid
 

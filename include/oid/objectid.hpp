@@ -4,6 +4,8 @@
 
 #include <oid/error.hpp>
 #include <oid/generator.hpp>
+#include <oid/id64.hpp>
+#include <oid/id64_generator.hpp>
 #include <oid/inspect.hpp>
 #include <oid/object_id.hpp>
 #include <oid/result.hpp>

@@ -1,41 +1,49 @@
-// oid/result.hpp: `oid::result<T>`, a value or an `oid::error`.
+// oid/result.hpp: `oid::result<T, E>`, a value or an error; the one result type of the library.
 //
-// The core API returns `result<T>` wherever input is untrusted. The member names follow
-// `std::expected<T, oid::error>` (has_value, value, error, value_or, operator*, operator->) so the
-// type can become an alias when the project moves to C++23. `value()` is the throwing convenience:
-// it throws `oid::exception` when there is no value.
+// Every fallible function returns a `result`: the codecs `result<T>` (error type `oid::error`, a
+// code and an offset: small, no allocation), the client `oid::mongo::outcome<T>`, an alias for
+// `result<T, mongo::failure>` (a code, a message and the server's words). The member names follow
+// `std::expected<T, E>` (has_value, value, error, value_or, operator*, operator->) so that the
+// type can become an alias when the project moves to C++23.
+//
+// `value()` is the throwing convenience: when there is no value it calls
+// `throw_exception(error())`, found by argument-dependent lookup in the namespace of `E`. Each
+// error type declares that function, `[[noreturn]]`, next to itself:
+//   - `oid::throw_exception(const oid::error&)` (oid/error.hpp) throws `oid::exception`;
+//   - `oid::mongo::throw_exception(const mongo::failure&)` (oid/mongo/failure.hpp) throws
+//     `oid::mongo::operation_error`.
+// A new error type needs only its own `throw_exception` to be usable as `E`.
 #pragma once
 
 #include <oid/error.hpp>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
 namespace oid {
 
-namespace detail {
-/// Throws `oid::exception(e)`; out of line so that `result<T>` stays small at every call site.
-[[noreturn]] void throw_error(const error& e);
-}  // namespace detail
-
-/// Holds either a `T` or an `oid::error`. Must be checked: ignoring a returned result is a warning.
-template <class T>
+/// Holds either a `T` or an `E`. Must be checked: ignoring a returned result is a warning.
+template <class T, class E = oid::error>
 class [[nodiscard]] result {
-  static_assert(!std::is_same_v<std::remove_cv_t<T>, oid::error>, "result<error> is ambiguous");
+  static_assert(!std::is_same_v<std::remove_cv_t<T>, E>, "result<E, E> is ambiguous");
 
  public:
   using value_type = T;
-  using error_type = oid::error;
+  using error_type = E;
 
   result(const T& v) : v_(std::in_place_index<0>, v) {}            // NOLINT: implicit
   result(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>)  // NOLINT: implicit
       : v_(std::in_place_index<0>, std::move(v)) {}
-  result(const oid::error& e) noexcept : v_(std::in_place_index<1>, e) {}  // NOLINT: implicit
+  result(const E& e) noexcept(std::is_nothrow_copy_constructible_v<E>)  // NOLINT: implicit
+      : v_(std::in_place_index<1>, e) {}
+  result(E&& e) noexcept(std::is_nothrow_move_constructible_v<E>)  // NOLINT: implicit
+      : v_(std::in_place_index<1>, std::move(e)) {}
 
   bool has_value() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
 
-  /// The value; throws `oid::exception` with the error when there is none.
+  /// The value; throws (see `throw_exception` above) when there is none.
   T& value() & {
     check();
     return *std::get_if<0>(&v_);
@@ -54,9 +62,15 @@ class [[nodiscard]] result {
   T value_or(U&& fallback) const& {
     return has_value() ? **this : static_cast<T>(std::forward<U>(fallback));
   }
+  template <class U>
+  T value_or(U&& fallback) && {
+    return has_value() ? std::move(**this) : static_cast<T>(std::forward<U>(fallback));
+  }
 
   /// The error. Precondition: `!has_value()`.
-  const oid::error& error() const noexcept { return *std::get_if<1>(&v_); }
+  const E& error() const& noexcept { return *std::get_if<1>(&v_); }
+  E& error() & noexcept { return *std::get_if<1>(&v_); }
+  E&& error() && noexcept { return std::move(*std::get_if<1>(&v_)); }
 
   /// The value. Precondition: `has_value()`.
   T& operator*() & noexcept { return *std::get_if<0>(&v_); }
@@ -67,33 +81,42 @@ class [[nodiscard]] result {
 
  private:
   void check() const {
-    if (!has_value()) detail::throw_error(error());
+    if (!has_value()) throw_exception(error());  // found by ADL in E's namespace
   }
-  std::variant<T, oid::error> v_;
+  std::variant<T, E> v_;
 };
 
-/// `result<void>`: success, or an `oid::error`.
-template <>
-class [[nodiscard]] result<void> {
+/// `result<void, E>`: success, or an `E`.
+template <class E>
+class [[nodiscard]] result<void, E> {
  public:
   using value_type = void;
-  using error_type = oid::error;
+  using error_type = E;
 
   result() noexcept = default;
-  result(const oid::error& e) noexcept : err_(e), ok_(false) {}  // NOLINT: implicit
+  result(const E& e) noexcept(std::is_nothrow_copy_constructible_v<E>)  // NOLINT: implicit
+      : err_(e) {}
+  result(E&& e) noexcept(std::is_nothrow_move_constructible_v<E>)  // NOLINT: implicit
+      : err_(std::move(e)) {}
 
-  bool has_value() const noexcept { return ok_; }
-  explicit operator bool() const noexcept { return ok_; }
-  /// Throws `oid::exception` when this holds an error.
+  bool has_value() const noexcept { return !err_.has_value(); }
+  explicit operator bool() const noexcept { return has_value(); }
+  /// Throws (see `throw_exception` above) when this holds an error.
   void value() const {
-    if (!ok_) detail::throw_error(err_);
+    if (err_) throw_exception(*err_);  // found by ADL in E's namespace
   }
   /// The error. Precondition: `!has_value()`.
-  const oid::error& error() const noexcept { return err_; }
+  const E& error() const& noexcept { return *err_; }
+  E& error() & noexcept { return *err_; }
+  E&& error() && noexcept { return std::move(*err_); }
 
  private:
-  oid::error err_{};
-  bool ok_ = true;
+  std::optional<E> err_;
 };
+
+namespace detail {
+/// The former name of `oid::throw_exception(const error&)`, still called by oid/bson/builder.hpp.
+[[noreturn]] inline void throw_error(const error& e) { throw_exception(e); }
+}  // namespace detail
 
 }  // namespace oid

@@ -120,8 +120,7 @@ bson::document client_metadata(std::string_view app_name) {
   return std::move(b).extract();
 }
 
-result<connection> connection::open(const mongo::host& h, const connection_options& options,
-                                    std::string* why) {
+outcome<connection> connection::open(const mongo::host& h, const connection_options& options) {
   const auto deadline = deadline_after(options.connect_timeout);
   connection c;
   c.host_ = h;
@@ -131,8 +130,7 @@ result<connection> connection::open(const mongo::host& h, const connection_optio
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (h.name.size() >= sizeof addr.sun_path) {
-      if (why) *why = "socket path too long: " + h.name;
-      return oid::error{errc::connection_failed, 0};
+      return failure(errc::connection_failed, "socket path too long: " + h.name);
     }
     std::memcpy(addr.sun_path, h.name.data(), h.name.size());
     c.fd_ = connect_to(reinterpret_cast<const sockaddr*>(&addr), sizeof addr, AF_UNIX, deadline,
@@ -149,8 +147,8 @@ result<connection> connection::open(const mongo::host& h, const connection_optio
     const int rc =
         ::getaddrinfo(h.name.c_str(), std::to_string(h.port_or_default()).c_str(), &hints, &found);
     if (rc != 0) {
-      if (why) *why = "cannot resolve " + h.name + ": " + ::gai_strerror(rc);
-      return oid::error{errc::connection_failed, 0};
+      return failure(errc::connection_failed,
+                     "cannot resolve " + h.name + ": " + ::gai_strerror(rc));
     }
     for (addrinfo* a = found; a != nullptr && c.fd_ < 0; a = a->ai_next) {
       c.fd_ = connect_to(a->ai_addr, a->ai_addrlen, a->ai_family, deadline, detail, timed_out);
@@ -158,8 +156,8 @@ result<connection> connection::open(const mongo::host& h, const connection_optio
     ::freeaddrinfo(found);
   }
   if (c.fd_ < 0) {
-    if (why) *why = "cannot connect to " + describe(h) + ": " + detail;
-    return oid::error{timed_out ? errc::timeout : errc::connection_failed, 0};
+    return failure(timed_out ? errc::timeout : errc::connection_failed,
+                   "cannot connect to " + describe(h) + ": " + detail);
   }
 
   // The handshake runs under the connect timeout; commands afterwards under the socket timeout.
@@ -177,15 +175,14 @@ result<connection> connection::open(const mongo::host& h, const connection_optio
     reply = c.run("admin", legacy.view());
   }
   if (!reply) {
-    if (why) *why = "handshake with " + describe(h) + " failed: " + reply.error().message();
-    return reply.error();
+    return failure(reply.error().code,
+                   "handshake with " + describe(h) + " failed: " + reply.error().message(),
+                   reply.error().offset);
   }
   const auto v = reply->view();
   if (!detail::is_ok(v)) {
-    if (why) {
-      *why = "handshake with " + describe(h) + " refused: " + detail::server_error_of(v).message;
-    }
-    return oid::error{errc::connection_failed, 0};
+    return failure(errc::connection_failed, "handshake with " + describe(h) +
+                                                " refused: " + detail::server_error_of(v).message);
   }
   auto& s = c.server_;
   s.max_bson_object_size = detail::int_field(v, "maxBsonObjectSize", s.max_bson_object_size);
@@ -196,8 +193,8 @@ result<connection> connection::open(const mongo::host& h, const connection_optio
       detail::bool_field(v, "isWritablePrimary", detail::bool_field(v, "ismaster", false));
   s.hello = std::move(*reply);
   if (s.max_wire_version < 6) {
-    if (why) *why = describe(h) + " is too old: oid needs OP_MSG (MongoDB 3.6, wire version 6)";
-    return oid::error{errc::unsupported, 0};
+    return failure(errc::unsupported,
+                   describe(h) + " is too old: oid needs OP_MSG (MongoDB 3.6, wire version 6)");
   }
   c.socket_timeout_ = options.socket_timeout;
   return c;

@@ -72,17 +72,16 @@ constexpr std::string_view mechanisms[] = {"SCRAM-SHA-1", "SCRAM-SHA-256", "MONG
 // Holds the parse state; a class (a friend of uri) so it can fill uri's private fields.
 class uri_parser {
  public:
-  uri_parser(std::string_view text, uri_mode mode, std::string* why)
-      : text_(text), mode_(mode), why_(why) {}
+  uri_parser(std::string_view text, uri_mode mode) : text_(text), mode_(mode) {}
 
-  result<uri> run() {
+  outcome<uri> run() {
     if (text_.starts_with(srv_scheme)) {
-      return fail(errc::unsupported, 0,
-                  "mongodb+srv:// needs DNS SRV lookups, which oid does not do; list the hosts "
-                  "in a mongodb:// connection string instead");
+      return failure(errc::unsupported,
+                     "mongodb+srv:// needs DNS SRV lookups, which oid does not do; list the hosts "
+                     "in a mongodb:// connection string instead");
     }
     if (!text_.starts_with(scheme)) {
-      return fail(errc::invalid_uri, 0, "a connection string starts with mongodb://");
+      return failure(errc::invalid_uri, "a connection string starts with mongodb://");
     }
     std::size_t pos = scheme.size();
     // The host information ends at the first '/' (or '?': the slash before options is optional).
@@ -91,34 +90,30 @@ class uri_parser {
     std::size_t hosts_begin = pos;
     const std::size_t at = text_.rfind('@', hosts_stop == 0 ? 0 : hosts_stop - 1);
     if (at != std::string_view::npos && at >= pos) {
-      if (!parse_userinfo(pos, at)) return error_;
+      if (!parse_userinfo(pos, at)) return std::move(error_);
       hosts_begin = at + 1;
     }
-    if (!parse_hosts(hosts_begin, hosts_stop)) return error_;
+    if (!parse_hosts(hosts_begin, hosts_stop)) return std::move(error_);
     pos = hosts_stop;
     if (pos < text_.size() && text_[pos] == '/') {
       ++pos;
       const std::size_t q = text_.find('?', pos);
       const std::size_t db_end = q == std::string_view::npos ? text_.size() : q;
-      if (!parse_database(pos, db_end)) return error_;
+      if (!parse_database(pos, db_end)) return std::move(error_);
       pos = db_end;
     }
     if (pos < text_.size()) {  // text_[pos] == '?'
-      if (!parse_options(pos + 1)) return error_;
+      if (!parse_options(pos + 1)) return std::move(error_);
     }
-    if (!check_combinations()) return error_;
+    if (!check_combinations()) return std::move(error_);
     return std::move(u_);
   }
 
  private:
+  // Records the failure for run() to return; false, so that a step can `return fail_bool(...)`.
   bool fail_bool(errc code, std::size_t offset, std::string message) {
-    error_ = oid::error{code, offset};
-    if (why_ != nullptr) *why_ = std::move(message);
+    error_ = failure(code, std::move(message), offset);
     return false;
-  }
-  oid::error fail(errc code, std::size_t offset, std::string message) {
-    fail_bool(code, offset, std::move(message));
-    return error_;
   }
 
   // Percent-decodes text_[begin, end). A '%' not followed by two hex digits is an error.
@@ -426,15 +421,14 @@ class uri_parser {
 
   std::string_view text_;
   uri_mode mode_;
-  std::string* why_;
   uri u_;
-  oid::error error_{};
+  failure error_;
   std::optional<bool> tls_, ssl_;
   std::vector<std::string> seen_;
 };
 
-result<uri> uri::parse(std::string_view text, uri_mode mode, std::string* why) {
-  return uri_parser(text, mode, why).run();
+outcome<uri> uri::parse(std::string_view text, uri_mode mode) {
+  return uri_parser(text, mode).run();
 }
 
 const std::vector<std::string_view>& uri::supported_options() noexcept {

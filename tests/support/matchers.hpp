@@ -1,15 +1,27 @@
-// GoogleTest matchers for oid::result: HasValue(m) and HasError(code[, offset]).
+// GoogleTest matchers for oid::result (and mongo::outcome): HasValue(m) and HasError(code[,
+// offset]).
 #pragma once
 
 #include <gmock/gmock.h>
 
 #include <oid/result.hpp>
+#include <string>
 
 namespace oid::testing {
 
+/// The error's words for a failure message: `oid::error::message()` or `mongo::failure::message`.
+template <class E>
+std::string error_text(const E& e) {
+  if constexpr (requires { e.message(); }) {
+    return e.message();
+  } else {
+    return e.message;
+  }
+}
+
 MATCHER_P(HasValue, m, "has a value that " + ::testing::DescribeMatcher<decltype(m)>(m)) {
   if (!arg.has_value()) {
-    *result_listener << "has error " << arg.error().message() << " at " << arg.error().offset;
+    *result_listener << "has error " << error_text(arg.error()) << " at " << arg.error().offset;
     return false;
   }
   return ::testing::ExplainMatchResult(m, *arg, result_listener);
@@ -20,7 +32,7 @@ MATCHER_P(HasError, code, "has error code " + ::testing::PrintToString(static_ca
     *result_listener << "has a value";
     return false;
   }
-  *result_listener << "has error " << arg.error().message() << " at " << arg.error().offset;
+  *result_listener << "has error " << error_text(arg.error()) << " at " << arg.error().offset;
   return arg.error().code == code;
 }
 
@@ -31,7 +43,7 @@ MATCHER_P2(HasErrorAt, code, offset,
     *result_listener << "has a value";
     return false;
   }
-  *result_listener << "has error " << arg.error().message() << " at " << arg.error().offset;
+  *result_listener << "has error " << error_text(arg.error()) << " at " << arg.error().offset;
   return arg.error().code == code && arg.error().offset == static_cast<std::size_t>(offset);
 }
 

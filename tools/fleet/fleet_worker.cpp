@@ -12,6 +12,14 @@
 // uses an object_id_generator whose random source keeps only the low B bits of the 5-byte random
 // value (the counter start stays fully random), and --time S freezes its clock, so that the
 // formula of docs/uniqueness.md can be checked against a simulation with many collisions.
+//
+// 64-bit ids: --id64 compact64|snowflake|sonyflake uses an id64_generator per process, with
+// machine ids --machines assigned (process p gets --machine-base + p: the parent's generator is
+// made before the fork and each child takes its own id through the generator's after_fork
+// function) or --machines random (each process draws one from getrandom, as the sample code the
+// issue warns about does). Each process prints "machine M" on stderr. The 64-bit id is written
+// big-endian into bytes 4-11 of a 12-byte record (bytes 0-3 zero), so that the same
+// `oid check-unique --binary` counts its duplicates.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -25,6 +33,7 @@
 #include <cstring>
 #include <memory>
 #include <oid/generator.hpp>
+#include <oid/id64_generator.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -43,6 +52,9 @@ struct options {
   std::int64_t start_at_ns = 0;  // CLOCK_REALTIME; 0: start at once
   std::size_t batch = 1;         // 1: next() per id; more: fill() per batch
   unsigned concurrency = 0;      // processes alive at once; 0: all
+  std::string id64;              // empty: ObjectIds; else a 64-bit layout
+  std::string machines = "assigned";
+  std::uint32_t machine_base = 0;
 };
 
 [[noreturn]] void die(const std::string& what) {
@@ -73,8 +85,32 @@ class source {
       injected_ = std::make_unique<oid::object_id_generator>(std::move(clock), std::move(random));
     }
   }
+  /// Called first thing in process p (0: the first process, before any fork).
+  void enter_process(unsigned p) {
+    if (o_.id64.empty()) return;
+    const auto layout = oid::id64_layout::from_name(o_.id64).value();
+    if (o_.machines == "random") {
+      std::array<std::uint8_t, 4> r{};
+      oid::os_random(r);
+      const std::uint32_t v =
+          std::uint32_t{r[0]} << 24 | std::uint32_t{r[1]} << 16 | std::uint32_t{r[2]} << 8 | r[3];
+      machine_ = v & layout.max_machine();
+      id64_.reset();  // a fresh generator: a random draw may repeat the parent's id
+    } else {
+      machine_ = o_.machine_base + p;
+      if (machine_ > layout.max_machine()) die("--machine-base + processes exceeds the layout");
+    }
+    if (!id64_) {
+      id64_ = std::make_unique<oid::id64_generator>(layout, machine_, oid::millisecond_clock{},
+                                                    [this] { return machine_; });
+    }
+    std::fprintf(stderr, "oid_fleet_worker: machine %u\n", static_cast<unsigned>(machine_));
+  }
+
   void fill(std::span<oid::object_id> out) {
-    if (legacy_) {
+    if (id64_) {
+      fill_id64(out);
+    } else if (legacy_) {
       legacy_->fill(out);
     } else if (injected_) {
       if (o_.batch == 1) {
@@ -90,7 +126,28 @@ class source {
   }
 
  private:
+  // Called by every thread of the process at once: the buffer is the thread's own.
+  void fill_id64(std::span<oid::object_id> out) {
+    thread_local std::vector<oid::id64> ids;
+    ids.resize(out.size());
+    if (o_.batch == 1) {
+      for (auto& id : ids) id = id64_->next();
+    } else {
+      id64_->fill(ids);
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      oid::object_id::bytes_type b{};
+      for (int k = 0; k < 8; ++k) {
+        b[static_cast<std::size_t>(4 + k)] =
+            static_cast<std::uint8_t>(ids[i].value() >> (56 - 8 * k));
+      }
+      out[i] = oid::object_id(b);
+    }
+  }
+
   const options& o_;
+  std::unique_ptr<oid::id64_generator> id64_;
+  std::uint32_t machine_ = 0;
   std::unique_ptr<oid::legacy_object_id_generator> legacy_;
   std::unique_ptr<oid::object_id_generator> injected_;
 };
@@ -143,7 +200,15 @@ int main(int argc, char** argv) {
   app.add_option("--batch", o.batch, "Ids per call: 1 calls next() per id (default), more fill()")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
   app.add_option("--concurrency", o.concurrency, "At most this many processes at once (0: all)");
+  app.add_option("--id64", o.id64, "64-bit ids in this layout instead of ObjectIds")
+      ->check(CLI::IsMember({"compact64", "snowflake", "sonyflake"}));
+  app.add_option("--machines", o.machines, "With --id64: assigned (default) or random machine ids")
+      ->check(CLI::IsMember({"assigned", "random"}));
+  app.add_option("--machine-base", o.machine_base, "With --id64: process p gets this + p");
   CLI11_PARSE(app, argc, argv);
+  if (!o.id64.empty() && (o.legacy || o.random_bits >= 0 || o.time)) {
+    die("--id64 takes no --legacy, --random-bits or --time");
+  }
   if (o.legacy && (o.random_bits >= 0 || o.time)) die("--legacy takes no --random-bits or --time");
 
   const std::uint64_t per_process = std::uint64_t{o.threads} * o.ids;
@@ -157,6 +222,7 @@ int main(int argc, char** argv) {
   auto* records = static_cast<oid::object_id*>(map);
 
   source src(o);
+  src.enter_process(0);
   // Seed the generator in this process before forking: each child must notice the fork.
   oid::object_id first;
   src.fill(std::span(&first, 1));
@@ -187,6 +253,7 @@ int main(int argc, char** argv) {
     const pid_t pid = ::fork();
     if (pid < 0) die(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
+      src.enter_process(p);
       run_process(o, src, records + p * per_process, 0);
       ::_exit(0);
     }

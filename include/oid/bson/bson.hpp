@@ -1,5 +1,6 @@
 // oid/bson/bson.hpp: the whole oid::bson module in one include: types, validation, views, the
-// builder, the owning document, decimal128, ensure_id and Extended JSON (reader and writer).
+// builder, the owning document, decimal128, ensure_id, Extended JSON (reader and writer) and the
+// stream readers (BSON and Extended JSON).
 #pragma once
 
 #include <oid/bson/builder.hpp>
@@ -8,6 +9,8 @@
 #include <oid/bson/ensure_id.hpp>
 #include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_stream_reader.hpp>
+#include <oid/bson/stream_reader.hpp>
 #include <oid/bson/type.hpp>
 #include <oid/bson/validate.hpp>
 #include <oid/bson/view.hpp>

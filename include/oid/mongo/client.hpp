@@ -1,36 +1,31 @@
-// oid/mongo/client.hpp: the MongoDB client: a pool of connections and the CRUD operations.
+// oid/mongo/client.hpp: the MongoDB client: a pool of connections, commands, and collections.
 //
 // A `client` is made from a connection string and connects lazily, on the first operation. It is
 // a handle: copies share one pool of connections, bounded by maxPoolSize, and any number of
 // threads may use one client at once. Each operation borrows a connection, and returns it when
 // done; a connection that failed is closed instead, so the next operation starts on a fresh one.
 // Finding a server tries the hosts in order until one completes the handshake, for at most
-// serverSelectionTimeoutMS.
+// serverSelectionTimeoutMS. The CRUD operations are on `collection` (oid/mongo/collection.hpp).
 //
 // Operations return `outcome<T>` (oid/mongo/outcome.hpp): the result, or a failure with an
 // `oid::errc` and, when the server refused, its code, codeName and message.
 //
-//     auto c = oid::mongo::client::create("mongodb://127.0.0.1:27017/?appName=demo").value();
-//     auto people = c.collection("app", "people");
+//     auto c = oid::mongo::client::create("mongodb://127.0.0.1:27017/?appName=demo");
+//     if (!c) return report(c.error().message);       // names the option that is wrong
+//     auto people = c->collection("app", "people");
 //     auto ids = people.insert_many(docs);             // outcome<insert_many_result>
 //     auto cur = people.find(filter, {.limit = 10});   // outcome<cursor>
 #pragma once
 
-#include <chrono>
-#include <cstdint>
 #include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
+#include <oid/mongo/collection.hpp>
 #include <oid/mongo/connection.hpp>
-#include <oid/mongo/cursor.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/uri.hpp>
-#include <oid/mongo/write_concern.hpp>
-#include <oid/result.hpp>
-#include <optional>
-#include <span>
-#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace oid::mongo {
@@ -39,137 +34,16 @@ namespace detail {
 struct client_state;
 }
 
-/// Options of `find`.
-struct find_options {
-  bson::document_view projection;  ///< fields to return (empty: all)
-  bson::document_view sort;        ///< sort order (empty: the server's order)
-  std::int64_t skip = 0;           ///< documents to skip
-  std::int64_t limit = 0;          ///< most documents to return (0: no limit)
-  std::int32_t batch_size = 0;     ///< documents per batch (0: the server's default)
-};
-
-/// Options of `insert_one` and `insert_many`.
-struct insert_options {
-  /// Stop at the first failed document (true), or try every document and report all failures.
-  bool ordered = true;
-  /// The write concern (default: the server's, w: 1).
-  mongo::write_concern write_concern;
-};
-
-/// Options of updates, replacements and deletes.
-struct write_options {
-  /// Insert a document when none matches (updates and replacements only).
-  bool upsert = false;
-  /// The write concern (default: the server's, w: 1).
-  mongo::write_concern write_concern;
-};
-
-/// The result of inserts: the `_id` of every document sent, in order, as one-field documents
-/// `{_id: value}` (the value an ObjectId unless the document brought its own `_id`).
-struct insert_many_result {
-  std::int64_t inserted = 0;        ///< documents the server reports inserted (0 for w: 0)
-  std::vector<bson::document> ids;  ///< `{_id: ...}` of each document, in input order
-};
-
-/// The result of an update or replacement.
-struct update_result {
-  std::int64_t matched = 0;                   ///< documents that matched the filter
-  std::int64_t modified = 0;                  ///< documents actually changed
-  std::optional<bson::document> upserted_id;  ///< `{_id: ...}` of an upserted document
-};
-
-/// Options of `create_index`.
-struct index_options {
-  bool unique = false;  ///< reject documents whose key is already present
-  std::string name;     ///< the index name (empty: derived from the keys, e.g. "a_1_b_-1")
-};
-
-/// The filter that selects documents created in [from, to) by their ObjectId `_id`:
-/// `{_id: {$gte: min_for_time(from), $lt: min_for_time(to)}}`, leaving out an absent bound, and
-/// combined with `filter` by `$and` when that is not empty. Errors: time_out_of_range for a time
-/// an ObjectId cannot hold (before 1970 or after 2106-02-07T06:28:15Z).
-///
-///     auto f = oid::mongo::created_between_filter(oid::parse_time("2010-10-01").value(),
-///                                                 oid::parse_time("2010-11-01").value());
-result<bson::document> created_between_filter(std::optional<std::chrono::sys_seconds> from,
-                                              std::optional<std::chrono::sys_seconds> to,
-                                              bson::document_view filter = {});
-
-/// A collection of a client: a name and the client's pool. Cheap to copy; thread-safe.
-class collection {
- public:
-  /// `{_id: ...}` first, then inserted. See `insert_many`.
-  outcome<insert_many_result> insert_one(bson::document_view doc,
-                                         const insert_options& options = {});
-  /// Gives every document an `_id` first when it has none (a new ObjectId; `bson::ensure_id`),
-  /// then inserts them in batches that respect the server's maxWriteBatchSize,
-  /// maxMessageSizeBytes and maxBsonObjectSize, each sent as an OP_MSG document sequence.
-  /// Ordered inserts stop at the first failure; unordered ones try every document. Failures:
-  /// duplicate_key (when every refused document was a duplicate key; `write_errors` has each,
-  /// with its index in `docs`), server_error, write_concern_failed, too_large (a document above
-  /// maxBsonObjectSize, before anything is sent), and transport codes. With w: 0 the batches are
-  /// sent with moreToCome and nothing is read: `inserted` is 0 and failures go unseen.
-  outcome<insert_many_result> insert_many(std::span<const bson::document_view> docs,
-                                          const insert_options& options = {});
-
-  /// Finds the documents matching `filter` (empty: all). The cursor fetches further batches as
-  /// it is read.
-  outcome<cursor> find(bson::document_view filter = {}, const find_options& options = {});
-  /// Finds the documents created in [from, to) according to their ObjectId `_id`, with the
-  /// filter `created_between_filter` makes. Failures: time_out_of_range for times an ObjectId
-  /// cannot hold, and those of `find`.
-  outcome<cursor> find_created_between(std::chrono::sys_seconds from, std::chrono::sys_seconds to,
-                                       bson::document_view filter = {},
-                                       const find_options& options = {});
-  /// The number of documents matching `filter` (an aggregation with $match and $group).
-  outcome<std::int64_t> count_documents(bson::document_view filter = {});
-
-  /// Applies the update operators in `update` (e.g. `{$set: {...}}`) to the first match.
-  /// Failures: invalid_value when `update` holds a field that is not an operator.
-  outcome<update_result> update_one(bson::document_view filter, bson::document_view update,
-                                    const write_options& options = {});
-  /// As `update_one`, to every match.
-  outcome<update_result> update_many(bson::document_view filter, bson::document_view update,
-                                     const write_options& options = {});
-  /// Replaces the first match by `replacement`. Failures: invalid_value when `replacement` holds
-  /// an update operator.
-  outcome<update_result> replace_one(bson::document_view filter, bson::document_view replacement,
-                                     const write_options& options = {});
-  /// Deletes the first match; returns how many were deleted (0 or 1).
-  outcome<std::int64_t> delete_one(bson::document_view filter, const write_options& options = {});
-  /// Deletes every match; returns how many were deleted.
-  outcome<std::int64_t> delete_many(bson::document_view filter, const write_options& options = {});
-
-  /// Creates an index on `keys` (e.g. `{name: 1}`) and returns its name.
-  outcome<std::string> create_index(bson::document_view keys, const index_options& options = {});
-  /// Drops the collection (a collection that does not exist is not an error).
-  outcome<done> drop();
-
-  /// The database name.
-  const std::string& database() const noexcept { return db_; }
-  /// The collection name.
-  const std::string& name() const noexcept { return name_; }
-
- private:
-  friend class client;
-  collection(std::shared_ptr<detail::client_state> state, std::string db, std::string name);
-  outcome<update_result> update(bson::document_view filter, bson::document_view update, bool multi,
-                                const write_options& options);
-  outcome<std::int64_t> remove(bson::document_view filter, bool multi,
-                               const write_options& options);
-  std::shared_ptr<detail::client_state> state_;
-  std::string db_, name_;
-};
-
 /// A MongoDB client. Copies share one connection pool; thread-safe.
 class client {
  public:
-  /// Parses `uri_text` (see `uri::parse`, strict mode; `why` gets its message) and makes a client;
-  /// nothing is connected yet. Errors: those of `uri::parse`; unsupported for tls=true (oid has
-  /// no TLS) and for an authentication mechanism or user name (oid does not authenticate yet).
-  static result<client> create(std::string_view uri_text, std::string* why = nullptr);
+  /// Parses `uri_text` (see `uri::parse`, strict mode) and makes a client; nothing is connected
+  /// yet. Failures, each with a message saying what is refused: those of `uri::parse` (with the
+  /// offset in `uri_text`); unsupported for tls=true (oid has no TLS) and for an authentication
+  /// mechanism or user name (oid does not authenticate yet).
+  static outcome<client> create(std::string_view uri_text);
   /// A client for a parsed connection string; see `create` for what is refused.
-  static result<client> create(const mongo::uri& u, std::string* why = nullptr);
+  static outcome<client> create(const mongo::uri& u);
 
   /// Runs `command` on database `db` and returns the reply. Failures: the server's refusal
   /// (ok: 0) as server_error (duplicate_key for code 11000) with code, codeName and message;

@@ -17,6 +17,7 @@
 #include <deque>
 #include <oid/bson/document.hpp>
 #include <oid/mongo/op_msg.hpp>
+#include <oid/mongo/outcome.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/result.hpp>
 #include <span>
@@ -52,12 +53,11 @@ struct server_description {
 /// connection to one thread at a time). Closes its socket when destroyed.
 class connection {
  public:
-  /// Connects to `h` and performs the handshake. Errors: connection_failed (name resolution,
+  /// Connects to `h` and performs the handshake. Failures: connection_failed (name resolution,
   /// refused, unreachable, or a handshake the server refused), timeout, connection_closed,
   /// unsupported (a server without OP_MSG, wire version below 6), and the decoding errors of
-  /// `decode_op_msg` for a malformed reply. `why`, when not null, gets a sentence naming the host.
-  static result<connection> open(const mongo::host& h, const connection_options& options,
-                                 std::string* why = nullptr);
+  /// `decode_op_msg` for a malformed reply; the failure's message is a sentence naming the host.
+  static outcome<connection> open(const mongo::host& h, const connection_options& options);
 
   connection(connection&& other) noexcept;
   connection& operator=(connection&& other) noexcept;

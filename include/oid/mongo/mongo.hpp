@@ -3,8 +3,10 @@
 #pragma once
 
 #include <oid/mongo/client.hpp>
+#include <oid/mongo/collection.hpp>
 #include <oid/mongo/connection.hpp>
 #include <oid/mongo/cursor.hpp>
+#include <oid/mongo/failure.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/secret.hpp>

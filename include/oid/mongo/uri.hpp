@@ -11,7 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
-#include <oid/result.hpp>
+#include <oid/mongo/outcome.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,18 +52,18 @@ enum class uri_mode {
 /// A parsed connection string. Unset optional fields mean "the driver's default".
 class uri {
  public:
-  /// Parses `text`. Errors (all `errc::invalid_uri` with the offset of the offending character,
+  /// Parses `text`. Failures (all `errc::invalid_uri` with the offset of the offending character,
   /// except `mongodb+srv://` which is `errc::unsupported` at offset 0): a scheme other than
   /// `mongodb://`; no host; an empty host; a port that is not 1-65535; a host with an unescaped
   /// `/` or an unbracketed `:` too many; a socket path not ending in ".sock"; user information with
   /// `@`, a second `:` or a bad `%` escape; a database name with `/ \ space " $`; an option without
   /// `=`; contradictory options (`tls` and `ssl` disagreeing, `directConnection=true` with several
-  /// hosts); and, in `uri_mode::strict`, a known option with an invalid value. When `why` is not
-  /// null it receives a sentence saying what is wrong, naming the option where there is one.
+  /// hosts); and, in `uri_mode::strict`, a known option with an invalid value. The failure's
+  /// `message` says what is wrong, naming the option where there is one, and its `offset` where.
   ///
   ///   auto u = oid::mongo::uri::parse("mongodb://127.0.0.1:27017/app?appName=demo");
-  static result<uri> parse(std::string_view text, uri_mode mode = uri_mode::strict,
-                           std::string* why = nullptr);
+  ///   if (!u) std::cerr << u.error().message << " at " << u.error().offset << '\n';
+  static outcome<uri> parse(std::string_view text, uri_mode mode = uri_mode::strict);
 
   /// The hosts in the order written (at least one).
   const std::vector<host>& hosts() const noexcept { return hosts_; }

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 #include <oid/bson/view.hpp>
-#include <oid/mongo/outcome.hpp>
+#include <oid/mongo/failure.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

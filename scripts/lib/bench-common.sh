@@ -1,0 +1,107 @@
+# Shared by scripts/bench-bson-dump.sh and scripts/bench-bson-from-json.sh (sourced, not run):
+# their options, the build, the DriverBench .bson file they both start from, one timed run, and
+# the table of medians. The caller sets `name` (for messages) and `size` (its default) first.
+
+runs=3
+data_dir=../shared/data/driverbench/extended_bson
+build_dir=build/bench
+
+# Parses --size, --runs, --data and --build-dir; --help prints the caller's lines 2 to $help_end.
+bench_parse_args() {
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --size) size=${2:?--size needs a number of bytes}; shift 2 ;;
+    --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+    --data) data_dir=${2:?--data needs a directory}; shift 2 ;;
+    --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
+    -h | --help) sed -n "2,${help_end}p" "$0"; exit 0 ;;
+    *) echo "$name: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+  done
+  for f in flat deep full; do
+    [ -r "$data_dir/${f}_bson.json" ] ||
+      { echo "$name: $data_dir/${f}_bson.json is missing (pass --data DIR)" >&2; exit 1; }
+  done
+}
+
+# Builds the `bench` preset's oid_cli and the given targets; sets `oid`.
+bench_build() {
+  ./scripts/install-deps.sh
+  cmake --preset bench -B "$build_dir" >/dev/null
+  cmake --build "$build_dir" --target oid_cli "$@" -j2 >/dev/null
+  oid=$build_dir/cli/oid
+}
+
+# Sets `work` and `bson_file`: the DriverBench documents (flat, deep, full) as BSON, concatenated
+# over and over up to $size bytes, generated under the build directory once (never committed).
+bench_driverbench_bson() {
+  work=$build_dir/bson-bench
+  mkdir -p "$work"
+  bson_file=$work/driverbench-$size.bson
+  [ -f "$bson_file" ] && return
+  echo "$name: generating $bson_file ($size bytes)..." >&2
+  for f in flat deep full; do cat "$data_dir/${f}_bson.json"; echo; done |
+    "$oid" bson from-json >"$work/unit.bson"
+  python3 - "$work/unit.bson" "$bson_file" "$size" <<'PY'
+import os, sys
+unit, out, size = open(sys.argv[1], "rb").read(), sys.argv[2], int(sys.argv[3])
+block = unit * max(1, (1 << 20) // len(unit))   # about 1 MiB of whole document triples
+with open(out + ".tmp", "wb") as f:
+    written = 0
+    while written + len(block) <= size:
+        f.write(block)
+        written += len(block)
+    while written + len(unit) <= size:
+        f.write(unit)
+        written += len(unit)
+os.replace(out + ".tmp", out)
+PY
+}
+
+# bench_time FILE COMMAND...: runs COMMAND once with stdout to /dev/null and appends its wall
+# seconds, user+sys seconds and max RSS (kB) to FILE.
+bench_time() {
+  local into=$1
+  shift
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >/dev/null
+  awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$work/time.txt" >>"$into"
+}
+
+# bench_runs OID_FILE LIBBSON_FILE: empties both files, then for each run times `oid_cmd` into the
+# first and `libbson_cmd` (arrays set by the caller) into the second. Sets load_before/_after.
+bench_runs() {
+  : >"$1"
+  : >"$2"
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  for r in $(seq 1 "$runs"); do
+    echo "$name: run $r of $runs..." >&2
+    bench_time "$1" "${oid_cmd[@]}"
+    bench_time "$2" "${libbson_cmd[@]}"
+  done
+  load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+}
+
+# bench_table OID_FILE OID_LABEL LIBBSON_FILE LIBBSON_LABEL BYTES TARGET: the medians as a
+# Markdown table, the ratio by CPU and by wall time, and whether the ratio meets TARGET.
+bench_table() {
+  python3 - "$@" "$load_before" "$load_after" <<'PY'
+import statistics, sys
+def load(p):
+    rows = [list(map(float, l.split())) for l in open(p) if l.strip()]
+    return ([r[0] for r in rows], [r[1] for r in rows], max(r[2] for r in rows))
+ofile, olabel, lfile, llabel, size, target, before, after = sys.argv[1:]
+ow, oc, om = load(ofile)
+lw, lc, lm = load(lfile)
+size, target = int(size), float(target)
+mw, mc = statistics.median(ow), statistics.median(oc)
+bw, bc = statistics.median(lw), statistics.median(lc)
+print("| program | wall s | CPU s | MB/s (CPU) | max RSS |")
+print("|---|---|---|---|---|")
+print(f"| {olabel} | {mw:.2f} | {mc:.2f} | {size / 1e6 / mc:,.0f} | {om / 1024:.1f} MiB |")
+print(f"| {llabel} | {bw:.2f} | {bc:.2f} | {size / 1e6 / bc:,.0f} | {lm / 1024:.1f} MiB |")
+ratio = bc / mc
+print(f"\ninput {size:,} bytes; medians of {len(ow)} runs; oid is {ratio:.2f}x faster by CPU time "
+      f"({bw / mw:.2f}x by wall time); target >= {target:g}x: "
+      f"{'met' if ratio >= target else 'NOT met'}; load average {before} before, {after} after.")
+PY
+}

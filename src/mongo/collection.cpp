@@ -1,0 +1,374 @@
+#include <algorithm>
+#include <memory>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/ensure_id.hpp>
+#include <oid/mongo/collection.hpp>
+#include <oid/object_id.hpp>
+#include <string>
+#include <utility>
+
+#include "mongo/detail/cursor_state.hpp"
+#include "mongo/detail/pool.hpp"
+#include "mongo/detail/reply.hpp"
+
+namespace oid::mongo {
+
+collection::collection(std::shared_ptr<detail::client_state> state, std::string db,
+                       std::string name)
+    : state_(std::move(state)), db_(std::move(db)), name_(std::move(name)) {}
+
+outcome<insert_many_result> collection::insert_one(bson::document_view doc,
+                                                   const insert_options& options) {
+  return insert_many(std::span<const bson::document_view>(&doc, 1), options);
+}
+
+outcome<insert_many_result> collection::insert_many(std::span<const bson::document_view> docs,
+                                                    const insert_options& options) {
+  insert_many_result out;
+  // _id first on every document, made here so that the caller learns the ids.
+  std::vector<bson::document> owned;
+  std::vector<bson::document_view> ready;
+  owned.reserve(docs.size());
+  ready.reserve(docs.size());
+  out.ids.reserve(docs.size());
+  for (const auto& d : docs) {
+    const auto first = d.begin();
+    if (first != d.end() && first->key() == "_id") {
+      ready.push_back(d);
+    } else {
+      owned.push_back(bson::ensure_id(d));
+      ready.push_back(owned.back().view());
+    }
+    bson::builder id;
+    id.append_element(*ready.back().begin());
+    out.ids.push_back(std::move(id).extract());
+  }
+  if (ready.empty()) return out;
+
+  auto l = state_->acquire();
+  if (!l) return l.error();
+  connection& c = **l;
+  const auto& server = c.server();
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    if (ready[i].size() > static_cast<std::size_t>(server.max_bson_object_size)) {
+      return failure(errc::too_large, "document " + std::to_string(i) + " has " +
+                                          std::to_string(ready[i].size()) +
+                                          " bytes, above the server's maxBsonObjectSize of " +
+                                          std::to_string(server.max_bson_object_size));
+    }
+  }
+
+  bson::builder cmd;
+  cmd.append_string("insert", name_).append_bool("ordered", options.ordered);
+  options.write_concern.append_to(cmd);
+  const bson::document command = std::move(cmd).extract();
+  // Header, flags, section kinds, "$db" and the sequence's size and identifier, with room to spare.
+  const std::size_t overhead = 16 + 4 + 1 + command.size() + 16 + db_.size() + 1 + 4 + 10 + 64;
+  const std::size_t max_bytes = static_cast<std::size_t>(server.max_message_size_bytes) - overhead;
+  const std::size_t max_count = static_cast<std::size_t>(std::max(1, server.max_write_batch_size));
+
+  failure errors{};
+  bool acknowledged = options.write_concern.is_acknowledged();
+  std::size_t start = 0;
+  while (start < ready.size()) {
+    std::size_t end = start, bytes = 0;
+    while (end < ready.size() && end - start < max_count &&
+           bytes + ready[end].size() <= max_bytes) {
+      bytes += ready[end].size();
+      ++end;
+    }
+    document_sequence seq{"documents",
+                          {ready.begin() + static_cast<std::ptrdiff_t>(start),
+                           ready.begin() + static_cast<std::ptrdiff_t>(end)}};
+    if (!acknowledged) {
+      if (auto sent = c.send_unacknowledged(db_, command.view(), std::span(&seq, 1)); !sent) {
+        return failure(sent.error().code, detail::transport_message(sent.error(), c));
+      }
+      start = end;
+      continue;
+    }
+    auto reply = detail::command(*l, db_, command.view(), std::span(&seq, 1));
+    if (!reply) {
+      failure f = reply.error();
+      f.written = out.inserted;
+      f.write_errors.insert(f.write_errors.begin(), errors.write_errors.begin(),
+                            errors.write_errors.end());
+      return f;
+    }
+    const auto r = reply->view();
+    out.inserted += detail::int64_field(r, "n", 0);
+    if (const auto we = r.find("writeErrors")) {
+      if (auto arr = we->get_array()) {
+        for (const auto& e : *arr) {
+          if (auto d = e.get_document()) {
+            server_error s = detail::server_error_of(*d);
+            s.index = start + s.index.value_or(0);
+            errors.write_errors.push_back(std::move(s));
+          }
+        }
+      }
+    }
+    if (const auto wce = r.find("writeConcernError")) {
+      if (auto d = wce->get_document()) errors.write_concern_error = detail::server_error_of(*d);
+    }
+    if (options.ordered && !errors.write_errors.empty()) break;
+    start = end;
+  }
+  if (!errors.write_errors.empty()) {
+    const bool all_duplicates = std::all_of(errors.write_errors.begin(), errors.write_errors.end(),
+                                            [](const server_error& s) { return s.code == 11000; });
+    errors.code = all_duplicates ? errc::duplicate_key : errc::server_error;
+    const auto& first = errors.write_errors.front();
+    errors.message = std::to_string(errors.write_errors.size()) + " of " +
+                     std::to_string(ready.size()) + " documents refused; document " +
+                     std::to_string(first.index.value_or(0)) + ": " + first.message;
+    errors.written = out.inserted;
+    return errors;
+  }
+  if (errors.write_concern_error) {
+    errors.code = errc::write_concern_failed;
+    errors.message = "write concern failed: " + errors.write_concern_error->message;
+    errors.written = out.inserted;
+    return errors;
+  }
+  return out;
+}
+
+outcome<cursor> collection::find(bson::document_view filter, const find_options& options) {
+  bson::builder cmd;
+  cmd.append_string("find", name_).append_document("filter", filter);
+  if (!options.projection.empty()) cmd.append_document("projection", options.projection);
+  if (!options.sort.empty()) cmd.append_document("sort", options.sort);
+  if (options.skip > 0) cmd.append_int64("skip", options.skip);
+  if (options.limit > 0) cmd.append_int64("limit", options.limit);
+  if (options.batch_size > 0) cmd.append_int32("batchSize", options.batch_size);
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), options.batch_size);
+  if (!state) return std::move(state).error();
+  return cursor(std::move(*state));
+}
+
+result<bson::document> created_between_filter(std::optional<std::chrono::sys_seconds> from,
+                                              std::optional<std::chrono::sys_seconds> to,
+                                              bson::document_view filter) {
+  if (!from && !to) return bson::document(filter);  // {_id: {}} would match only _id == {}
+  bson::builder range;
+  range.open_document("_id");
+  if (from) {
+    const auto lo = object_id::min_for_time(*from);
+    if (!lo) return lo.error();
+    range.append_object_id("$gte", *lo);
+  }
+  if (to) {
+    const auto hi = object_id::min_for_time(*to);
+    if (!hi) return hi.error();
+    range.append_object_id("$lt", *hi);
+  }
+  range.close();
+  if (filter.empty()) return std::move(range).extract();
+  bson::builder both;
+  both.open_array("$and").append_document("0", range.view()).append_document("1", filter).close();
+  return std::move(both).extract();
+}
+
+outcome<cursor> collection::find_created_between(std::chrono::sys_seconds from,
+                                                 std::chrono::sys_seconds to,
+                                                 bson::document_view filter,
+                                                 const find_options& options) {
+  const auto f = created_between_filter(from, to, filter);
+  if (!f) {
+    return failure(errc::time_out_of_range,
+                   "an ObjectId holds times from 1970-01-01T00:00:00Z to "
+                   "2106-02-07T06:28:15Z");
+  }
+  return find(f->view(), options);
+}
+
+outcome<std::int64_t> collection::count_documents(bson::document_view filter) {
+  bson::builder cmd;
+  cmd.append_string("aggregate", name_);
+  cmd.open_array("pipeline");
+  cmd.open_document("0").append_document("$match", filter).close();
+  cmd.open_document("1").open_document("$group").append_int32("_id", 1);
+  cmd.open_document("n").append_int32("$sum", 1).close().close().close();
+  cmd.close();
+  cmd.open_document("cursor").close();
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  detail::cursor_state s;
+  if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
+  if (s.it == s.end) return std::int64_t{0};
+  auto doc = s.it->get_document();
+  if (!doc) return failure(errc::unexpected_reply, "count reply without a document");
+  return detail::int64_field(*doc, "n", 0);
+}
+
+namespace {
+
+// Runs a write command and turns writeErrors and writeConcernError into failures.
+outcome<bson::document> write_command(detail::client_state& s, std::string_view db,
+                                      bson::document_view cmd, const write_concern& wc) {
+  auto l = s.acquire();
+  if (!l) return l.error();
+  if (!wc.is_acknowledged()) {
+    if (auto sent = (*l)->send_unacknowledged(db, cmd); !sent) {
+      return failure(sent.error().code, detail::transport_message(sent.error(), **l));
+    }
+    return bson::document();
+  }
+  auto reply = detail::command(*l, db, cmd);
+  if (!reply) return reply;
+  const auto r = reply->view();
+  failure f{};
+  if (const auto we = r.find("writeErrors")) {
+    if (auto arr = we->get_array()) {
+      for (const auto& e : *arr) {
+        if (auto d = e.get_document()) f.write_errors.push_back(detail::server_error_of(*d));
+      }
+    }
+  }
+  if (!f.write_errors.empty()) {
+    f.code = f.write_errors.front().code == 11000 ? errc::duplicate_key : errc::server_error;
+    f.message = f.write_errors.front().message;
+    f.server = f.write_errors.front();
+    f.written = detail::int64_field(r, "n", 0);
+    return f;
+  }
+  if (const auto wce = r.find("writeConcernError")) {
+    if (auto d = wce->get_document()) {
+      f.write_concern_error = detail::server_error_of(*d);
+      f.code = errc::write_concern_failed;
+      f.message = "write concern failed: " + f.write_concern_error->message;
+      f.written = detail::int64_field(r, "n", 0);
+      return f;
+    }
+  }
+  return reply;
+}
+
+bool all_operators(bson::document_view d) {
+  if (d.empty()) return false;
+  return std::all_of(d.begin(), d.end(), [](const bson::element& e) {
+    return !e.key().empty() && e.key().front() == '$';
+  });
+}
+failure not_an_update() {
+  return failure(errc::invalid_value, "an update document holds only update operators ($set, ...)");
+}
+bool no_operators(bson::document_view d) {
+  return std::none_of(d.begin(), d.end(), [](const bson::element& e) {
+    return !e.key().empty() && e.key().front() == '$';
+  });
+}
+
+}  // namespace
+
+outcome<update_result> collection::update(bson::document_view filter, bson::document_view update,
+                                          bool multi, const write_options& options) {
+  bson::builder cmd;
+  cmd.append_string("update", name_);
+  cmd.open_array("updates").open_document("0");
+  cmd.append_document("q", filter).append_document("u", update);
+  cmd.append_bool("upsert", options.upsert).append_bool("multi", multi);
+  cmd.close().close();
+  options.write_concern.append_to(cmd);
+  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern);
+  if (!reply) return reply.error();
+  update_result out;
+  const auto r = reply->view();
+  std::int64_t upserted = 0;
+  if (const auto u = r.find("upserted")) {
+    if (auto arr = u->get_array()) {
+      for (const auto& e : *arr) {
+        ++upserted;
+        if (auto d = e.get_document(); d && d->contains("_id")) {
+          bson::builder id;
+          id.append_element(*d->find("_id"));
+          out.upserted_id = std::move(id).extract();
+        }
+      }
+    }
+  }
+  out.matched = detail::int64_field(r, "n", 0) - upserted;
+  out.modified = detail::int64_field(r, "nModified", 0);
+  return out;
+}
+
+outcome<update_result> collection::update_one(bson::document_view filter, bson::document_view u,
+                                              const write_options& options) {
+  if (!all_operators(u)) return not_an_update();
+  return update(filter, u, false, options);
+}
+
+outcome<update_result> collection::update_many(bson::document_view filter, bson::document_view u,
+                                               const write_options& options) {
+  if (!all_operators(u)) return not_an_update();
+  return update(filter, u, true, options);
+}
+
+outcome<update_result> collection::replace_one(bson::document_view filter,
+                                               bson::document_view replacement,
+                                               const write_options& options) {
+  if (!no_operators(replacement)) {
+    return failure(errc::invalid_value, "a replacement document holds no update operators");
+  }
+  return update(filter, replacement, false, options);
+}
+
+outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
+                                         const write_options& options) {
+  bson::builder cmd;
+  cmd.append_string("delete", name_);
+  cmd.open_array("deletes").open_document("0");
+  cmd.append_document("q", filter).append_int32("limit", multi ? 0 : 1);
+  cmd.close().close();
+  options.write_concern.append_to(cmd);
+  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern);
+  if (!reply) return reply.error();
+  return detail::int64_field(reply->view(), "n", 0);
+}
+
+outcome<std::int64_t> collection::delete_one(bson::document_view filter,
+                                             const write_options& options) {
+  return remove(filter, false, options);
+}
+
+outcome<std::int64_t> collection::delete_many(bson::document_view filter,
+                                              const write_options& options) {
+  return remove(filter, true, options);
+}
+
+outcome<std::string> collection::create_index(bson::document_view keys,
+                                              const index_options& options) {
+  std::string name = options.name;
+  if (name.empty()) {
+    for (const auto& e : keys) {
+      if (!name.empty()) name += '_';
+      name += e.key();
+      name += '_';
+      if (auto n = detail::as_integer(e)) {
+        name += std::to_string(*n);
+      } else if (auto s = e.get_string()) {
+        name += *s;
+      }
+    }
+  }
+  bson::builder cmd;
+  cmd.append_string("createIndexes", name_);
+  cmd.open_array("indexes").open_document("0");
+  cmd.append_document("key", keys).append_string("name", name);
+  if (options.unique) cmd.append_bool("unique", true);
+  cmd.close().close();
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  return name;
+}
+
+outcome<done> collection::drop() {
+  bson::builder cmd;
+  cmd.append_string("drop", name_);
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply && !(reply.error().server && reply.error().server->code == 26)) return reply.error();
+  return done{};  // 26: NamespaceNotFound, the collection is already gone
+}
+
+}  // namespace oid::mongo

@@ -1,0 +1,103 @@
+#include <oid/bson/builder.hpp>
+#include <oid/mongo/cursor.hpp>
+#include <utility>
+
+#include "mongo/detail/cursor_state.hpp"
+#include "mongo/detail/reply.hpp"
+
+namespace oid::mongo {
+
+outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view batch_key) {
+  reply = std::move(r);
+  const auto c = reply.view().find("cursor");
+  auto doc =
+      c ? c->get_document() : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
+  if (!doc) return failure(errc::unexpected_reply, "reply without a cursor document");
+  const auto batch = doc->find(batch_key);
+  auto arr =
+      batch ? batch->get_array() : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
+  if (!arr)
+    return failure(errc::unexpected_reply, "cursor reply without " + std::string(batch_key));
+  id = int64_field(*doc, "id", 0);
+  it = arr->begin();
+  end = arr->end();
+  if (id == 0) conn.reset();  // nothing more to fetch: the connection goes back to the pool
+  return done{};
+}
+
+outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
+    std::shared_ptr<client_state> client, std::string db, std::string coll, bson::document_view cmd,
+    std::int32_t batch_size) {
+  auto l = client->acquire();
+  if (!l) return l.error();
+  auto reply = command(*l, db, cmd);
+  if (!reply) return reply.error();
+  auto state = std::make_unique<cursor_state>();
+  state->client = std::move(client);
+  state->db = std::move(db);
+  state->coll = std::move(coll);
+  state->batch_size = batch_size;
+  state->conn.emplace(std::move(*l));
+  if (auto loaded = state->load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
+  return state;
+}
+
+cursor::cursor() noexcept = default;
+cursor::cursor(std::unique_ptr<detail::cursor_state> state) noexcept : state_(std::move(state)) {}
+cursor::cursor(cursor&&) noexcept = default;
+cursor& cursor::operator=(cursor&& other) noexcept {
+  if (this != &other) {
+    cursor dropped(std::move(*this));  // kills our server cursor, if any
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+cursor::~cursor() {
+  if (!state_ || state_->id == 0 || !state_->conn || (*state_->conn)->broken()) return;
+  bson::builder kill;
+  kill.append_string("killCursors", state_->coll);
+  kill.open_array("cursors").append_int64("0", state_->id).close();
+  (void)(*state_->conn)->run(state_->db, kill.view());
+}
+
+std::int64_t cursor::id() const noexcept { return state_ ? state_->id : 0; }
+
+bson::document_view cursor::current() const noexcept {
+  return state_ ? state_->current : bson::document_view{};
+}
+
+outcome<bool> cursor::next() {
+  if (!state_) return false;
+  auto& s = *state_;
+  while (true) {
+    if (s.it != s.end) {
+      auto doc = s.it->get_document();
+      ++s.it;
+      if (!doc) return failure(errc::unexpected_reply, "a cursor batch holds a non-document");
+      s.current = *doc;
+      return true;
+    }
+    if (s.id == 0 || !s.conn) {
+      s.current = {};
+      return false;
+    }
+    bson::builder more;
+    more.append_int64("getMore", s.id).append_string("collection", s.coll);
+    if (s.batch_size > 0) more.append_int32("batchSize", s.batch_size);
+    auto reply = detail::command(*s.conn, s.db, more.view());
+    if (!reply) {
+      s.id = 0;  // the cursor is lost with the connection (or the server no longer has it)
+      s.conn.reset();
+      s.current = {};
+      return std::move(reply).error();
+    }
+    if (auto loaded = s.load(std::move(*reply), "nextBatch"); !loaded) {
+      s.id = 0;
+      s.conn.reset();
+      return std::move(loaded).error();
+    }
+  }
+}
+
+}  // namespace oid::mongo

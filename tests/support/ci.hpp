@@ -1,0 +1,28 @@
+// What a test does when something it needs from outside the repository is missing (the
+// specification suites of ../shared, a server at MONGODB_URI): it skips, with a message, on a
+// developer's machine, and fails under CI (CI=true), where every test must run.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string_view>
+
+namespace oid::testing {
+
+/// True when the environment says CI=true (scripts/test.sh under CI, .ci/run).
+inline bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string_view(ci) == "true";
+}
+
+}  // namespace oid::testing
+
+/// Ends the current test: a failure under CI, else a skip. `message` is streamed into either
+/// (`OID_SKIP_OR_FAIL_IN_CI("BSON corpus not found at " << dir)`); a macro because FAIL() and
+/// GTEST_SKIP() return from the test function.
+#define OID_SKIP_OR_FAIL_IN_CI(message)                                     \
+  do {                                                                      \
+    if (::oid::testing::running_in_ci()) FAIL() << message << " (CI=true)"; \
+    GTEST_SKIP() << message;                                                \
+  } while (false)
