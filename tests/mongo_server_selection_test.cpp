@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <oid/bson/json.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/mongo/server_selection.hpp>
 #include <sstream>
 #include <string>
