@@ -38,8 +38,8 @@
 #include <iostream>
 #include <iterator>
 #include <oid/bson/builder.hpp>
-#include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/validate.hpp>
 #include <oid/bson/view.hpp>
 #include <sstream>

@@ -13,8 +13,8 @@
 #include <iostream>
 #include <memory>
 #include <oid/bson/ensure_id.hpp>
-#include <oid/bson/json.hpp>
 #include <oid/bson/json_stream_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/stream_reader.hpp>
 #include <oid/bson/validate.hpp>
 #include <string>

@@ -10,20 +10,11 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "detail/hex.hpp"
 #include "text_io.hpp"
 
 namespace oid::cli {
 namespace {
-
-std::string hex_bytes(std::span<const std::uint8_t> bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string s;
-  for (auto b : bytes) {
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
-  return s;
-}
 
 /// What is wrong with an id's text, for a person: what was expected and where it went wrong.
 std::string explain_id_error(std::string_view input, const error& e) {
@@ -147,8 +138,9 @@ void print_description(output_buffer& out, const object_id_description& d) {
   std::string s = d.id.to_hex();
   s += "\n  time      " + format_time(d.time) + " (" + std::to_string(d.timestamp) + ")";
   s += "\n  counter   " + std::to_string(d.counter);
-  s += "\n  random    " + hex_bytes(d.random) + "  (modern layout: 5 random bytes per process)";
-  s += "\n  legacy    machine " + hex_bytes(d.legacy_machine) + ", pid " +
+  s += "\n  random    " + oid::detail::to_hex(d.random) +
+       "  (modern layout: 5 random bytes per process)";
+  s += "\n  legacy    machine " + oid::detail::to_hex(d.legacy_machine) + ", pid " +
        std::to_string(d.legacy_pid) + "  (pre-3.4 layout)\n";
   out.write(s);
 }

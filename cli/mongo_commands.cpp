@@ -13,9 +13,9 @@
 #include <memory>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/ensure_id.hpp>
-#include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_stream_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/time.hpp>
 #include <optional>

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <oid/detail/endian.hpp>
 #include <oid/error.hpp>
 #include <utility>
 #include <vector>
@@ -25,23 +26,13 @@ constexpr std::size_t max_fan_in = 256;
   throw exception(error{errc::io_error, 0}, what + ": " + std::strerror(err));
 }
 
-// Big-endian loads, so that comparing two integers is comparing the bytes in order.
-inline std::uint64_t load_be64(const std::uint8_t* p) noexcept {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return __builtin_bswap64(v);
-}
-inline std::uint32_t load_be32(const std::uint8_t* p) noexcept {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return __builtin_bswap32(v);
-}
-
-// Byte order, as `object_id`'s own ordering, in two integer comparisons instead of twelve.
+// Byte order, as `object_id`'s own ordering, in two integer comparisons (of big-endian words)
+// instead of twelve.
 inline bool id_less(const object_id& a, const object_id& b) noexcept {
-  const std::uint64_t ah = load_be64(a.bytes().data()), bh = load_be64(b.bytes().data());
+  const std::uint64_t ah = detail::load_be_u64(a.bytes().data());
+  const std::uint64_t bh = detail::load_be_u64(b.bytes().data());
   if (ah != bh) return ah < bh;
-  return load_be32(a.bytes().data() + 8) < load_be32(b.bytes().data() + 8);
+  return detail::load_be_u32(a.bytes().data() + 8) < detail::load_be_u32(b.bytes().data() + 8);
 }
 
 /// A sorted run in an unlinked temporary file.

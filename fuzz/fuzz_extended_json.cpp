@@ -7,8 +7,8 @@
 //    warns), gives bytes whose canonical JSON is J1 again and which read back to themselves.
 #include <cstdint>
 #include <cstdlib>
-#include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/validate.hpp>
 #include <span>
 #include <string>

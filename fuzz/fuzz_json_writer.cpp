@@ -10,7 +10,7 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <oid/bson/json.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/validate.hpp>
 #include <span>
 #include <string>

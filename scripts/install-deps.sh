@@ -10,6 +10,7 @@ packages=(
   libfmt-dev libcli11-dev libsimdjson-dev   # the command (CLI11), the tests (fmt, simdjson)
   libssl-dev libidn-dev openssl             # client: SCRAM and TLS (libcrypto, libssl), SASLprep; test certificates
   libbenchmark-dev libbson-dev              # benchmarks: Google Benchmark, libbson as the peer
+  libmongoc-dev                             # client benchmark: libmongoc as the C peer
   python3-bson python3-pymongo              # BSON interoperability test (json_util needs pymongo)
   strace util-linux                         # system-call counting, unshare for the fleet test
   python3                                   # scripts/uniqueness_model.py (the uniqueness tests)

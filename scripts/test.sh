@@ -42,6 +42,24 @@ echo "MONGODB_AUTH_URI=${MONGODB_AUTH_URI%%:*}://...  (password not shown)"
 step "tests"
 ctest --preset ci
 
+step "client benchmark, once and tiny (bench/client_driverbench; the full run is scripts/bench-client.sh)"
+# The large-document tasks take FerretDB (SQLite) close to a minute per document, so against the
+# test server the benchmark runs its other tasks; the canned server takes every task.
+bench=build/ci/bench
+if [ -x "$bench/client_driverbench" ] && [ -x "$bench/canned_server" ]; then
+  tiny=(--count 20 --large-count 1 --iterations 1 --warmup 0)
+  "$bench/client_driverbench" --uri "$MONGODB_URI" "${tiny[@]}" \
+    --task run_command,find_one,insert_one_small,find_many,insert_many_small
+  canned_log=$(mktemp)
+  "$bench/canned_server" --docs 20 >"$canned_log" &
+  canned_pid=$!
+  for _ in $(seq 50); do grep -q mongodb "$canned_log" && break; sleep 0.1; done
+  "$bench/client_driverbench" --uri "$(cat "$canned_log")" "${tiny[@]}" --threads 2 ||
+    { kill "$canned_pid"; exit 1; }
+  kill "$canned_pid"
+  rm -f "$canned_log"
+fi
+
 step "formatting (clang-format 14)"
 git ls-files -- '*.hpp' '*.cpp' | xargs clang-format-14 --dry-run -Werror
 

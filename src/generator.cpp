@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <oid/detail/endian.hpp>
 #include <oid/generator.hpp>
 #include <string>
 #include <type_traits>
@@ -30,13 +31,6 @@ constexpr std::uint64_t mask40 = (std::uint64_t{1} << 40) - 1;
 // golden ratio so that consecutive random values differ in many bits.
 constexpr std::uint64_t random_stride = 0x9E3779B97Full;
 static_assert(random_stride % 2 == 1 && random_stride <= mask40);
-
-inline void store_time(std::uint8_t* b, std::uint32_t t) noexcept {
-  b[0] = static_cast<std::uint8_t>(t >> 24);
-  b[1] = static_cast<std::uint8_t>(t >> 16);
-  b[2] = static_cast<std::uint8_t>(t >> 8);
-  b[3] = static_cast<std::uint8_t>(t);
-}
 
 inline void store_counter(std::uint8_t* b, std::uint32_t c) noexcept {
   b[9] = static_cast<std::uint8_t>(c >> 16);
@@ -304,7 +298,7 @@ void legacy_object_id_generator::fill(std::span<object_id> out) {
   const std::uint32_t c0 =
       counter_.fetch_add(static_cast<std::uint32_t>(out.size()), std::memory_order_relaxed);
   object_id::bytes_type b;
-  store_time(b.data(), t);
+  detail::store_be_u32(b.data(), t);
   b[4] = machine_[0];
   b[5] = machine_[1];
   b[6] = machine_[2];

@@ -2,36 +2,13 @@
 #include <limits>
 #include <oid/time.hpp>
 
+#include "detail/iso8601.hpp"
+
 namespace oid {
 namespace {
 
 using std::chrono::days;
 using std::chrono::sys_seconds;
-
-// A cursor over the text that reports the offset of the first character that does not fit.
-struct reader {
-  std::string_view s;
-  std::size_t pos = 0;
-
-  bool done() const { return pos == s.size(); }
-  bool peek(char c) const { return pos < s.size() && s[pos] == c; }
-  bool eat(char c) {
-    if (!peek(c)) return false;
-    ++pos;
-    return true;
-  }
-  bool digit() const { return pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; }
-  // Exactly n digits into out; false (pos at the offender) otherwise.
-  bool digits(int n, int& out) {
-    out = 0;
-    for (int i = 0; i < n; ++i) {
-      if (!digit()) return false;
-      out = out * 10 + (s[pos++] - '0');
-    }
-    return true;
-  }
-  error fail() const { return error{errc::invalid_time, pos}; }
-};
 
 result<sys_seconds> parse_unix_seconds(std::string_view text) {
   std::size_t i = 0;
@@ -61,49 +38,11 @@ result<sys_seconds> parse_time(std::string_view text) noexcept {
     return parse_unix_seconds(text);
   }
 
-  reader r{text};
-  int y, mo, d;
-  if (!r.digits(4, y) || !r.eat('-') || !r.digits(2, mo)) return r.fail();
-  if (mo < 1 || mo > 12) return error{errc::invalid_time, r.pos - 2};
-  if (!r.eat('-') || !r.digits(2, d)) return r.fail();
-  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{unsigned(mo)},
-                                        std::chrono::day{unsigned(d)}};
-  if (!ymd.ok()) return error{errc::invalid_time, r.pos - 2};
-  sys_seconds t{std::chrono::sys_days{ymd}};
-  if (r.done()) return t;
-
-  if (!r.eat('T') && !r.eat('t') && !r.eat(' ')) return r.fail();
-  int h, mi, s = 0;
-  if (!r.digits(2, h)) return r.fail();
-  if (h > 23) return error{errc::invalid_time, r.pos - 2};
-  if (!r.eat(':') || !r.digits(2, mi)) return r.fail();
-  if (mi > 59) return error{errc::invalid_time, r.pos - 2};
-  if (r.eat(':')) {
-    if (!r.digits(2, s)) return r.fail();
-    if (s > 59) return error{errc::invalid_time, r.pos - 2};
-    if (r.eat('.') || r.eat(',')) {
-      if (!r.digit()) return r.fail();
-      while (r.digit()) ++r.pos;  // ids carry whole seconds
-    }
-  }
-  t += std::chrono::hours{h} + std::chrono::minutes{mi} + std::chrono::seconds{s};
-  if (r.done() || r.eat('Z') || r.eat('z')) {
-    if (!r.done()) return r.fail();
-    return t;
-  }
-  const bool plus = r.peek('+');
-  if (!r.eat('+') && !r.eat('-')) return r.fail();
-  int oh, om = 0;
-  if (!r.digits(2, oh)) return r.fail();
-  if (oh > 23) return error{errc::invalid_time, r.pos - 2};
-  if (!r.done()) {
-    r.eat(':');
-    if (!r.digits(2, om)) return r.fail();
-    if (om > 59) return error{errc::invalid_time, r.pos - 2};
-  }
-  if (!r.done()) return r.fail();
-  const auto offset = std::chrono::hours{oh} + std::chrono::minutes{om};
-  return plus ? t - offset : t + offset;  // local time minus its offset from UTC is UTC
+  const auto ms = detail::parse_iso8601_ms(text, detail::iso8601_form::lenient);
+  if (!ms) return ms.error();
+  // Ids carry whole seconds: the fraction is dropped (floor, so also before 1970).
+  return std::chrono::floor<std::chrono::seconds>(
+      std::chrono::sys_time<std::chrono::milliseconds>{std::chrono::milliseconds{*ms}});
 }
 
 std::string format_time(sys_seconds t) {

@@ -25,8 +25,8 @@
 #include <iostream>
 #include <map>
 #include <oid/bson/decimal128.hpp>
-#include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/validate.hpp>
 #include <string>
 #include <string_view>

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <oid/bson/builder.hpp>
-#include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <sstream>
 #include <string>
 #include <vector>

@@ -1,5 +1,7 @@
-// The vector hex codec (src/detail/hex.hpp) against the portable one it replaces on x86-64:
-// both must agree on every input the public API can give them, including every bad character.
+// The codecs every module shares, each in one place: the byte-order loads and stores
+// (oid/detail/endian.hpp), hex (src/detail/hex.hpp; its vector codec against the portable one it
+// replaces on x86-64: both must agree on every input the public API can give them, including
+// every bad character), base64 (src/detail/base64.hpp) and ISO-8601 times (src/detail/iso8601.hpp).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -7,10 +9,14 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <oid/detail/endian.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "detail/base64.hpp"
 #include "detail/hex.hpp"
+#include "detail/iso8601.hpp"
 
 namespace {
 
@@ -95,6 +101,190 @@ TEST(HexCodecTest, DecodeReadsOnlyTwentyFourCharacters) {
   auto enc = std::make_unique<char[]>(24);
   encode_hex12(out.data(), enc.get());
   EXPECT_EQ(std::string(enc.get(), 24), "4df2dcec2cdcd20936a8b817");
+}
+
+// ---- oid/detail/endian.hpp ------------------------------------------------------------------
+
+namespace endian_test {
+
+using oid::detail::load_be_u32;
+using oid::detail::load_be_u64;
+using oid::detail::load_le_i32;
+using oid::detail::load_le_u32;
+using oid::detail::load_le_u64;
+using oid::detail::store_be_u32;
+using oid::detail::store_be_u64;
+using oid::detail::store_le_u32;
+using oid::detail::store_le_u64;
+
+TEST(EndianTest, LoadsReadTheBytesInTheirOrderAtAnyAlignment) {
+  std::array<std::uint8_t, 16> buf{};
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<std::uint8_t>(0x10 + i);
+  for (std::size_t at = 0; at <= 8; ++at) {  // every offset, so unaligned loads are covered
+    SCOPED_TRACE(at);
+    const std::uint8_t* p = buf.data() + at;
+    std::uint64_t le = 0, be = 0;
+    for (int i = 7; i >= 0; --i) le = le << 8 | p[i];
+    for (int i = 0; i < 8; ++i) be = be << 8 | p[i];
+    EXPECT_EQ(load_le_u64(p), le);
+    EXPECT_EQ(load_be_u64(p), be);
+    EXPECT_EQ(load_le_u32(p), static_cast<std::uint32_t>(le));
+    EXPECT_EQ(load_be_u32(p), static_cast<std::uint32_t>(be >> 32));
+  }
+}
+
+TEST(EndianTest, KnownValues) {
+  const std::uint8_t minus_two[4] = {0xFE, 0xFF, 0xFF, 0xFF};
+  EXPECT_EQ(load_le_i32(minus_two), -2);
+  EXPECT_EQ(load_le_u32(minus_two), 0xFFFFFFFEu);
+  const std::uint8_t doc_size[4] = {0x0C, 0x00, 0x00, 0x00};  // a BSON length prefix: 12
+  EXPECT_EQ(load_le_i32(doc_size), 12);
+  EXPECT_EQ(load_be_u32(doc_size), 0x0C000000u);
+}
+
+TEST(EndianTest, StoresWriteExactlyTheirBytesAndLoadsReadThemBack) {
+  std::array<std::uint8_t, 12> buf{};
+  buf.fill(0xAA);
+  store_le_u32(buf.data() + 1, 0x01020304u);
+  EXPECT_EQ(buf, (std::array<std::uint8_t, 12>{0xAA, 0x04, 0x03, 0x02, 0x01, 0xAA, 0xAA, 0xAA, 0xAA,
+                                               0xAA, 0xAA, 0xAA}));
+  buf.fill(0xAA);
+  store_be_u32(buf.data() + 1, 0x01020304u);
+  EXPECT_EQ(buf, (std::array<std::uint8_t, 12>{0xAA, 0x01, 0x02, 0x03, 0x04, 0xAA, 0xAA, 0xAA, 0xAA,
+                                               0xAA, 0xAA, 0xAA}));
+  buf.fill(0xAA);
+  store_le_u64(buf.data() + 3, 0x0102030405060708ull);
+  EXPECT_EQ(buf, (std::array<std::uint8_t, 12>{0xAA, 0xAA, 0xAA, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03,
+                                               0x02, 0x01, 0xAA}));
+  EXPECT_EQ(load_le_u64(buf.data() + 3), 0x0102030405060708ull);
+  buf.fill(0xAA);
+  store_be_u64(buf.data() + 3, 0x0102030405060708ull);
+  EXPECT_EQ(buf, (std::array<std::uint8_t, 12>{0xAA, 0xAA, 0xAA, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
+                                               0x07, 0x08, 0xAA}));
+  EXPECT_EQ(load_be_u64(buf.data() + 3), 0x0102030405060708ull);
+}
+
+}  // namespace endian_test
+
+// ---- src/detail/hex.hpp: any length -----------------------------------------------------------
+
+TEST(HexCodecTest, AnyLengthRoundTripsAndReportsTheFirstBadCharacter) {
+  const std::uint8_t bytes[] = {0x00, 0x7F, 0x80, 0xFF, 0x0A};
+  EXPECT_EQ(oid::detail::to_hex(bytes), "007f80ff0a");
+  std::uint8_t back[5] = {};
+  EXPECT_EQ(oid::detail::decode_hex("007F80fF0a", 5, back), -1);
+  EXPECT_EQ(std::memcmp(back, bytes, 5), 0);
+  EXPECT_EQ(oid::detail::decode_hex("00g0", 2, back), 2);
+  EXPECT_EQ(oid::detail::decode_hex("000g", 2, back), 3);
+  std::uint32_t v = 0;
+  EXPECT_TRUE(oid::detail::parse_hex_u32("0080", v));
+  EXPECT_EQ(v, 0x80u);
+  EXPECT_TRUE(oid::detail::parse_hex_u32("ffffffff", v));
+  EXPECT_EQ(v, 0xFFFFFFFFu);
+  EXPECT_FALSE(oid::detail::parse_hex_u32("", v));
+  EXPECT_FALSE(oid::detail::parse_hex_u32("123456789", v));
+  EXPECT_FALSE(oid::detail::parse_hex_u32("-1", v));
+}
+
+// ---- src/detail/base64.hpp ----------------------------------------------------------------------
+
+TEST(Base64CodecTest, RoundTripsEveryLengthUpToFortyEight) {
+  std::mt19937 rng(3);
+  for (std::size_t n = 0; n <= 48; ++n) {
+    SCOPED_TRACE(n);
+    std::vector<std::uint8_t> in(n);
+    for (auto& b : in) b = static_cast<std::uint8_t>(rng());
+    std::string text(oid::detail::base64_size(n), '?');
+    ASSERT_EQ(oid::detail::encode_base64(in.data(), n, text.data()), text.data() + text.size());
+    EXPECT_EQ(text.size() % 4, 0u);
+    std::vector<std::uint8_t> out(text.size());
+    EXPECT_EQ(oid::detail::decode_base64(text.data(), text.size(), out.data()),
+              static_cast<std::ptrdiff_t>(n));
+    out.resize(n);
+    EXPECT_EQ(out, in);
+  }
+}
+
+TEST(Base64CodecTest, KnownTextsAndRejects) {
+  const std::uint8_t foob[] = {'f', 'o', 'o', 'b'};
+  char text[8];
+  oid::detail::encode_base64(foob, 4, text);
+  EXPECT_EQ(std::string(text, 8), "Zm9vYg==");  // RFC 4648 section 10
+  std::uint8_t out[8];
+  for (const char* bad : {"Zm9vYg=", "Zm9v=g==", "Zm9vY===", "Zm9v Yg=", "====", "Zm9vYg=A"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(oid::detail::decode_base64(bad, std::strlen(bad), out), -1);
+  }
+  // In place, as the Extended JSON reader decodes.
+  char buf[] = "Zm9vYmFy";
+  EXPECT_EQ(oid::detail::decode_base64(buf, 8, reinterpret_cast<std::uint8_t*>(buf)), 6);
+  EXPECT_EQ(std::string(buf, 6), "foobar");
+  EXPECT_LT(oid::detail::decode_base64_group("AA-A"), 0);
+  EXPECT_EQ(oid::detail::decode_base64_group("////"), 0xFFFFFF);
+}
+
+// ---- src/detail/iso8601.hpp -------------------------------------------------------------------
+
+TEST(Iso8601Test, BothFormsAgreeOnRfc3339Texts) {
+  using oid::detail::iso8601_form;
+  using oid::detail::parse_iso8601_ms;
+  struct row {
+    const char* text;
+    std::int64_t ms;
+  };
+  for (const row c :
+       {row{"1970-01-01T00:00:00Z", 0}, row{"1970-01-01T00:00:00.5z", 500},
+        row{"1969-12-31t23:59:59.9999Z", -1}, row{"2000-02-29T12:00:00+01:30", 951820200000},
+        row{"2000-02-29T12:00:00-0130", 951831000000}}) {
+    SCOPED_TRACE(c.text);
+    for (const auto form : {iso8601_form::rfc3339, iso8601_form::lenient}) {
+      const auto got = parse_iso8601_ms(c.text, form);
+      ASSERT_TRUE(got.has_value());
+      EXPECT_EQ(*got, c.ms);
+    }
+  }
+}
+
+TEST(Iso8601Test, OnlyLenientAcceptsTheShortForms) {
+  using oid::detail::iso8601_form;
+  using oid::detail::parse_iso8601_ms;
+  struct row {
+    const char* text;
+    std::int64_t ms;
+    std::size_t rfc3339_offset;  // where the strict form stops
+  };
+  for (const row c :
+       {row{"1970-01-02", 86400000, 10}, row{"1970-01-01 00:00:01Z", 1000, 10},
+        row{"1970-01-01T00:01", 60000, 16}, row{"1970-01-01T00:00:01", 1000, 19},
+        row{"1970-01-01T00:00:01,5Z", 1000 + 500, 19}, row{"1970-01-01T01:00:00+01", 0, 22}}) {
+    SCOPED_TRACE(c.text);
+    const auto lenient = parse_iso8601_ms(c.text, iso8601_form::lenient);
+    ASSERT_TRUE(lenient.has_value());
+    EXPECT_EQ(*lenient, c.ms);
+    const auto strict = parse_iso8601_ms(c.text, iso8601_form::rfc3339);
+    ASSERT_FALSE(strict.has_value());
+    EXPECT_EQ(strict.error().code, oid::errc::invalid_time);
+    EXPECT_EQ(strict.error().offset, c.rfc3339_offset);
+  }
+}
+
+TEST(Iso8601Test, ErrorsPointAtTheField) {
+  using oid::detail::iso8601_form;
+  using oid::detail::parse_iso8601_ms;
+  struct row {
+    const char* text;
+    std::size_t offset;
+  };
+  for (const row c : {row{"2021-13-01T00:00:00Z", 5}, row{"2021-02-30T00:00:00Z", 8},
+                      row{"2021-02-01T24:00:00Z", 11}, row{"2021-02-01T00:60:00Z", 14},
+                      row{"2021-02-01T00:00:60Z", 17}, row{"2021-02-01T00:00:00+24:00", 20},
+                      row{"2021-02-01T00:00:00Zx", 20}, row{"202-02-01T00:00:00Z", 3}}) {
+    SCOPED_TRACE(c.text);
+    const auto got = parse_iso8601_ms(c.text, iso8601_form::rfc3339);
+    ASSERT_FALSE(got.has_value());
+    EXPECT_EQ(got.error().code, oid::errc::invalid_time);
+    EXPECT_EQ(got.error().offset, c.offset);
+  }
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <oid/bson/json.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/validate.hpp>
 #include <string>
 #include <string_view>

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <oid/bson/builder.hpp>
-#include <oid/bson/json.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/object_id.hpp>
 #include <string>
 #include <string_view>

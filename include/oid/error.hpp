@@ -66,6 +66,8 @@ enum class errc {
   invalid_decimal,          ///< not a decimal id: a non-digit, a leading zero, or above 2^64 - 1
   machine_id_out_of_range,  ///< a machine id too large for the id layout's machine field
   forked_machine_id,        ///< a forked child would reuse its parent's machine id
+  // Server selection.
+  invalid_read_preference,  ///< a read preference the specifications reject
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <iosfwd>
+#include <oid/detail/endian.hpp>
 #include <oid/result.hpp>
 #include <span>
 #include <string>
@@ -113,9 +114,11 @@ class object_id {
                                                     const object_id& b) noexcept {
     if (std::is_constant_evaluated()) return a.bytes_ <=> b.bytes_;
     // Two big-endian words compare like the 12 bytes do, with two comparisons instead of a loop
-    // (compilers turn these loads into one load and one byte swap each).
-    if (const auto c = a.load_be(0, 8) <=> b.load_be(0, 8); c != 0) return c;
-    return a.load_be(8, 4) <=> b.load_be(8, 4);
+    // (each load is one load and one byte swap).
+    const auto* pa = a.bytes_.data();
+    const auto* pb = b.bytes_.data();
+    if (const auto c = detail::load_be_u64(pa) <=> detail::load_be_u64(pb); c != 0) return c;
+    return detail::load_be_u32(pa + 8) <=> detail::load_be_u32(pb + 8);
   }
 
  private:
@@ -124,12 +127,6 @@ class object_id {
     b[1] = static_cast<std::uint8_t>(t >> 16);
     b[2] = static_cast<std::uint8_t>(t >> 8);
     b[3] = static_cast<std::uint8_t>(t);
-  }
-
-  constexpr std::uint64_t load_be(std::size_t at, std::size_t n) const noexcept {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < n; ++i) v = v << 8 | bytes_[at + i];
-    return v;
   }
 
   bytes_type bytes_{};

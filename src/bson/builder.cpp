@@ -45,7 +45,7 @@ std::uint8_t* put(std::uint8_t* out, const void* p, std::size_t n) noexcept {
   return out + n;
 }
 std::uint8_t* put_u32(std::uint8_t* out, std::uint32_t v) noexcept {
-  detail::store_u32(out, v);
+  detail::store_le_u32(out, v);
   return out + 4;
 }
 // A BSON string: int32 length counting the NUL, the bytes, the NUL.
@@ -178,7 +178,7 @@ std::uint8_t* builder::start_element(type t, std::string_view key, std::size_t v
     out = buf_.data() + size_ - 1;
     size_ += elem;
     buf_[size_ - 1] = 0;
-    detail::store_u32(buf_.data(), static_cast<std::uint32_t>(size_));
+    detail::store_le_u32(buf_.data(), static_cast<std::uint32_t>(size_));
   } else {
     out = buf_.data() + size_;
     size_ += elem;
@@ -218,7 +218,7 @@ result<void> builder::try_append_double(std::string_view key, double v) {
   std::uint64_t bits;
   std::memcpy(&bits, &v, sizeof bits);
   std::uint8_t b[8];
-  detail::store_u64(b, bits);
+  detail::store_le_u64(b, bits);
   return append_fixed(type::double_, key, b, 8);
 }
 
@@ -266,7 +266,7 @@ result<void> builder::try_append_bool(std::string_view key, bool v) {
 
 result<void> builder::try_append_date_time(std::string_view key, std::int64_t ms) {
   std::uint8_t b[8];
-  detail::store_u64(b, static_cast<std::uint64_t>(ms));
+  detail::store_le_u64(b, static_cast<std::uint64_t>(ms));
   return append_fixed(type::date_time, key, b, 8);
 }
 
@@ -335,26 +335,26 @@ result<void> builder::try_append_javascript_with_scope(std::string_view key, std
 
 result<void> builder::try_append_int32(std::string_view key, std::int32_t v) {
   std::uint8_t b[4];
-  detail::store_u32(b, static_cast<std::uint32_t>(v));
+  detail::store_le_u32(b, static_cast<std::uint32_t>(v));
   return append_fixed(type::int32, key, b, 4);
 }
 
 result<void> builder::try_append_timestamp(std::string_view key, timestamp_value v) {
   std::uint8_t b[8];
-  detail::store_u64(b, std::uint64_t{v.t} << 32 | v.i);
+  detail::store_le_u64(b, std::uint64_t{v.t} << 32 | v.i);
   return append_fixed(type::timestamp, key, b, 8);
 }
 
 result<void> builder::try_append_int64(std::string_view key, std::int64_t v) {
   std::uint8_t b[8];
-  detail::store_u64(b, static_cast<std::uint64_t>(v));
+  detail::store_le_u64(b, static_cast<std::uint64_t>(v));
   return append_fixed(type::int64, key, b, 8);
 }
 
 result<void> builder::try_append_decimal128(std::string_view key, decimal128 v) {
   std::uint8_t b[16];
-  detail::store_u64(b, v.low);
-  detail::store_u64(b + 8, v.high);
+  detail::store_le_u64(b, v.low);
+  detail::store_le_u64(b + 8, v.high);
   return append_fixed(type::decimal128, key, b, 16);
 }
 
@@ -382,7 +382,7 @@ result<void> builder::try_append_element(std::string_view key, const element& e)
 // the ordinary link to the enclosing scope. Offsets fit: a document is below 2^31 bytes.
 
 void builder::push_scope(std::uint8_t* slot, std::uint32_t link) noexcept {
-  detail::store_u32(slot, link);
+  detail::store_le_u32(slot, link);
   open_ = static_cast<std::uint32_t>(slot - buf_.data());
   ++depth_;
 }
@@ -411,7 +411,7 @@ result<void> builder::try_open_javascript_with_scope(std::string_view key, std::
   if (out == nullptr) return err;
   if (depth_ == 0) --size_;
   const auto total_at = static_cast<std::uint32_t>(out - buf_.data());
-  detail::store_u32(out, open_ << 1);
+  detail::store_le_u32(out, open_ << 1);
   push_scope(put_string(out + 4, code), total_at << 1 | 1);
   return {};
 }
@@ -425,18 +425,18 @@ result<void> builder::try_close() {
     grow(2);
   std::uint8_t* const base = buf_.data();
   const std::uint32_t at = open_;
-  std::uint32_t link = detail::load_u32(base + at);
+  std::uint32_t link = detail::load_le_u32(base + at);
   base[size_++] = 0;
-  detail::store_u32(base + at, static_cast<std::uint32_t>(size_ - at));
+  detail::store_le_u32(base + at, static_cast<std::uint32_t>(size_ - at));
   if ((link & 1) != 0) {  // a code-with-scope's scope: the element's total length too
     const std::uint32_t total_at = link >> 1;
-    link = detail::load_u32(base + total_at);
-    detail::store_u32(base + total_at, static_cast<std::uint32_t>(size_ - total_at));
+    link = detail::load_le_u32(base + total_at);
+    detail::store_le_u32(base + total_at, static_cast<std::uint32_t>(size_ - total_at));
   }
   open_ = link >> 1;
   if (--depth_ == 0) {
     base[size_++] = 0;
-    detail::store_u32(base, static_cast<std::uint32_t>(size_));
+    detail::store_le_u32(base, static_cast<std::uint32_t>(size_));
   }
   return {};
 }

@@ -18,12 +18,16 @@
 #include <memory>
 #include <new>
 #include <oid/bson/decimal128.hpp>
-#include <oid/bson/json.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/type.hpp>
 #include <oid/bson/view.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "bson/detail/bytes.hpp"
+#include "detail/base64.hpp"
+#include "detail/hex.hpp"
 
 #if defined(__SSE2__)
 #  include <emmintrin.h>
@@ -32,26 +36,17 @@
 namespace oid::bson {
 namespace {
 
-// ---- Reading little-endian values from validated bytes ----------------------------------------
+// ---- Reading validated bytes ------------------------------------------------------------------
 
-std::uint32_t load_u32(const std::uint8_t* p) noexcept {
-  if constexpr (std::endian::native == std::endian::little) {
-    std::uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  } else {
-    return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-           std::uint32_t{p[3]} << 24;
-  }
-}
-
-std::uint64_t load_u64(const std::uint8_t* p) noexcept {
-  return std::uint64_t{load_u32(p)} | std::uint64_t{load_u32(p + 4)} << 32;
-}
+using detail::load_le_u32;
+using detail::load_le_u64;
+using oid::detail::encode_base64;
+using oid::detail::encode_hex;
+using oid::detail::encode_hex12;
 
 // A BSON string value (int32 length including the NUL, bytes, NUL) as a string_view.
 std::string_view string_at(const std::uint8_t* p) noexcept {
-  const std::uint32_t n = load_u32(p);
+  const std::uint32_t n = load_le_u32(p);
   return {reinterpret_cast<const char*>(p + 4), n - 1};
 }
 
@@ -146,8 +141,6 @@ constexpr auto escape_table = [] {
   return t;
 }();
 
-constexpr char hex_digits[] = "0123456789abcdef";
-
 // The index of the first byte at or after i that needs escaping, or n. Plain bytes are the
 // common case by far, so they are skipped 16 (SSE2, part of x86-64) and then 8 (SWAR) at a time.
 std::size_t find_escape(const char* s, std::size_t i, std::size_t n) noexcept {
@@ -205,8 +198,7 @@ void write_string(out_buffer& out, std::string_view s) {
     *p++ = '\\';
     if (e == 'u') {
       p = put(p, "u00");
-      *p++ = hex_digits[c >> 4];
-      *p++ = hex_digits[c & 0xF];
+      p = encode_hex(&c, 1, p);
     } else {
       *p++ = e;
     }
@@ -320,45 +312,6 @@ char* write_iso_date(char* p, std::int64_t ms) noexcept {
 }
 
 // ---- Binary -----------------------------------------------------------------------------------
-
-constexpr char base64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char* write_base64(char* p, const std::uint8_t* in, std::size_t n) noexcept {
-  std::size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
-    const std::uint32_t v = std::uint32_t{in[i]} << 16 | std::uint32_t{in[i + 1]} << 8 | in[i + 2];
-    p[0] = base64_alphabet[v >> 18];
-    p[1] = base64_alphabet[v >> 12 & 0x3F];
-    p[2] = base64_alphabet[v >> 6 & 0x3F];
-    p[3] = base64_alphabet[v & 0x3F];
-    p += 4;
-  }
-  if (n - i == 1) {
-    const std::uint32_t v = std::uint32_t{in[i]} << 16;
-    p[0] = base64_alphabet[v >> 18];
-    p[1] = base64_alphabet[v >> 12 & 0x3F];
-    p[2] = '=';
-    p[3] = '=';
-    p += 4;
-  } else if (n - i == 2) {
-    const std::uint32_t v = std::uint32_t{in[i]} << 16 | std::uint32_t{in[i + 1]} << 8;
-    p[0] = base64_alphabet[v >> 18];
-    p[1] = base64_alphabet[v >> 12 & 0x3F];
-    p[2] = base64_alphabet[v >> 6 & 0x3F];
-    p[3] = '=';
-    p += 4;
-  }
-  return p;
-}
-
-char* write_hex(char* p, const std::uint8_t* in, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) {
-    *p++ = hex_digits[in[i] >> 4];
-    *p++ = hex_digits[in[i] & 0xF];
-  }
-  return p;
-}
 
 // ---- The writer -------------------------------------------------------------------------------
 
@@ -485,7 +438,7 @@ class writer {
     switch (e.type()) {
     case type::double_: {
       double d;
-      const std::uint64_t bits = load_u64(v);
+      const std::uint64_t bits = load_le_u64(v);
       std::memcpy(&d, &bits, 8);
       if (std::isfinite(d)) {
         if constexpr (Canonical) {
@@ -514,7 +467,7 @@ class writer {
       open(document_view::unchecked(e.raw_value()), e.type() == type::array, false);
       return;
     case type::binary: {
-      const std::uint32_t size = load_u32(v);
+      const std::uint32_t size = load_le_u32(v);
       const std::uint8_t subtype = v[4];
       const std::uint8_t* bytes = v + 5;
       std::size_t n = size;
@@ -527,21 +480,22 @@ class writer {
       out_.commit(p);
       p = out_.reserve((n + 2) / 3 * 4 + max_fixed_value);
       p = put(p, lit("{\"$binary\":{\"base64\":\"", "{\"$binary\": {\"base64\": \""));
-      p = write_base64(p, bytes, n);
+      p = encode_base64(bytes, n, p);
       p = put(p, lit("\",\"subType\":\"", "\", \"subType\": \""));
-      p = write_hex(p, &subtype, 1);
+      p = encode_hex(&subtype, 1, p);
       p = put(p, "\"}}");
       break;
     }
     case type::undefined: p = put(p, lit("{\"$undefined\":true}", "{\"$undefined\": true}")); break;
     case type::object_id:
       p = put(p, lit("{\"$oid\":\"", "{\"$oid\": \""));
-      p = write_hex(p, v, 12);
+      encode_hex12(v, p);
+      p += 24;
       p = put(p, "\"}");
       break;
     case type::boolean: p = v[0] != 0 ? put(p, "true") : put(p, "false"); break;
     case type::date_time: {
-      const auto ms = static_cast<std::int64_t>(load_u64(v));
+      const auto ms = static_cast<std::int64_t>(load_le_u64(v));
       if (!Canonical && ms >= 0 && ms <= max_iso_ms) {
         p = put(p, lit("{\"$date\":\"", "{\"$date\": \""));
         p = write_iso_date(p, ms);
@@ -575,7 +529,8 @@ class writer {
       write_string(out_, ref);
       p = out_.reserve(max_fixed_value);
       p = put(p, lit(",\"$id\":{\"$oid\":\"", ", \"$id\": {\"$oid\": \""));
-      p = write_hex(p, v + 4 + ref.size() + 1, 12);
+      encode_hex12(v + 4 + ref.size() + 1, p);
+      p += 24;
       p = put(p, "\"}}}");
       break;
     }
@@ -595,11 +550,11 @@ class writer {
       write_string(out_, code);
       p = out_.reserve(16);
       out_.commit(put(p, lit(",\"$scope\":", ", \"$scope\": ")));
-      open(document_view::unchecked({scope, load_u32(scope)}), false, true);
+      open(document_view::unchecked({scope, load_le_u32(scope)}), false, true);
       return;
     }
     case type::int32: {
-      const auto n = static_cast<std::int32_t>(load_u32(v));
+      const auto n = static_cast<std::int32_t>(load_le_u32(v));
       if constexpr (Canonical) {
         p = put(p, lit("{\"$numberInt\":\"", "{\"$numberInt\": \""));
         p = std::to_chars(p, p + 11, n).ptr;
@@ -610,7 +565,7 @@ class writer {
       break;
     }
     case type::timestamp: {
-      const std::uint64_t ts = load_u64(v);
+      const std::uint64_t ts = load_le_u64(v);
       p = put(p, lit("{\"$timestamp\":{\"t\":", "{\"$timestamp\": {\"t\": "));
       p = std::to_chars(p, p + 10, static_cast<std::uint32_t>(ts >> 32)).ptr;
       p = put(p, lit(",\"i\":", ", \"i\": "));
@@ -619,7 +574,7 @@ class writer {
       break;
     }
     case type::int64: {
-      const auto n = static_cast<std::int64_t>(load_u64(v));
+      const auto n = static_cast<std::int64_t>(load_le_u64(v));
       if constexpr (Canonical) {
         p = put(p, lit("{\"$numberLong\":\"", "{\"$numberLong\": \""));
         p = std::to_chars(p, p + 20, n).ptr;
@@ -630,7 +585,7 @@ class writer {
       break;
     }
     case type::decimal128: {
-      const decimal128 d{load_u64(v), load_u64(v + 8)};
+      const decimal128 d{load_le_u64(v), load_le_u64(v + 8)};
       p = put(p, lit("{\"$numberDecimal\":\"", "{\"$numberDecimal\": \""));
       p = d.to_chars(p, p + decimal128::max_string_length).ptr;
       p = put(p, "\"}");

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <istream>
 #include <oid/bson/stream_reader.hpp>
+#include <oid/detail/endian.hpp>
 #include <span>
 #include <vector>
 
@@ -65,10 +66,7 @@ struct stream_reader::impl {
     if (have == 0 && !failed) return false;
     ++count;
     if (have < 4) return stop(failed ? errc::io_error : errc::truncated, start + have);
-    const std::uint8_t* p = buf.data() + begin;
-    const auto len =
-        static_cast<std::int32_t>(std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 |
-                                  std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24);
+    const std::int32_t len = oid::detail::load_le_i32(buf.data() + begin);
     prefix = len;
     if (len < 5) return stop(errc::bad_length_prefix, start);
     const auto n = static_cast<std::size_t>(len);

@@ -132,7 +132,7 @@ class validator {
   // A length-prefixed string at v that must end by `limit`; returns its end.
   std::size_t string(std::size_t v, std::size_t limit) noexcept {
     if (limit - v < 4) return fail(errc::truncated, v);
-    const std::int32_t n = detail::load_i32(b_ + v);
+    const std::int32_t n = detail::load_le_i32(b_ + v);
     if (n < 1 || static_cast<std::size_t>(n) > limit - v - 4) {
       return fail(errc::bad_length_prefix, v);
     }
@@ -155,7 +155,7 @@ class validator {
   // start.
   std::size_t open(std::size_t v, std::size_t limit) {
     if (limit - v < 4) return fail(errc::truncated, v);
-    const std::int32_t n = detail::load_i32(b_ + v);
+    const std::int32_t n = detail::load_le_i32(b_ + v);
     if (n < 5 || static_cast<std::size_t>(n) > limit - v) return fail(errc::bad_length_prefix, v);
     if (stack_.size() > o_.max_depth) return fail(errc::too_deep, v);
     const std::size_t term = v + static_cast<std::size_t>(n) - 1;
@@ -195,12 +195,12 @@ class validator {
     case type::array: return open(v, limit);
     case type::binary: {
       if (limit - v < 5) return fail(errc::truncated, v);
-      const std::int32_t n = detail::load_i32(b_ + v);
+      const std::int32_t n = detail::load_le_i32(b_ + v);
       if (n < 0 || static_cast<std::size_t>(n) > limit - v - 5) {
         return fail(errc::bad_length_prefix, v);
       }
       if (b_[v + 4] == binary_subtype::old_binary &&
-          (n < 4 || detail::load_i32(b_ + v + 5) != n - 4)) {
+          (n < 4 || detail::load_le_i32(b_ + v + 5) != n - 4)) {
         return fail(errc::invalid_binary, v + 5);
       }
       return v + 5 + static_cast<std::size_t>(n);
@@ -215,7 +215,7 @@ class validator {
     }
     case type::javascript_with_scope: {
       if (limit - v < 4) return fail(errc::truncated, v);
-      const std::int32_t total = detail::load_i32(b_ + v);
+      const std::int32_t total = detail::load_le_i32(b_ + v);
       // The smallest: total length, an empty string (length 1 and its NUL), an empty scope.
       if (total < 4 + 5 + 5 || static_cast<std::size_t>(total) > limit - v) {
         return fail(errc::bad_length_prefix, v);
@@ -224,7 +224,7 @@ class validator {
       const std::size_t s = string(v + 4, end);
       if (s == bad) return bad;
       if (end - s < 5) return fail(errc::bad_length_prefix, v);
-      const std::int32_t n = detail::load_i32(b_ + s);
+      const std::int32_t n = detail::load_le_i32(b_ + s);
       if (n < 5) return fail(errc::bad_length_prefix, s);
       // The scope must end exactly where the total length says the value ends.
       if (static_cast<std::size_t>(n) != end - s) return fail(errc::bad_length_prefix, v);
@@ -243,7 +243,7 @@ class validator {
 result<document_view> validate_impl(std::span<const std::uint8_t> bytes,
                                     const validate_options& options, bool allow_trailing) {
   if (bytes.size() < 4) return oid::error{errc::truncated, 0};
-  const std::int32_t n = detail::load_i32(bytes.data());
+  const std::int32_t n = detail::load_le_i32(bytes.data());
   if (n < 5) return oid::error{errc::bad_length_prefix, 0};
   const auto len = static_cast<std::size_t>(n);
   if (len > options.max_size) return oid::error{errc::too_large, 0};

@@ -39,7 +39,7 @@ namespace {
 std::size_t string_size(const std::uint8_t* v, const std::uint8_t* end) noexcept {
   const auto avail = static_cast<std::size_t>(end - v);
   if (avail < 4) return bad_size;
-  const std::int32_t n = load_i32(v);
+  const std::int32_t n = load_le_i32(v);
   if (n < 1 || static_cast<std::size_t>(n) > avail - 4) return bad_size;
   return 4 + static_cast<std::size_t>(n);
 }
@@ -65,14 +65,14 @@ std::size_t value_size(std::uint8_t t, const std::uint8_t* v, const std::uint8_t
   case type::array:
   case type::javascript_with_scope: {
     if (avail < 4) return bad_size;
-    const std::int32_t len = load_i32(v);
+    const std::int32_t len = load_le_i32(v);
     if (len < 5) return bad_size;
     n = static_cast<std::size_t>(len);
     break;
   }
   case type::binary: {
     if (avail < 5) return bad_size;
-    const std::int32_t len = load_i32(v);
+    const std::int32_t len = load_le_i32(v);
     if (len < 0) return bad_size;
     n = 5 + static_cast<std::size_t>(len);
     break;

@@ -1,14 +1,19 @@
-// Private: hex and base64 tables, and the 12-byte hex codec every text form of an id goes through.
+// Private: hex, one home for every module (ids, BSON, Extended JSON, the command).
 //
-// The hex codec has a portable version (tables, one byte at a time) and, where SSE2 is available
-// (every x86-64 CPU), a vector version that does all 24 characters at once; tests check that the
-// two agree on every byte value in every position.
+// The 12-byte codec every text form of an id goes through has a portable version (tables, one byte
+// at a time) and, where SSE2 is available (every x86-64 CPU), a vector version that does all 24
+// characters at once; tests check that the two agree on every byte value in every position. Other
+// lengths (binary subtypes, UUIDs, `\u` escapes, the command's output) use `encode_hex` and
+// `decode_hex`, a byte at a time.
 #pragma once
 
 #include <array>
-#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
 
 #if defined(__SSE2__)
 #  include <emmintrin.h>
@@ -43,30 +48,48 @@ inline constexpr auto hex_values = [] {
   return t;
 }();
 
-inline constexpr char base64_digits[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Value of a standard base64 character, or -1 (padding `=` included).
-inline constexpr auto base64_values = [] {
-  std::array<std::int8_t, 256> t{};
-  for (auto& v : t) v = -1;
-  for (int i = 0; i < 64; ++i)
-    t[static_cast<unsigned char>(base64_digits[i])] = static_cast<std::int8_t>(i);
-  return t;
-}();
-
 inline int hex_value(char c) noexcept { return hex_values[static_cast<unsigned char>(c)]; }
-inline int base64_value(char c) noexcept { return base64_values[static_cast<unsigned char>(c)]; }
 
-/// Stores `v` big-endian: one byte swap and one store (the compilers oid supports, g++ and clang,
-/// have the builtins).
-inline void store_be64(std::uint8_t* p, std::uint64_t v) noexcept {
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
+/// Writes the 2n lowercase hex characters of n bytes at `out` and returns the end.
+inline char* encode_hex(const std::uint8_t* in, std::size_t n, char* out) noexcept {
+  for (std::size_t i = 0; i < n; ++i, out += 2) {
+    std::memcpy(out, &hex_pairs[2 * std::size_t{in[i]}], 2);
+  }
+  return out;
 }
-inline void store_be32(std::uint8_t* p, std::uint32_t v) noexcept {
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
-  std::memcpy(p, &v, 4);
+
+/// The lowercase hex text of `bytes`.
+inline std::string to_hex(std::span<const std::uint8_t> bytes) {
+  std::string s(2 * bytes.size(), '\0');
+  encode_hex(bytes.data(), bytes.size(), s.data());
+  return s;
+}
+
+/// Decodes 2n hex characters (either case) into n bytes. Returns the index of the first character
+/// that is not a hex digit, or -1 when all are; `out` may be written either way, and may be `in`
+/// itself (each byte is written after the two characters it comes from were read).
+inline std::ptrdiff_t decode_hex(const char* in, std::size_t n, std::uint8_t* out) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    const int hi = hex_value(in[2 * i]);
+    const int lo = hex_value(in[2 * i + 1]);
+    if ((hi | lo) < 0) return static_cast<std::ptrdiff_t>(2 * i + (hi < 0 ? 0 : 1));
+    out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return -1;
+}
+
+/// The value of 1 to 8 hex digits (either case); false when `s` is empty, longer, or holds
+/// anything else.
+inline bool parse_hex_u32(std::string_view s, std::uint32_t& v) noexcept {
+  if (s.empty() || s.size() > 8) return false;
+  std::uint32_t r = 0;
+  for (const char c : s) {
+    const int h = hex_value(c);
+    if (h < 0) return false;
+    r = r << 4 | static_cast<std::uint32_t>(h);
+  }
+  v = r;
+  return true;
 }
 
 /// Writes the 24 lowercase hex characters of 12 bytes: the portable version.

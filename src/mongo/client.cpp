@@ -69,7 +69,7 @@ outcome<std::vector<bson::document>> client::list_collections(std::string_view d
   return out;
 }
 
-outcome<server_description> client::server() {
+outcome<handshake_info> client::server() {
   auto l = state_->acquire();
   if (!l) return l.error();
   return (*l)->server();

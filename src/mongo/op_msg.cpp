@@ -2,6 +2,7 @@
 #include <cstring>
 #include <limits>
 #include <oid/bson/validate.hpp>
+#include <oid/detail/endian.hpp>
 #include <oid/mongo/op_msg.hpp>
 
 namespace oid::mongo {
@@ -22,21 +23,13 @@ constexpr std::array<std::uint32_t, 256> make_crc32c_table() {
 }
 constexpr auto crc32c_table = make_crc32c_table();
 
-std::uint32_t read_u32(const std::uint8_t* p) noexcept {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-         std::uint32_t{p[3]} << 24;
-}
-std::int32_t read_i32(const std::uint8_t* p) noexcept {
-  return static_cast<std::int32_t>(read_u32(p));
-}
+using oid::detail::load_le_i32;
+using oid::detail::load_le_u32;
+
+// Appends `v` little-endian.
 void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  const std::uint8_t b[4] = {static_cast<std::uint8_t>(v), static_cast<std::uint8_t>(v >> 8),
-                             static_cast<std::uint8_t>(v >> 16),
-                             static_cast<std::uint8_t>(v >> 24)};
-  out.insert(out.end(), b, b + 4);
-}
-void patch_u32(std::vector<std::uint8_t>& out, std::size_t at, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
+  out.resize(out.size() + 4);
+  oid::detail::store_le_u32(out.data() + out.size() - 4, v);
 }
 
 // The smallest OP_MSG: header, flags, kind byte and the empty document.
@@ -49,7 +42,7 @@ result<bson::document_view> section_document(std::span<const std::uint8_t> bytes
                                              std::size_t end, const op_msg_limits& limits) {
   const auto span = bytes.subspan(at, end - at);
   if (span.size() >= 4) {
-    const std::int32_t declared = read_i32(span.data());
+    const std::int32_t declared = load_le_i32(span.data());
     // validate_prefix would call a too-long document "truncated": here it runs past its section.
     if (declared >= 5 && static_cast<std::size_t>(declared) > span.size()) {
       return oid::error{errc::bad_length_prefix, at};
@@ -74,10 +67,10 @@ result<message_header> decode_header(std::span<const std::uint8_t> bytes,
                                      const op_msg_limits& limits) noexcept {
   if (bytes.size() < message_header_size) return oid::error{errc::truncated, 0};
   message_header h;
-  h.message_length = read_i32(bytes.data());
-  h.request_id = read_i32(bytes.data() + 4);
-  h.response_to = read_i32(bytes.data() + 8);
-  h.op_code = read_i32(bytes.data() + 12);
+  h.message_length = load_le_i32(bytes.data());
+  h.request_id = load_le_i32(bytes.data() + 4);
+  h.response_to = load_le_i32(bytes.data() + 8);
+  h.op_code = load_le_i32(bytes.data() + 12);
   if (h.message_length < static_cast<std::int32_t>(message_header_size) ||
       static_cast<std::size_t>(h.message_length) > limits.max_message_size) {
     return oid::error{errc::bad_length_prefix, 0};
@@ -121,7 +114,8 @@ result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg) {
     out.insert(out.end(), seq.identifier.begin(), seq.identifier.end());
     out.push_back(0);
     for (const auto& d : seq.documents) out.insert(out.end(), d.data(), d.data() + d.size());
-    patch_u32(out, size_at, static_cast<std::uint32_t>(out.size() - size_at));
+    oid::detail::store_le_u32(out.data() + size_at,
+                              static_cast<std::uint32_t>(out.size() - size_at));
   }
   if (msg.body_position == msg.sequences.size()) put_body();
   if (msg.flags & op_msg_flags::checksum_present) put_u32(out, crc32c(out));
@@ -130,7 +124,7 @@ result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg) {
 
 result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_limits& limits) {
   if (bytes.size() < 4) return oid::error{errc::truncated, 0};
-  const std::int32_t declared = read_i32(bytes.data());
+  const std::int32_t declared = load_le_i32(bytes.data());
   if (declared < static_cast<std::int32_t>(min_message) ||
       static_cast<std::size_t>(declared) > limits.max_message_size) {
     return oid::error{errc::bad_length_prefix, 0};
@@ -140,10 +134,10 @@ result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_l
   if (bytes.size() > length) return oid::error{errc::trailing_bytes, length};
 
   op_msg msg;
-  msg.request_id = read_i32(bytes.data() + 4);
-  msg.response_to = read_i32(bytes.data() + 8);
-  if (read_i32(bytes.data() + 12) != op_msg_opcode) return oid::error{errc::invalid_message, 12};
-  msg.flags = read_u32(bytes.data() + 16);
+  msg.request_id = load_le_i32(bytes.data() + 4);
+  msg.response_to = load_le_i32(bytes.data() + 8);
+  if (load_le_i32(bytes.data() + 12) != op_msg_opcode) return oid::error{errc::invalid_message, 12};
+  msg.flags = load_le_u32(bytes.data() + 16);
   if (msg.flags & 0xFFFFu & ~op_msg_flags::known_required) {
     return oid::error{errc::invalid_message, 16};
   }
@@ -151,7 +145,7 @@ result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_l
   if (msg.flags & op_msg_flags::checksum_present) {
     if (length < min_message + 4) return oid::error{errc::bad_length_prefix, 0};
     end = length - 4;
-    if (crc32c(bytes.first(end)) != read_u32(bytes.data() + end)) {
+    if (crc32c(bytes.first(end)) != load_le_u32(bytes.data() + end)) {
       return oid::error{errc::checksum_mismatch, end};
     }
   }
@@ -171,7 +165,7 @@ result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_l
     } else if (kind == 1) {
       const std::size_t size_at = pos + 1;
       if (end - size_at < 4) return oid::error{errc::bad_length_prefix, size_at};
-      const std::int32_t size = read_i32(bytes.data() + size_at);
+      const std::int32_t size = load_le_i32(bytes.data() + size_at);
       // At least the size itself and an identifier's NUL, and inside the sections.
       if (size < 5 || static_cast<std::size_t>(size) > end - size_at) {
         return oid::error{errc::bad_length_prefix, size_at};

@@ -7,9 +7,9 @@
 #include <oid/bson/decimal128.hpp>
 #include <oid/bson/document.hpp>
 #include <oid/bson/ensure_id.hpp>
-#include <oid/bson/json.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_stream_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/stream_reader.hpp>
 #include <oid/bson/type.hpp>
 #include <oid/bson/validate.hpp>

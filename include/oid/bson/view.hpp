@@ -24,6 +24,7 @@
 #include <iterator>
 #include <oid/bson/decimal128.hpp>
 #include <oid/bson/type.hpp>
+#include <oid/detail/endian.hpp>
 #include <oid/object_id.hpp>
 #include <oid/result.hpp>
 #include <span>
@@ -75,17 +76,6 @@ namespace detail {
 /// The bytes of the empty document, which a default `document_view` points at.
 inline constexpr std::uint8_t empty_document_bytes[5] = {5, 0, 0, 0, 0};
 
-// Little-endian loads for the inline read path below. Assembled from bytes so they are correct on
-// any alignment and host byte order (compilers emit one load); named apart from the library's
-// private helpers in src/bson/detail/bytes.hpp, which share this namespace.
-inline std::uint32_t view_u32(const std::uint8_t* p) noexcept {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-         std::uint32_t{p[3]} << 24;
-}
-inline std::uint64_t view_u64(const std::uint8_t* p) noexcept {
-  return std::uint64_t{view_u32(p)} | std::uint64_t{view_u32(p + 4)} << 32;
-}
-
 // The first NUL in [p, end), or `end`; reads nothing at or past `end`. Keys are short (most are
 // 1 to 10 bytes), where calling memchr costs more than the scan itself, so this tests eight bytes
 // at a time while eight remain: (x - 0x01..01) & ~x & 0x80..80 sets the high bit of every zero
@@ -93,7 +83,8 @@ inline std::uint64_t view_u64(const std::uint8_t* p) noexcept {
 inline const std::uint8_t* find_nul(const std::uint8_t* p, const std::uint8_t* end) noexcept {
   constexpr std::uint64_t ones = 0x0101010101010101, highs = 0x8080808080808080;
   while (end - p >= 8) {
-    const std::uint64_t x = view_u64(p);  // byte i in bits 8i..8i+7, whatever the host order
+    const std::uint64_t x =
+        oid::detail::load_le_u64(p);  // byte i in bits 8i..8i+7, whatever the host order
     const std::uint64_t zeros = (x - ones) & ~x & highs;
     if (zeros != 0) return p + std::countr_zero(zeros) / 8;
     p += 8;
@@ -202,7 +193,7 @@ class element {
   const std::uint8_t* value() const noexcept { return p_ + 2 + key_size_; }
   // A length-prefixed string value at v: the iterator (or validation) checked its length >= 1.
   static std::string_view string_at(const std::uint8_t* v) noexcept {
-    return {reinterpret_cast<const char*>(v + 4), detail::view_u32(v) - 1};
+    return {reinterpret_cast<const char*>(v + 4), oid::detail::load_le_u32(v) - 1};
   }
   static constexpr oid::error mismatch{errc::type_mismatch, 0};
 
@@ -340,7 +331,7 @@ struct code_with_scope_view {
   const std::uint8_t* v = nul + 1;
   const auto avail = static_cast<std::size_t>(end_ - v);
   // The int32 prefix of the length-prefixed types, or -1 (a wrong length) when it does not fit.
-  const std::int64_t len = avail >= 4 ? static_cast<std::int32_t>(detail::view_u32(v)) : -1;
+  const std::int64_t len = avail >= 4 ? static_cast<std::int32_t>(oid::detail::load_le_u32(v)) : -1;
   std::size_t n = detail::not_fixed;  // not decoded here
   switch (static_cast<bson::type>(*p)) {
   case type::string:
@@ -373,7 +364,7 @@ struct code_with_scope_view {
 
 inline result<double> element::get_double() const noexcept {
   if (type() != bson::type::double_) return mismatch;
-  return std::bit_cast<double>(detail::view_u64(value()));
+  return std::bit_cast<double>(oid::detail::load_le_u64(value()));
 }
 inline result<std::string_view> element::get_string() const noexcept {
   if (type() != bson::type::string) return mismatch;
@@ -407,7 +398,7 @@ inline result<bool> element::get_bool() const noexcept {
 }
 inline result<std::int64_t> element::get_date_time() const noexcept {
   if (type() != bson::type::date_time) return mismatch;
-  return static_cast<std::int64_t>(detail::view_u64(value()));
+  return static_cast<std::int64_t>(oid::detail::load_le_u64(value()));
 }
 inline result<std::string_view> element::get_javascript() const noexcept {
   if (type() != bson::type::javascript) return mismatch;
@@ -426,20 +417,20 @@ inline result<code_with_scope_view> element::get_javascript_with_scope() const n
 }
 inline result<std::int32_t> element::get_int32() const noexcept {
   if (type() != bson::type::int32) return mismatch;
-  return static_cast<std::int32_t>(detail::view_u32(value()));
+  return static_cast<std::int32_t>(oid::detail::load_le_u32(value()));
 }
 inline result<timestamp_value> element::get_timestamp() const noexcept {
   if (type() != bson::type::timestamp) return mismatch;
-  const std::uint64_t u = detail::view_u64(value());
+  const std::uint64_t u = oid::detail::load_le_u64(value());
   return timestamp_value{static_cast<std::uint32_t>(u >> 32), static_cast<std::uint32_t>(u)};
 }
 inline result<std::int64_t> element::get_int64() const noexcept {
   if (type() != bson::type::int64) return mismatch;
-  return static_cast<std::int64_t>(detail::view_u64(value()));
+  return static_cast<std::int64_t>(oid::detail::load_le_u64(value()));
 }
 inline result<decimal128> element::get_decimal128() const noexcept {
   if (type() != bson::type::decimal128) return mismatch;
-  return decimal128{detail::view_u64(value()), detail::view_u64(value() + 8)};
+  return decimal128{oid::detail::load_le_u64(value()), oid::detail::load_le_u64(value() + 8)};
 }
 
 }  // namespace oid::bson

@@ -59,7 +59,7 @@ class client {
   /// `listCollections` of `db`: one document per collection (`name`, `type`, `options`, ...).
   outcome<std::vector<bson::document>> list_collections(std::string_view db);
   /// What the handshake of a pooled connection learnt (connecting if none is open).
-  outcome<server_description> server();
+  outcome<handshake_info> server();
   /// The connection string this client was made from.
   const mongo::uri& uri() const noexcept;
 

@@ -73,7 +73,7 @@ struct connection_options {
 };
 
 /// What the handshake learnt about the server.
-struct server_description {
+struct handshake_info {
   std::int32_t max_bson_object_size = 16 * 1024 * 1024;  ///< largest document it accepts
   std::int32_t max_message_size_bytes = 48'000'000;      ///< largest message it accepts
   std::int32_t max_write_batch_size = 100'000;           ///< most statements in one write command
@@ -114,7 +114,7 @@ class connection {
                                    std::span<const document_sequence> sequences = {});
 
   /// What the handshake learnt.
-  const server_description& server() const noexcept { return server_; }
+  const handshake_info& server() const noexcept { return server_; }
   /// The host this connection talks to.
   const mongo::host& host() const noexcept { return host_; }
   /// True after a transport error: the connection must not be used again.
@@ -142,7 +142,7 @@ class connection {
   std::int32_t next_request_id_ = 1;
   std::chrono::milliseconds socket_timeout_{0};
   mongo::host host_;
-  server_description server_;
+  handshake_info server_;
   // Request ids of recent fire-and-forget messages, whose unrequested replies are skipped.
   std::deque<std::int32_t> unacknowledged_;
 };

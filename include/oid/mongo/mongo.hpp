@@ -9,6 +9,12 @@
 #include <oid/mongo/failure.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/read_preference.hpp>
+#include <oid/mongo/sdam.hpp>
+#include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/secret.hpp>
+#include <oid/mongo/server_description.hpp>
+#include <oid/mongo/server_selection.hpp>
+#include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/mongo/write_concern.hpp>

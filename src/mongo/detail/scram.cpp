@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "detail/base64.hpp"
 #include "detail/hex.hpp"
 
 namespace oid::mongo::detail {
@@ -46,12 +47,8 @@ void hmac(scram_mechanism m, const std::uint8_t* key, std::size_t key_size, std:
 }
 
 std::string base64_encode(const std::uint8_t* data, std::size_t size) {
-  std::string out(4 * ((size + 2) / 3), '\0');
-  // EVP_EncodeBlock writes a NUL after the text: give it room, then drop it.
-  out.resize(out.size() + 1);
-  const int n =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
-  out.resize(static_cast<std::size_t>(n));
+  std::string out(oid::detail::base64_size(size), '\0');
+  oid::detail::encode_base64(data, size, out.data());
   return out;
 }
 
@@ -80,11 +77,12 @@ std::optional<std::vector<std::uint8_t>> base64_decode(std::string_view text, st
     }
   }
   std::vector<std::uint8_t> out(text.size() / 4 * 3);
-  if (!text.empty()) {
-    EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
-                    static_cast<int>(text.size()));
+  const std::ptrdiff_t n = oid::detail::decode_base64(text.data(), text.size(), out.data());
+  if (n < 0) {  // '=' inside the text: the digit checks above let only that through
+    bad = text.find('=');
+    return std::nullopt;
   }
-  out.resize(out.size() - pad);
+  out.resize(static_cast<std::size_t>(n));
   return out;
 }
 

@@ -1,4 +1,4 @@
-// oid/bson/json.hpp: MongoDB Extended JSON v2 for BSON documents.
+// oid/bson/json_writer.hpp: MongoDB Extended JSON v2 for BSON documents.
 //
 // `to_json` writes a document as canonical or relaxed Extended JSON, following MongoDB's Extended
 // JSON specification (v2) and the strings of its BSON corpus:

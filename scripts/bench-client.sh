@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# oid's client beside libmongoc 1.23, the Go driver (v1.17) and PyMongo 4 on DriverBench's single-
+# and multi-document tasks (bench/client_driverbench.cpp and its peers), against FerretDB and
+# against bench/canned_server.cpp, and with two threads sharing one client on the canned server.
+# Prints one table: task x client, MB/s and CPU microseconds per operation, with oid's ratios.
+#
+#   scripts/bench-client.sh [--runs R] [--count N] [--iterations K] [--large-count L]
+#                           [--ferret-count N] [--ferret-iterations K] [--ferret-large-count L]
+#                           [--clients oid,libmongoc,go,pymongo] [--json FILE]
+#
+# Every measurement is repeated R times (default 1; the table shows the median of the runs, and
+# the runs' range of oid's ratio to libmongoc). Canned server: N operations per task (default 10,000, the specification's), L for the large-
+# document tasks (default 10), K timed iterations after one warm-up (default 5). FerretDB is slow
+# (SQLite): --ferret-count (default 100) and --ferret-iterations (default 3); the large-document
+# tasks are left out there unless --ferret-large-count L is given (FerretDB needs close to a
+# minute to store one 2.7 MB document on a busy machine). On FerretDB the client's CPU time per
+# operation is the number to read: the server's own time dominates the wall time.
+#
+# After every run the script checks that the work was done: the documents a find read, and after
+# an insert task the documents in the server (count_documents on FerretDB, the canned server's
+# cannedStats) against what the last iteration inserted.
+#
+# Builds what it needs: the bench preset (oid, canned_server, libmongoc), the Go program (Go from
+# PATH or /usr/local/go, modules from the Go module proxy), PyMongo in a venv under build/.
+# Starts its own FerretDB with scripts/ferretdb.sh (FERRETDB=path uses a built binary).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+runs=1
+count=10000
+iterations=5
+large_count=10
+ferret_count=100
+ferret_iterations=3
+ferret_large_count=0
+clients=oid,libmongoc,go,pymongo
+json_out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --runs) runs=${2:?}; shift 2 ;;
+  --count) count=${2:?}; shift 2 ;;
+  --iterations) iterations=${2:?}; shift 2 ;;
+  --large-count) large_count=${2:?}; shift 2 ;;
+  --ferret-count) ferret_count=${2:?}; shift 2 ;;
+  --ferret-iterations) ferret_iterations=${2:?}; shift 2 ;;
+  --ferret-large-count) ferret_large_count=${2:?}; shift 2 ;;
+  --clients) clients=${2:?}; shift 2 ;;
+  --json) json_out=${2:?}; shift 2 ;;
+  -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+  *) echo "bench-client: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "bench-client: $*" >&2; }
+
+# ---- Build
+./scripts/install-deps.sh
+build=$root/build/bench
+say "building the bench preset (client_driverbench, canned_server, libmongoc_driverbench)"
+cmake --preset bench >/dev/null
+nice -n 5 cmake --build --preset bench --target client_driverbench canned_server \
+  libmongoc_driverbench >/dev/null
+if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then PATH=$PATH:/usr/local/go/bin; fi
+say "building bench/go"
+(cd bench/go && GOFLAGS=-p=1 nice -n 5 go build -o "$build/go_driverbench" .)
+venv=$root/build/pymongo-venv
+if ! "$venv/bin/python" -c 'import pymongo, bson; assert pymongo.has_c() and bson.has_c()' 2>/dev/null; then
+  say "installing PyMongo 4 into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q 'pymongo>=4.9,<5'
+fi
+py=$venv/bin/python
+data=$root/../shared/data/driverbench/single_and_multi_document
+
+# ---- Servers
+tmp=$(mktemp -d)
+ferret_pid=$tmp/ferretdb.pid
+canned_pid=""
+cleanup() {
+  [ -z "$canned_pid" ] || kill "$canned_pid" 2>/dev/null || true
+  [ ! -f "$ferret_pid" ] || scripts/ferretdb.sh stop "$ferret_pid" >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+say "starting FerretDB"
+ferret_uri=$(scripts/ferretdb.sh start "$ferret_pid")
+"$build/bench/canned_server" --docs "$count" >"$tmp/canned.uri" &
+canned_pid=$!
+for _ in $(seq 100); do grep -q mongodb "$tmp/canned.uri" && break; sleep 0.1; done
+canned_uri=$(cat "$tmp/canned.uri")
+
+command_of() {
+  case "$1" in
+  oid) echo "$build/bench/client_driverbench" ;;
+  libmongoc) echo "$build/bench/libmongoc_driverbench" ;;
+  go) echo "$build/go_driverbench --data $data" ;;
+  pymongo) echo "$py $root/bench/pymongo_driverbench.py --data $data" ;;
+  esac
+}
+
+# The documents in perftest.corpus (FerretDB) or received since the last drop (canned server).
+server_count() {
+  "$py" - "$1" "$2" <<'EOF'
+import sys, pymongo
+uri, kind = sys.argv[1], sys.argv[2]
+c = pymongo.MongoClient(uri)
+if kind == "canned":
+    print(c.admin.command("cannedStats")["inserted"])
+else:
+    print(c.perftest.corpus.count_documents({}))
+EOF
+}
+
+results=$tmp/results.jsonl
+# run SERVER-KIND URI COUNT LARGE ITERATIONS THREADS CLIENT TASK
+run() {
+  local kind=$1 uri=$2 n=$3 l=$4 k=$5 threads=$6 client=$7 task=$8
+  local out
+  say "$kind: $client $task (threads $threads)"
+  # shellcheck disable=SC2046
+  out=$($(command_of "$client") --uri "$uri" --task "$task" --count "$n" --large-count "$l" \
+    --iterations "$k" --warmup 1 --threads "$threads" --json) ||
+    { say "$client failed on $task against $kind"; exit 1; }
+  local ops docs want
+  ops=$(echo "$out" | "$py" -c 'import json,sys; print(json.loads(sys.stdin.read())["ops"])')
+  docs=$(echo "$out" | "$py" -c 'import json,sys; print(json.loads(sys.stdin.read())["docs"])')
+  want=$((ops * threads))
+  [ "$docs" -eq "$want" ] ||
+    { say "CHECK FAILED: $client $task on $kind reports $docs documents, not $want"; exit 1; }
+  case "$task" in
+  insert_*)
+    local stored
+    stored=$(server_count "$uri" "$kind")
+    [ "$stored" -eq "$want" ] ||
+      { say "CHECK FAILED: $kind holds $stored documents after $client $task, not $want"; exit 1; }
+    ;;
+  esac
+  echo "$out" | "$py" -c "import json,sys; d=json.loads(sys.stdin.read()); d['server']='$kind'; d['run']=$run; print(json.dumps(d))" >>"$results"
+}
+
+small_tasks=(run_command find_one insert_one_small find_many insert_many_small)
+large_tasks=(insert_one_large insert_many_large)
+IFS=, read -r -a client_list <<<"$clients"
+
+ferret_tasks=("${small_tasks[@]}")
+[ "$ferret_large_count" -eq 0 ] || ferret_tasks+=("${large_tasks[@]}")
+for run in $(seq 1 "$runs"); do
+  say "run $run of $runs"
+  for task in "${small_tasks[@]}" "${large_tasks[@]}"; do
+    for client in "${client_list[@]}"; do
+      run canned "$canned_uri" "$count" "$large_count" "$iterations" 1 "$client" "$task"
+    done
+  done
+  for task in "${small_tasks[@]}" "${large_tasks[@]}"; do
+    for client in oid libmongoc; do
+      [[ ",$clients," == *",$client,"* ]] || continue
+      run canned "$canned_uri" "$count" "$large_count" "$iterations" 2 "$client" "$task"
+    done
+  done
+  for task in "${ferret_tasks[@]}"; do
+    for client in "${client_list[@]}"; do
+      run ferretdb "$ferret_uri" "$ferret_count" "$((ferret_large_count > 0 ? ferret_large_count : 1))" "$ferret_iterations" 1 \
+        "$client" "$task"
+    done
+  done
+done
+[ -z "$json_out" ] || cp "$results" "$json_out"
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$py" - "$results" "$clients" <<'EOF'
+import json, sys
+
+import statistics
+
+rows = [json.loads(l) for l in open(sys.argv[1])]
+clients = sys.argv[2].split(",")
+peers = [c for c in clients if c != "oid"]
+tasks = ["run_command", "find_one", "insert_one_small", "insert_one_large", "find_many",
+         "insert_many_small", "insert_many_large"]
+by_key = {}
+for r in rows:
+    by_key.setdefault((r["server"], r["threads"], r["task"], r["client"]), []).append(r)
+# The median of the runs of each number; "runs" keeps every run for the ranges.
+get = {}
+for key, rs in by_key.items():
+    m = dict(rs[0])
+    for f in ("mbps", "cpu_us_per_op", "wall_s"):
+        m[f] = statistics.median(r[f] for r in rs)
+    m["runs"] = {r["run"]: r for r in rs}
+    get[key] = m
+
+def spread(server, task, peer, field):
+    # oid's ratio to `peer` in each run: the range, "lo-hi".
+    o, p = get.get((server, 1, task, "oid")), get.get((server, 1, task, peer))
+    if not o or not p:
+        return "-"
+    rs = [o["runs"][k][field] / p["runs"][k][field] for k in o["runs"] if k in p["runs"]]
+    return f"{min(rs):.2f}-{max(rs):.2f}" if len(rs) > 1 else "-"
+
+def table(title, header, lines):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+    print(f"\n{title}")
+    print("| " + " | ".join(str(h).ljust(w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for l in lines:
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(l, widths)) + " |")
+
+for server, what in (("canned", "canned server (wall time is the driver's)"),
+                     ("ferretdb", "FerretDB (read the CPU: the server's time dominates the wall)")):
+    header = ["task"] + [f"{c} MB/s" for c in clients] + [f"{c} CPU us/op" for c in clients] + \
+             [f"oid/{p} MB/s" for p in peers] + [f"oid/{p} CPU" for p in peers] + \
+             ["oid/libmongoc CPU, runs"]
+    lines = []
+    for t in tasks:
+        rs = [get.get((server, 1, t, c)) for c in clients]
+        if not any(rs):
+            continue
+        oid = get.get((server, 1, t, "oid"))
+        line = [t] + [f"{r['mbps']:,.2f}" if r else "-" for r in rs] + \
+               [f"{r['cpu_us_per_op']:,.2f}" if r else "-" for r in rs]
+        for key in ("mbps", "cpu_us_per_op"):
+            for p in peers:
+                r = get.get((server, 1, t, p))
+                line.append(f"{oid[key] / r[key]:.2f}x" if oid and r and r[key] else "-")
+        line.append(spread(server, t, "libmongoc", "cpu_us_per_op"))
+        lines.append(line)
+    table(f"1 thread, {what}: MB/s (higher is better), CPU us per operation (lower is better); "
+          "oid/peer ratios: MB/s above 1 and CPU below 1 favour oid", header, lines)
+
+header = ["task", "client", "1 thread MB/s", "2 threads MB/s", "scaling", "1 thread CPU us/op",
+          "2 threads CPU us/op"]
+lines = []
+for t in tasks:
+    for c in ("oid", "libmongoc"):
+        one, two = get.get(("canned", 1, t, c)), get.get(("canned", 2, t, c))
+        if one and two:
+            lines.append([t, c, f"{one['mbps']:,.2f}", f"{two['mbps']:,.2f}",
+                          f"{two['mbps'] / one['mbps']:.2f}x", f"{one['cpu_us_per_op']:,.2f}",
+                          f"{two['cpu_us_per_op']:,.2f}"])
+table("two threads sharing one client (libmongoc: one pool) on the canned server", header, lines)
+
+header = ["task"] + [c for c in ("oid", "libmongoc") if c in clients]
+lines = []
+for t in tasks:
+    rs = [get.get(("canned", 1, t, c)) for c in header[1:]]
+    if any(r and "allocs_per_op" in r for r in rs):
+        lines.append([t] + [f"{r['allocs_per_op']:.2f}" if r and "allocs_per_op" in r else "-"
+                            for r in rs])
+table("allocations per operation on the canned server (oid: every operator new; libmongoc: "
+      "bson_malloc and friends)", header, lines)
+EOF
