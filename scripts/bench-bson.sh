@@ -14,28 +14,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+name=bench-bson
+. scripts/lib/bench-common.sh
 json_out=""
-runs=3
 iterations=10
 clock=wall
+data=""
+declare -A bench_options=([--runs]=runs [--iterations]=iterations [--clock]=clock
+  [--json]=json_out [--data]=data [--build-dir]=build_dir)
+bench_parse_options "$@"
 data_args=()
-build_dir=build/bench
-while [ $# -gt 0 ]; do
-  case "$1" in
-  --runs) runs=${2:?--runs needs a number}; shift 2 ;;
-  --iterations) iterations=${2:?--iterations needs a number}; shift 2 ;;
-  --clock) clock=${2:?--clock needs wall or cpu}; shift 2 ;;
-  --json) json_out=${2:?--json needs a file}; shift 2 ;;
-  --data) data_args=(--data "${2:?--data needs a directory}"); shift 2 ;;
-  --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
-  -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
-  *) echo "bench-bson: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-
-./scripts/install-deps.sh
-cmake --preset bench -B "$build_dir" >/dev/null
-cmake --build "$build_dir" --target bson_driverbench -j2 >/dev/null
+[ -z "$data" ] || data_args=(--data "$data")
+bench_build bson_driverbench
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

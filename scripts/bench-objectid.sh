@@ -11,23 +11,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+name=bench-objectid
+. scripts/lib/bench-common.sh
 json_out=""
 repetitions=9
-build_dir=build/bench
 new_count=100000000
-while [ $# -gt 0 ]; do
-  case "$1" in
-  --json) json_out=${2:?--json needs a file}; shift 2 ;;
-  --repetitions) repetitions=${2:?--repetitions needs a number}; shift 2 ;;
-  --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
-  -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
-  *) echo "bench-objectid: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-
-./scripts/install-deps.sh
-cmake --preset bench -B "$build_dir" >/dev/null
-cmake --build "$build_dir" --target objectid_bench oid_cli -j2 >/dev/null
+declare -A bench_options=([--json]=json_out [--repetitions]=repetitions [--build-dir]=build_dir)
+bench_parse_options "$@"
+bench_build objectid_bench oid_cli
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
