@@ -16,7 +16,6 @@ cd "$(dirname "$0")/.."
 
 name=bench-bson
 . scripts/lib/bench-common.sh
-json_out=""
 iterations=10
 clock=wall
 data=""
@@ -40,6 +39,9 @@ done
 python3 - "$tmp" "$runs" "$json_out" <<'EOF'
 import json, statistics, sys
 
+sys.path.insert(0, "scripts/lib")
+from markdown_table import print_table
+
 tmp, runs, json_out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 results = [json.load(open(f"{tmp}/run{r}.json")) for r in range(1, runs + 1)]
 rows = []
@@ -62,13 +64,7 @@ lines = [[r["doc"], r["task"], f"{r['oid_mbps']:,.0f}", f"{r['libbson_mbps']:,.0
           f"{r['ratio']:.2f}x", f"{r['ratio_min']:.2f}-{r['ratio_max']:.2f}",
           "-" if r["target_ratio"] is None else f">= {r['target_ratio']:g}x",
           {True: "yes", False: "NO", None: "- (note)"}[r["met"]]] for r in rows]
-widths = [max(len(str(l[i])) for l in lines + [list(header)]) for i in range(len(header))]
-def show(cells):
-    print("| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |")
-show(header)
-print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-for l in lines:
-    show(l)
+print_table(header, lines)
 for r in rows:
     if r["note"]:
         print(f"\nnote ({r['doc']}/{r['task']}): {r['note']}.")

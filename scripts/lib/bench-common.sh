@@ -4,6 +4,7 @@
 # (for messages) first, and `size` (its default) when it uses bench_setup.
 
 runs=3
+json_out=""
 data_dir=../shared/data/driverbench/extended_bson
 build_dir=build/bench
 
