@@ -49,10 +49,6 @@
 #include <utility>
 #include <vector>
 
-#ifndef OID_SHARED_DIR
-#  define OID_SHARED_DIR "../shared"
-#endif
-
 namespace {
 
 namespace ob = oid::bson;

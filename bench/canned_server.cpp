@@ -55,10 +55,6 @@
 #include <tuple>
 #include <vector>
 
-#ifndef OID_SHARED_DIR
-#  define OID_SHARED_DIR "../shared"
-#endif
-
 namespace {
 
 namespace ob = oid::bson;

@@ -76,10 +76,6 @@ void* operator new(std::size_t n) {
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
-#ifndef OID_SHARED_DIR
-#  define OID_SHARED_DIR "../shared"
-#endif
-
 namespace {
 
 namespace ob = oid::bson;

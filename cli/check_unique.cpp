@@ -24,20 +24,6 @@ struct check_unique_options {
   std::string temp_dir;
 };
 
-std::string explain(std::string_view text, const error& e) {
-  switch (e.code) {
-  case errc::invalid_length:
-    return "invalid length: expected 24 hex or 16 base64 characters, got " +
-           std::to_string(text.size());
-  case errc::invalid_hex:
-  case errc::invalid_base64:
-    return std::string(e.code == errc::invalid_hex ? "invalid hex character "
-                                                   : "invalid base64 character ") +
-           quote(text.substr(e.offset, 1)) + " at column " + std::to_string(e.offset + 1);
-  default: return e.message();
-  }
-}
-
 /// Feeds the finder in batches, so that it sees few large spans rather than many single ids.
 class batcher {
  public:
@@ -74,7 +60,8 @@ void read_lines(context& ctx, std::istream& in, const std::string& name, batcher
     } else if (const auto id = object_id::parse(line.text)) {
       out.push(*id);
     } else {
-      ctx.err << where << quote(line.text) << ": " << explain(line.text, id.error()) << '\n';
+      ctx.err << where << quote(line.text) << ": " << explain_id_error(line.text, id.error())
+              << '\n';
       ctx.bad_input();
     }
   }

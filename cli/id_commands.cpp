@@ -16,21 +16,6 @@
 namespace oid::cli {
 namespace {
 
-/// What is wrong with an id's text, for a person: what was expected and where it went wrong.
-std::string explain_id_error(std::string_view input, const error& e) {
-  switch (e.code) {
-  case errc::invalid_length:
-    return "invalid length: expected 24 hex or 16 base64 characters, got " +
-           std::to_string(input.size());
-  case errc::invalid_hex:
-  case errc::invalid_base64:
-    return std::string(e.code == errc::invalid_hex ? "invalid hex character "
-                                                   : "invalid base64 character ") +
-           quote(input.substr(e.offset, 1)) + " at column " + std::to_string(e.offset + 1);
-  default: return e.message();
-  }
-}
-
 /// Runs `each` on every id given as arguments, or on every line of stdin when there are none.
 /// Bad input is reported on stderr, naming the argument or the line, and marks the run as bad.
 template <class F>

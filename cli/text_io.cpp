@@ -3,6 +3,7 @@
 #include <cstring>
 #include <istream>
 #include <ostream>
+#include <string>
 
 namespace oid::cli {
 
@@ -109,6 +110,20 @@ std::string quote(std::string_view input) {
   }
   q += '"';
   return q;
+}
+
+std::string explain_id_error(std::string_view input, const error& e) {
+  switch (e.code) {
+  case errc::invalid_length:
+    return "invalid length: expected 24 hex or 16 base64 characters, got " +
+           std::to_string(input.size());
+  case errc::invalid_hex:
+  case errc::invalid_base64:
+    return std::string(e.code == errc::invalid_hex ? "invalid hex character "
+                                                   : "invalid base64 character ") +
+           quote(input.substr(e.offset, 1)) + " at column " + std::to_string(e.offset + 1);
+  default: return e.message();
+  }
 }
 
 }  // namespace oid::cli

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <oid/error.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,5 +61,9 @@ class output_buffer {
 /// The input as a person should see it in an error message: quoted, non-printable bytes as \xNN,
 /// cut to about 40 characters.
 std::string quote(std::string_view input);
+
+/// What is wrong with an ObjectId's text `input`, for a person: what was expected and where it
+/// went wrong. `e` is the error `object_id::parse(input)` returned.
+std::string explain_id_error(std::string_view input, const error& e);
 
 }  // namespace oid::cli

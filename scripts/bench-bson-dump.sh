@@ -11,12 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 name=bench-bson-dump
 size=1000000000
-help_end=9
 . scripts/lib/bench-common.sh
-bench_parse_args "$@"
-bench_build libbson_dump
+bench_setup libbson_dump "$@"
 libbson_dump=$build_dir/bench/libbson_dump
-bench_driverbench_bson
 
 echo "$name: checking that both print the same lines..." >&2
 head -c 2000000 "$bson_file" >"$work/check.bson.full"

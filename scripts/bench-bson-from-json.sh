@@ -12,12 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 name=bench-bson-from-json
 size=200000000
-help_end=10
 . scripts/lib/bench-common.sh
-bench_parse_args "$@"
-bench_build libbson_from_json
+bench_setup libbson_from_json "$@"
 libbson_from_json=$build_dir/bench/libbson_from_json
-bench_driverbench_bson
 json_file=${bson_file%.bson}.canonical.json
 if [ ! -f "$json_file" ]; then
   echo "$name: generating $json_file..." >&2

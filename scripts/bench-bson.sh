@@ -14,28 +14,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-json_out=""
-runs=3
+name=bench-bson
+. scripts/lib/bench-common.sh
 iterations=10
 clock=wall
+data=""
+declare -A bench_options=([--runs]=runs [--iterations]=iterations [--clock]=clock
+  [--json]=json_out [--data]=data [--build-dir]=build_dir)
+bench_parse_options "$@"
 data_args=()
-build_dir=build/bench
-while [ $# -gt 0 ]; do
-  case "$1" in
-  --runs) runs=${2:?--runs needs a number}; shift 2 ;;
-  --iterations) iterations=${2:?--iterations needs a number}; shift 2 ;;
-  --clock) clock=${2:?--clock needs wall or cpu}; shift 2 ;;
-  --json) json_out=${2:?--json needs a file}; shift 2 ;;
-  --data) data_args=(--data "${2:?--data needs a directory}"); shift 2 ;;
-  --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
-  -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
-  *) echo "bench-bson: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-
-./scripts/install-deps.sh
-cmake --preset bench -B "$build_dir" >/dev/null
-cmake --build "$build_dir" --target bson_driverbench -j2 >/dev/null
+[ -z "$data" ] || data_args=(--data "$data")
+bench_build bson_driverbench
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -49,6 +38,9 @@ done
 
 python3 - "$tmp" "$runs" "$json_out" <<'EOF'
 import json, statistics, sys
+
+sys.path.insert(0, "scripts/lib")
+from markdown_table import print_table
 
 tmp, runs, json_out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 results = [json.load(open(f"{tmp}/run{r}.json")) for r in range(1, runs + 1)]
@@ -72,13 +64,7 @@ lines = [[r["doc"], r["task"], f"{r['oid_mbps']:,.0f}", f"{r['libbson_mbps']:,.0
           f"{r['ratio']:.2f}x", f"{r['ratio_min']:.2f}-{r['ratio_max']:.2f}",
           "-" if r["target_ratio"] is None else f">= {r['target_ratio']:g}x",
           {True: "yes", False: "NO", None: "- (note)"}[r["met"]]] for r in rows]
-widths = [max(len(str(l[i])) for l in lines + [list(header)]) for i in range(len(header))]
-def show(cells):
-    print("| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |")
-show(header)
-print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-for l in lines:
-    show(l)
+print_table(header, lines)
 for r in rows:
     if r["note"]:
         print(f"\nnote ({r['doc']}/{r['task']}): {r['note']}.")

@@ -11,23 +11,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-json_out=""
+name=bench-objectid
+. scripts/lib/bench-common.sh
 repetitions=9
-build_dir=build/bench
 new_count=100000000
-while [ $# -gt 0 ]; do
-  case "$1" in
-  --json) json_out=${2:?--json needs a file}; shift 2 ;;
-  --repetitions) repetitions=${2:?--repetitions needs a number}; shift 2 ;;
-  --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
-  -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
-  *) echo "bench-objectid: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-
-./scripts/install-deps.sh
-cmake --preset bench -B "$build_dir" >/dev/null
-cmake --build "$build_dir" --target objectid_bench oid_cli -j2 >/dev/null
+declare -A bench_options=([--json]=json_out [--repetitions]=repetitions [--build-dir]=build_dir)
+bench_parse_options "$@"
+bench_build objectid_bench oid_cli
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -51,6 +41,9 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 - "$tmp/bench.json" "$tmp/new.txt" "$new_count" "$json_out" "$load_before" "$load_after" <<'EOF'
 import json, statistics, sys
+
+sys.path.insert(0, "scripts/lib")
+from markdown_table import print_table
 
 bench_file, new_file, new_count, json_out, load_before, load_after = sys.argv[1:7]
 runs = json.load(open(bench_file))
@@ -135,13 +128,7 @@ lines = [[r["row"], fmt(r["oid_ns"], ".2f"), fmt(r["libbson_ns"], ".2f"),
          for r in rows]
 lines.append([f"oid new -n {new_count} > /dev/null", f"{new_rate / 1e6:.1f} M ids/s", "-", "-",
               ">= 50 M ids/s", "yes" if new_met else "NO"])
-widths = [max(len(str(l[i])) for l in lines + [list(header)]) for i in range(len(header))]
-def show(cells):
-    print("| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |")
-show(header)
-print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-for l in lines:
-    show(l)
+print_table(header, lines)
 ctx = runs["context"]
 print(f"\n{ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz; load average {load_before} "
       f"before, {load_after} after; medians of {runs['benchmarks'][0].get('repetitions', '?')} "

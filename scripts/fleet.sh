@@ -40,18 +40,12 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$N" ] || N=$(( (200000000 + K * P * T - 1) / (K * P * T) ))
 
-skip() {
-  if [ "${CI:-}" = "true" ]; then
-    echo "fleet: FAIL: $* (CI=true: the fleet test must run)" >&2
-    exit 1
-  fi
-  echo "fleet: SKIPPED: $*" >&2
-  exit 77
-}
-command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+name=fleet
+. "$root/scripts/lib/skip.sh"
+command -v unshare >/dev/null || skip_test "unshare (util-linux) is not installed"
 if ! out=$(unshare --pid --fork --uts --mount-proc sh -c 'hostname localhost && echo $$' 2>&1) ||
    [ "$out" != 1 ]; then
-  skip "cannot make PID and UTS namespaces here (needs root): unshare said: $out"
+  skip_test "cannot make PID and UTS namespaces here (needs root): unshare said: $out"
 fi
 
 if [ -z "$OID" ] || [ -z "$WORKER" ]; then

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/bson_bytes.hpp"
 #include "support/hex.hpp"
 #include "support/matchers.hpp"
 
@@ -21,11 +22,10 @@ using oid::errc;
 using oid::bson::builder;
 using oid::bson::document;
 using oid::bson::document_view;
+using oid::testing::bytes_of;
 using oid::testing::HasError;
 using oid::testing::HasErrorAt;
 using oid::testing::hex_bytes;
-
-std::vector<std::uint8_t> bytes_of(document_view v) { return {v.data(), v.data() + v.size()}; }
 
 const oid::object_id some_id(oid::object_id::bytes_type{0x56, 0xe1, 0xfc, 0x72, 0xe0, 0xc9, 0x17,
                                                         0xe9, 0xc4, 0x71, 0x41, 0x61});

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/bson_bytes.hpp"
 #include "support/hex.hpp"
 #include "support/matchers.hpp"
 
@@ -22,11 +23,10 @@ using oid::bson::document_view;
 using oid::bson::type;
 using oid::bson::validate;
 using oid::bson::validate_options;
+using oid::testing::bytes_of;
 using oid::testing::HasError;
 using oid::testing::HasErrorAt;
 using oid::testing::hex_bytes;  // spaces between bytes for readability
-
-std::vector<std::uint8_t> bytes_of(document_view v) { return {v.data(), v.data() + v.size()}; }
 
 void put_i32(std::vector<std::uint8_t>& b, std::size_t at, std::int32_t v) {
   const auto u = static_cast<std::uint32_t>(v);
@@ -126,6 +126,32 @@ std::vector<std::uint8_t> code_with_scope_doc() {
   builder b;
   b.append_javascript_with_scope("a", "x", document_view{});
   return bytes_of(b.view());
+}
+
+// Iteration takes the fixed value sizes from detail::fixed_value_sizes; validation has its own
+// switch. They must agree: for every type byte the table gives a size, a value of exactly that
+// many (zero) bytes validates and one byte fewer is truncated, and no other type byte is fixed.
+TEST(BsonValidateTest, AgreesWithIterationsTableOfFixedSizes) {
+  int fixed_types = 0;
+  for (int t = 0; t < 256; ++t) {
+    const std::size_t n = oid::bson::detail::fixed_value_size(static_cast<std::uint8_t>(t));
+    if (n == oid::bson::detail::not_fixed) continue;
+    ++fixed_types;
+    SCOPED_TRACE("type byte " + std::to_string(t));
+    for (const std::size_t size : {n, n - 1}) {
+      if (size > n) continue;  // n - 1 for n == 0
+      std::vector<std::uint8_t> doc(4 + 1 + 2 + size + 1, 0);
+      put_i32(doc, 0, static_cast<std::int32_t>(doc.size()));
+      doc[4] = static_cast<std::uint8_t>(t);
+      doc[5] = 'a';
+      if (size == n) {
+        EXPECT_TRUE(validate(doc).has_value());
+      } else {
+        EXPECT_THAT(validate(doc), HasErrorAt(errc::truncated, 7u));
+      }
+    }
+  }
+  EXPECT_EQ(fixed_types, 12);  // undefined, null, min/max key, bool, int32, four 8-byte, id, dec
 }
 
 TEST(BsonValidateTest, ChecksCodeWithScopeLengths) {

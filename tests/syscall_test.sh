@@ -16,16 +16,10 @@ ids=1000000
 limit=$((ids / 10000))
 control_ids=20000
 
-unavailable() {
-  if [ "${CI:-}" = "true" ]; then
-    echo "FAIL: $1 (CI=true: the system-call test must run in CI)" >&2
-    exit 1
-  fi
-  echo "SKIP: $1" >&2
-  exit 77
-}
-command -v strace >/dev/null || unavailable "strace is not installed (scripts/install-deps.sh installs it)"
-strace -f -c -o /dev/null true 2>/dev/null || unavailable "strace cannot trace processes here (ptrace not permitted)"
+name=syscall_test
+. "$(dirname "$0")/../scripts/lib/skip.sh"
+command -v strace >/dev/null || skip_test "strace is not installed (scripts/install-deps.sh installs it)"
+strace -f -c -o /dev/null true 2>/dev/null || skip_test "strace cannot trace processes here (ptrace not permitted)"
 
 # LeakSanitizer cannot run under a tracer; leaks are checked by the other tests.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"

@@ -114,9 +114,4 @@ class [[nodiscard]] result<void, E> {
   std::optional<E> err_;
 };
 
-namespace detail {
-/// The former name of `oid::throw_exception(const error&)`, still called by oid/bson/builder.hpp.
-[[noreturn]] inline void throw_error(const error& e) { throw_exception(e); }
-}  // namespace detail
-
 }  // namespace oid

@@ -1,34 +1,52 @@
-# Shared by scripts/bench-bson-dump.sh and scripts/bench-bson-from-json.sh (sourced, not run):
-# their options, the build, the DriverBench .bson file they both start from, one timed run, and
-# the table of medians. The caller sets `name` (for messages) and `size` (its default) first.
+# Shared by the scripts/bench-*.sh scripts (sourced, not run): their option parsing and build,
+# and for scripts/bench-bson-dump.sh and scripts/bench-bson-from-json.sh also the DriverBench
+# .bson file they both start from, one timed run and the table of medians. The caller sets `name`
+# (for messages) first, and `size` (its default) when it uses bench_setup.
 
 runs=3
+json_out=""
 data_dir=../shared/data/driverbench/extended_bson
 build_dir=build/bench
 
-# Parses --size, --runs, --data and --build-dir; --help prints the caller's lines 2 to $help_end.
-bench_parse_args() {
+# bench_parse_options ARGS...: parses options that each take one value, as the caller's
+# associative array `bench_options` maps them to variables (e.g. [--runs]=runs); --help prints
+# the caller's top comment (its lines from 2 to the first that is not a comment).
+bench_parse_options() {
   while [ $# -gt 0 ]; do
     case "$1" in
-    --size) size=${2:?--size needs a number of bytes}; shift 2 ;;
-    --runs) runs=${2:?--runs needs a number}; shift 2 ;;
-    --data) data_dir=${2:?--data needs a directory}; shift 2 ;;
-    --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
-    -h | --help) sed -n "2,${help_end}p" "$0"; exit 0 ;;
-    *) echo "$name: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    -h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
     esac
+    local var=""
+    [ -z "$1" ] || var=${bench_options[$1]:-}
+    [ -n "$var" ] || { echo "$name: unknown argument $1 (see --help)" >&2; exit 2; }
+    [ $# -ge 2 ] || { echo "$name: $1 needs a value (see --help)" >&2; exit 2; }
+    printf -v "$var" '%s' "$2"
+    shift 2
   done
+}
+
+# bench_setup TARGET ARGS...: for the scripts that compare oid with a libbson program on the
+# DriverBench documents: parses --size, --runs, --data and --build-dir, checks the documents are
+# there, builds oid_cli and TARGET (sets `oid`) and makes the .bson file (bench_driverbench_bson).
+bench_setup() {
+  local target=$1
+  shift
+  declare -gA bench_options=([--size]=size [--runs]=runs [--data]=data_dir [--build-dir]=build_dir)
+  bench_parse_options "$@"
   for f in flat deep full; do
     [ -r "$data_dir/${f}_bson.json" ] ||
       { echo "$name: $data_dir/${f}_bson.json is missing (pass --data DIR)" >&2; exit 1; }
   done
+  bench_build oid_cli "$target"
+  bench_driverbench_bson
 }
 
-# Builds the `bench` preset's oid_cli and the given targets; sets `oid`.
+# bench_build TARGET...: installs the dependencies and builds the targets with the `bench` preset
+# (Release) in $build_dir; sets `oid` to the command's path there.
 bench_build() {
   ./scripts/install-deps.sh
   cmake --preset bench -B "$build_dir" >/dev/null
-  cmake --build "$build_dir" --target oid_cli "$@" -j2 >/dev/null
+  cmake --build "$build_dir" --target "$@" -j2 >/dev/null
   oid=$build_dir/cli/oid
 }
 

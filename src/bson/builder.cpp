@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -197,6 +198,13 @@ result<void> builder::append_fixed(type t, std::string_view key, const void* p, 
   return {};
 }
 
+template <class U>
+result<void> builder::append_le(type t, std::string_view key, U v) {
+  std::uint8_t b[sizeof(U)];
+  oid::detail::store<std::endian::little>(b, v);
+  return append_fixed(t, key, b, sizeof(U));
+}
+
 result<void> builder::append_string_like(type t, std::string_view key, std::string_view v) {
   alias_guard guard(buf_);
   v = guard.fix(v);
@@ -215,11 +223,7 @@ result<void> builder::append_document_like(type t, std::string_view key, documen
 }
 
 result<void> builder::try_append_double(std::string_view key, double v) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  std::uint8_t b[8];
-  detail::store_le_u64(b, bits);
-  return append_fixed(type::double_, key, b, 8);
+  return append_le(type::double_, key, std::bit_cast<std::uint64_t>(v));
 }
 
 result<void> builder::try_append_string(std::string_view key, std::string_view v) {
@@ -265,9 +269,7 @@ result<void> builder::try_append_bool(std::string_view key, bool v) {
 }
 
 result<void> builder::try_append_date_time(std::string_view key, std::int64_t ms) {
-  std::uint8_t b[8];
-  detail::store_le_u64(b, static_cast<std::uint64_t>(ms));
-  return append_fixed(type::date_time, key, b, 8);
+  return append_le(type::date_time, key, static_cast<std::uint64_t>(ms));
 }
 
 result<void> builder::try_append_null(std::string_view key) {
@@ -334,21 +336,15 @@ result<void> builder::try_append_javascript_with_scope(std::string_view key, std
 }
 
 result<void> builder::try_append_int32(std::string_view key, std::int32_t v) {
-  std::uint8_t b[4];
-  detail::store_le_u32(b, static_cast<std::uint32_t>(v));
-  return append_fixed(type::int32, key, b, 4);
+  return append_le(type::int32, key, static_cast<std::uint32_t>(v));
 }
 
 result<void> builder::try_append_timestamp(std::string_view key, timestamp_value v) {
-  std::uint8_t b[8];
-  detail::store_le_u64(b, std::uint64_t{v.t} << 32 | v.i);
-  return append_fixed(type::timestamp, key, b, 8);
+  return append_le(type::timestamp, key, std::uint64_t{v.t} << 32 | v.i);
 }
 
 result<void> builder::try_append_int64(std::string_view key, std::int64_t v) {
-  std::uint8_t b[8];
-  detail::store_le_u64(b, static_cast<std::uint64_t>(v));
-  return append_fixed(type::int64, key, b, 8);
+  return append_le(type::int64, key, static_cast<std::uint64_t>(v));
 }
 
 result<void> builder::try_append_decimal128(std::string_view key, decimal128 v) {

@@ -1,11 +1,8 @@
-// Extended JSON v2 text to BSON: from_json(), position_of() and json_stream_reader. The parser
-// itself is bson/detail/json_parser.hpp: JSON in json_parser.cpp, the `$`-wrappers in
-// json_wrappers.cpp.
+// Extended JSON v2 text to BSON: from_json() and position_of(). The parser itself is
+// bson/detail/json_parser.hpp: JSON in json_parser.cpp, the `$`-wrappers in json_wrappers.cpp;
+// the reader of a stream of documents is json_stream_reader.cpp.
 #include <algorithm>
-#include <cstring>
-#include <istream>
 #include <oid/bson/json_reader.hpp>
-#include <string>
 #include <vector>
 
 #include "bson/detail/json_parser.hpp"
@@ -14,7 +11,6 @@ namespace oid::bson {
 namespace {
 
 using detail::depth_cap;
-using detail::is_ws;
 using detail::parser;
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <oid/bson/decimal128.hpp>
@@ -372,6 +373,20 @@ class writer {
     }
   }
 
+  // An int32 or int64 at `p`: canonical mode wraps it in `wrapper` ({"$numberInt":" or
+  // {"$numberLong":") and "}, relaxed mode writes the bare number. Returns the end.
+  template <class Int>
+  static char* integer(char* p, std::string_view wrapper, Int n) noexcept {
+    constexpr int digits = std::numeric_limits<Int>::digits10 + 2;  // sign and all digits
+    if constexpr (Canonical) {
+      p = put(p, wrapper);
+      p = std::to_chars(p, p + digits, n).ptr;
+      return put(p, "\"}");
+    } else {
+      return std::to_chars(p, p + digits, n).ptr;
+    }
+  }
+
   frame& top() noexcept { return frames_[depth_ - 1].f; }
 
   void open(document_view doc, bool array, bool close_wrapper) {
@@ -553,17 +568,10 @@ class writer {
       open(document_view::unchecked({scope, load_le_u32(scope)}), false, true);
       return;
     }
-    case type::int32: {
-      const auto n = static_cast<std::int32_t>(load_le_u32(v));
-      if constexpr (Canonical) {
-        p = put(p, lit("{\"$numberInt\":\"", "{\"$numberInt\": \""));
-        p = std::to_chars(p, p + 11, n).ptr;
-        p = put(p, "\"}");
-      } else {
-        p = std::to_chars(p, p + 11, n).ptr;
-      }
+    case type::int32:
+      p = integer(p, lit("{\"$numberInt\":\"", "{\"$numberInt\": \""),
+                  static_cast<std::int32_t>(load_le_u32(v)));
       break;
-    }
     case type::timestamp: {
       const std::uint64_t ts = load_le_u64(v);
       p = put(p, lit("{\"$timestamp\":{\"t\":", "{\"$timestamp\": {\"t\": "));
@@ -573,17 +581,10 @@ class writer {
       p = put(p, "}}");
       break;
     }
-    case type::int64: {
-      const auto n = static_cast<std::int64_t>(load_le_u64(v));
-      if constexpr (Canonical) {
-        p = put(p, lit("{\"$numberLong\":\"", "{\"$numberLong\": \""));
-        p = std::to_chars(p, p + 20, n).ptr;
-        p = put(p, "\"}");
-      } else {
-        p = std::to_chars(p, p + 20, n).ptr;
-      }
+    case type::int64:
+      p = integer(p, lit("{\"$numberLong\":\"", "{\"$numberLong\": \""),
+                  static_cast<std::int64_t>(load_le_u64(v)));
       break;
-    }
     case type::decimal128: {
       const decimal128 d{load_le_u64(v), load_le_u64(v + 8)};
       p = put(p, lit("{\"$numberDecimal\":\"", "{\"$numberDecimal\": \""));

@@ -30,6 +30,7 @@
 #include <oid/bson/document.hpp>
 #include <oid/bson/type.hpp>
 #include <oid/bson/view.hpp>
+#include <oid/error.hpp>
 #include <oid/object_id.hpp>
 #include <oid/result.hpp>
 #include <span>
@@ -241,7 +242,7 @@ class builder {
 
  private:
   builder& ok(const result<void>& r) {
-    if (!r) oid::detail::throw_error(r.error());
+    if (!r) oid::throw_exception(r.error());
     return *this;
   }
   // Writes the element header (type, key, NUL) and reserves `value_size` value bytes, returning
@@ -256,6 +257,10 @@ class builder {
   void push_scope(std::uint8_t* slot, std::uint32_t link) noexcept;
   result<void> append_string_like(type t, std::string_view key, std::string_view v);
   result<void> append_fixed(type t, std::string_view key, const void* p, std::size_t n);
+  // An element whose value is the unsigned integer `v` in little-endian order (int32, int64,
+  // timestamp, date-time, double's bits). Defined and used in builder.cpp only.
+  template <class U>
+  result<void> append_le(type t, std::string_view key, U v);
   result<void> append_document_like(type t, std::string_view key, document_view v);
   result<void> open(type t, std::string_view key);
 

@@ -97,8 +97,10 @@ inline const std::uint8_t* find_nul(const std::uint8_t* p, const std::uint8_t* e
 /// unknown type bytes.
 inline constexpr std::size_t not_fixed = static_cast<std::size_t>(-1);
 
-/// The value sizes the type byte fixes, 0xFF where it does not: a table, so that iteration and
-/// validation pay one load for them instead of a jump through a switch.
+/// The value sizes the type byte fixes, 0xFF where it does not: a table, so that iteration pays
+/// one load for them instead of a jump through a switch. Validation (src/bson/validate.cpp) does
+/// not read it: its own switch checks each type's value (a boolean's byte, a string's length and
+/// NUL, ...) and the fixed sizes with it; bson_validate_test checks both agree.
 inline constexpr auto fixed_value_sizes = [] {
   std::array<std::uint8_t, 256> sizes{};
   sizes.fill(0xFF);
@@ -116,7 +118,7 @@ inline constexpr auto fixed_value_sizes = [] {
 }();
 
 /// The size of a value of type byte `t` when the type fixes it (0 for null, 8 for a double, ...),
-/// else `not_fixed`. The one place these sizes are written: iteration and validation share it.
+/// else `not_fixed`. Iteration (element sizes, `detail::value_size`) reads the sizes here.
 constexpr std::size_t fixed_value_size(std::uint8_t t) noexcept {
   const std::uint8_t n = fixed_value_sizes[t];
   return n == 0xFF ? not_fixed : n;
