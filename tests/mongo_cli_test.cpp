@@ -65,11 +65,8 @@ TEST(MongoCliTest, UserWithoutPasswordAndNoTerminalIsAUsageErrorSayingHow) {
 
 // Against the server of MONGODB_AUTH_URI (FerretDB with authentication; scripts/test.sh).
 TEST(MongoCliTest, PingWithCredentialsAndAWrongPassword) {
-  const char* text = std::getenv("MONGODB_AUTH_URI");
-  if (text == nullptr || *text == '\0') {
-    OID_SKIP_OR_FAIL_IN_CI("MONGODB_AUTH_URI is not set; run scripts/test.sh");
-  }
-  const std::string uri = text;
+  std::string uri;
+  OID_SERVER_URI_OR_SKIP("MONGODB_AUTH_URI", uri);
   auto ok = run_cli({"mongo", "ping", uri});
   EXPECT_EQ(ok.status, 0) << ok.err;
   EXPECT_NE(ok.out.find("server version"), std::string::npos) << ok.out;
@@ -96,13 +93,7 @@ TEST(MongoCliTest, UnreachableServerFailsWithinTheSelectionTimeout) {
 class MongoCliServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* uri = std::getenv("MONGODB_URI");
-    if (uri == nullptr || *uri == '\0') {
-      OID_SKIP_OR_FAIL_IN_CI(
-          "MONGODB_URI is not set; run scripts/ferretdb.sh start, or "
-          "scripts/test.sh");
-    }
-    uri_ = uri;
+    OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri_);
     ns_ = "oid_cli_" + oid::generate().to_hex().substr(16) + ".c";
   }
   void TearDown() override {

@@ -33,13 +33,7 @@ document doc1(std::string_view key, std::int32_t v) {
 class MongoClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* uri = std::getenv("MONGODB_URI");
-    if (uri == nullptr || *uri == '\0') {
-      OID_SKIP_OR_FAIL_IN_CI(
-          "MONGODB_URI is not set; run scripts/ferretdb.sh start, or "
-          "scripts/test.sh");
-    }
-    uri_ = uri;
+    OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri_);
     auto c = mongo::client::create(uri_);
     ASSERT_TRUE(c.has_value()) << c.error().message;
     client_.emplace(std::move(*c));

@@ -204,6 +204,31 @@ document ping() {
   return std::move(b).extract();
 }
 
+/// Acknowledges an insert of `count` documents as a server does: {n: count, ok: 1}.
+void acknowledge_insert(peer& p, const mongo::op_msg& request, std::size_t count) {
+  builder b;
+  b.append_int32("n", static_cast<std::int32_t>(count)).append_double("ok", 1.0);
+  p.reply(request, b.view());
+}
+
+/// `count` documents {n: i} (with `pad` bytes of padding in a string when asked), and views of
+/// them for insert_many.
+struct numbered_documents {
+  std::vector<document> docs;
+  std::vector<document_view> views;
+};
+numbered_documents numbered(int count, std::size_t pad = 0) {
+  numbered_documents out;
+  for (int i = 0; i < count; ++i) {
+    builder b;
+    b.append_int32("n", i);
+    if (pad != 0) b.append_string("pad", std::string(pad, 'p'));
+    out.docs.push_back(std::move(b).extract());
+  }
+  for (const auto& d : out.docs) out.views.push_back(d.view());
+  return out;
+}
+
 std::string command_name(const mongo::op_msg& m) {
   const auto first = m.body.begin();
   return first == m.body.end() ? "" : std::string(first->key());
@@ -431,28 +456,19 @@ TEST(MongoFaultTest, InsertsAreSplitByMaxWriteBatchSizeIntoDocumentSequences) {
         flags.push_back(msg->flags);
       }
       if (msg->flags & mongo::op_msg_flags::more_to_come) continue;  // w: 0: no reply
-      builder b;
-      b.append_int32("n", static_cast<std::int32_t>(count)).append_double("ok", 1.0);
-      p.reply(*msg, b.view());
+      acknowledge_insert(p, *msg, count);
     }
   });
   auto c = mongo::client::create(server.uri()).value();
-  std::vector<document> docs;
-  std::vector<document_view> views;
-  for (int i = 0; i < 10; ++i) {
-    builder b;
-    b.append_int32("n", i);
-    docs.push_back(std::move(b).extract());
-  }
-  for (const auto& d : docs) views.push_back(d.view());
+  const numbered_documents batch = numbered(10);
   auto coll = c.collection("db", "c");
-  auto r = coll.insert_many(views);
+  auto r = coll.insert_many(batch.views);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->inserted, 10);
   ASSERT_EQ(r->ids.size(), 10u);
   mongo::insert_options w0;
   w0.write_concern = mongo::write_concern::unacknowledged();
-  auto fire = coll.insert_many(views, w0);
+  auto fire = coll.insert_many(batch.views, w0);
   ASSERT_TRUE(fire.has_value()) << fire.error().message;
   EXPECT_EQ(fire->inserted, 0);
   const document cmd = ping();
@@ -639,21 +655,12 @@ TEST(MongoFaultTest, BatchesStayWithinMaxMessageSizeBytes) {
         sizes.push_back(bytes);
         counts.push_back(count);
       }
-      builder b;
-      b.append_int32("n", static_cast<std::int32_t>(count)).append_double("ok", 1.0);
-      p.reply(*msg, b.view());
+      acknowledge_insert(p, *msg, count);
     }
   });
   auto c = mongo::client::create(server.uri()).value();
-  std::vector<document> docs;
-  std::vector<document_view> views;
-  for (int i = 0; i < 20; ++i) {
-    builder b;
-    b.append_int32("n", i).append_string("pad", std::string(250, 'p'));
-    docs.push_back(std::move(b).extract());
-  }
-  for (const auto& d : docs) views.push_back(d.view());
-  auto r = c.collection("db", "c").insert_many(views);
+  const numbered_documents batch = numbered(20, 250);
+  auto r = c.collection("db", "c").insert_many(batch.views);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->inserted, 20);
   std::lock_guard lock(m);
