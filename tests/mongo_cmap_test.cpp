@@ -25,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -296,6 +297,23 @@ std::string mismatch(const seen_event& actual, element expected) {
   return why;
 }
 
+// The scripted server's address.
+oid::mongo::host loopback(const oid::test::script_server& server) {
+  // uri() is "mongodb://127.0.0.1:PORT/?...".
+  const std::string uri = server.uri();
+  const auto colon = uri.find(':', std::string_view("mongodb://").size());
+  return {oid::mongo::host::kind::ipv4, "127.0.0.1",
+          static_cast<std::uint16_t>(std::stoi(uri.substr(colon + 1)))};
+}
+
+// Connection settings that fail fast when a test goes wrong.
+connection_options quick() {
+  connection_options c;
+  c.connect_timeout = 5s;
+  c.socket_timeout = 5s;
+  return c;
+}
+
 struct file_run {
   explicit file_run(element test)
       : server([fp = fail_point_of(test)](oid::test::peer& p, int) { serve(p, fp); }) {}
@@ -316,9 +334,7 @@ std::string run_file(const fs::path& file) {
 
   file_run run(test);
   pool_options options;
-  connection_options connect;
-  connect.connect_timeout = 5s;
-  connect.socket_timeout = 5s;
+  connection_options connect = quick();
   element po;
   if (test["poolOptions"].get(po) == simdjson::SUCCESS) {
     for (auto [key, value] : object_of(po)) {
@@ -349,13 +365,10 @@ std::string run_file(const fs::path& file) {
     }
   }
 
-  oid::mongo::host h;
-  h.type = oid::mongo::host::kind::ipv4;
-  h.name = "127.0.0.1";
-  h.port = static_cast<std::uint16_t>(std::stoi(run.server.uri().substr(20)));
   // An error while populating minPoolSize goes to SDAM, which clears the pool: played here.
   run.pool.emplace(
-      h, options, detail::open_with(connect), [&run](const pool_event& e) { run.log.add(e); },
+      loopback(run.server), options, detail::open_with(connect),
+      [&run](const pool_event& e) { run.log.add(e); },
       [&run](const failure&) { run.pool->clear(); });
   connection_pool& pool = *run.pool;
 
@@ -519,6 +532,292 @@ TEST(CmapSpec, SuiteIsHere) {
   for (const auto& [file, why] : SKIPPED) {
     EXPECT_TRUE(fs::exists(data_dir() / file)) << file;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// oid's own pool tests: what the specification's files do not pin down.
+
+// A scripted server answering every handshake (or as `fp` says), and a pool of connections to it.
+struct pool_fixture {
+  explicit pool_fixture(pool_options o = {}, std::optional<fail_point> fp = std::nullopt,
+                        std::function<void(oid::test::peer&)> script = {})
+      : server([fp, script](oid::test::peer& p, int) {
+          if (script) {
+            script(p);
+          } else {
+            serve(p, fp);
+          }
+        }) {
+    pool.emplace(loopback(server), o, detail::open_with(quick()),
+                 [this](const pool_event& e) { log.add(e); });
+  }
+  std::vector<std::string> types() {
+    std::vector<std::string> out;
+    for (const auto& e : log.snapshot()) out.push_back(e.type);
+    return out;
+  }
+
+  oid::test::script_server server;
+  event_log log;
+  std::optional<connection_pool> pool;
+};
+
+TEST(ConnectionPool, PausedPoolRefusesWithARetryableError) {
+  pool_fixture f;
+  auto c = f.pool->check_out(no_deadline);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, errc::pool_cleared);
+  EXPECT_NE(c.error().message.find("is paused"), std::string::npos) << c.error().message;
+}
+
+TEST(ConnectionPool, ClearFailsTheWaitingRequestsWithPoolCleared) {
+  pool_options o;
+  o.max_pool_size = 1;
+  pool_fixture f(o);
+  f.pool->ready();
+  auto held = f.pool->check_out(no_deadline);
+  ASSERT_TRUE(held);
+  std::optional<failure> error;
+  std::thread waiter([&] {
+    auto c = f.pool->check_out(no_deadline);
+    if (!c) error = c.error();
+  });
+  ASSERT_TRUE(f.log.wait_for("ConnectionCheckOutStarted", 2, 5s));
+  f.pool->clear();
+  waiter.join();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->code, errc::pool_cleared);
+  EXPECT_NE(error->message.find("was cleared while"), std::string::npos) << error->message;
+  EXPECT_EQ(f.pool->generation(), 1u);
+  EXPECT_EQ(held->generation(), 0u);
+}
+
+// The prose test: a check-out whose connection fails to open emits connectionError.
+TEST(ConnectionPool, HandshakeFailureIsAConnectionError) {
+  pool_fixture f({}, fail_point{"", 0ms, 91});
+  f.pool->ready();
+  auto c = f.pool->check_out(no_deadline);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, errc::connection_failed) << c.error().message;
+  const auto events = f.log.snapshot();
+  ASSERT_EQ(events.size(), 6u);
+  EXPECT_EQ(events[4].type, "ConnectionClosed");
+  EXPECT_EQ(events[4].reason, "error");
+  EXPECT_EQ(events[5].type, "ConnectionCheckOutFailed");
+  EXPECT_EQ(events[5].reason, "connectionError");
+  EXPECT_EQ(f.pool->count().total, 0u);
+}
+
+TEST(ConnectionPool, TheOperationDeadlineBoundsTheWait) {
+  pool_options o;
+  o.max_pool_size = 1;
+  o.wait_queue_timeout = 10s;
+  pool_fixture f(o);
+  f.pool->ready();
+  auto held = f.pool->check_out(no_deadline);
+  ASSERT_TRUE(held);
+  const auto start = pool_clock::now();
+  auto c = f.pool->check_out(start + 50ms);
+  const auto took = pool_clock::now() - start;
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, errc::timeout);
+  EXPECT_NE(c.error().message.find("the operation's time limit"), std::string::npos)
+      << c.error().message;
+  EXPECT_GE(took, 50ms);
+  EXPECT_LT(took, 2s);
+}
+
+TEST(ConnectionPool, WaitQueueTimeoutSaysWhatHeldTheConnections) {
+  pool_options o;
+  o.max_pool_size = 1;
+  o.wait_queue_timeout = 30ms;
+  pool_fixture f(o);
+  f.pool->ready();
+  auto held = f.pool->check_out(no_deadline);
+  ASSERT_TRUE(held);
+  auto c = f.pool->check_out(no_deadline);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, errc::timeout);
+  const std::string& m = c.error().message;
+  EXPECT_NE(m.find("waiting for a connection to 127.0.0.1:"), std::string::npos) << m;
+  EXPECT_NE(m.find("waitQueueTimeoutMS 30; 1 in use, 0 being opened, maxPoolSize 1"),
+            std::string::npos)
+      << m;
+}
+
+TEST(ConnectionPool, AConnectionGoesBackOnlyToItsOwnPool) {
+  pool_fixture a, b;
+  a.pool->ready();
+  auto c = a.pool->check_out(no_deadline);
+  ASSERT_TRUE(c);
+  auto refused = b.pool->check_in(std::move(*c));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::unsupported);
+  EXPECT_NE(refused.error().message.find("belongs to the pool of " + a.pool->address()),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_FALSE((*c)->broken());  // left untouched
+  EXPECT_EQ(a.pool->count().available, 0u);
+  ASSERT_TRUE(a.pool->check_in(std::move(*c)));
+  EXPECT_EQ(a.pool->count().available, 1u);
+  EXPECT_EQ(b.log.count("ConnectionCheckedIn"), 0u);
+}
+
+TEST(ConnectionPool, ABrokenConnectionIsClosedAtCheckIn) {
+  // The server answers the handshake, then hangs up.
+  pool_fixture f({}, std::nullopt, [](oid::test::peer& p) { p.handshake(); });
+  f.pool->ready();
+  {
+    auto c = f.pool->check_out(no_deadline);
+    ASSERT_TRUE(c);
+    const auto ping = oid::test::ping();
+    auto r = (*c)->run("admin", ping.view());
+    ASSERT_FALSE(r);
+    EXPECT_TRUE((*c)->broken());
+  }
+  const auto events = f.log.snapshot();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().type, "ConnectionClosed");
+  EXPECT_EQ(events.back().reason, "error");
+  EXPECT_EQ(f.pool->count().total, 0u);
+}
+
+TEST(ConnectionPool, ALentConnectionMayOutliveItsPool) {
+  std::optional<pool_fixture> f(std::in_place);
+  f->pool->ready();
+  auto c = f->pool->check_out(no_deadline);
+  ASSERT_TRUE(c);
+  f->pool.reset();  // closes the pool
+  EXPECT_EQ(f->types().back(), "ConnectionPoolClosed");
+  {
+    auto lent = std::move(*c);
+    EXPECT_FALSE(lent->broken());
+  }
+  EXPECT_EQ(f->types().back(), "ConnectionClosed");
+  EXPECT_EQ(f->log.snapshot().back().reason, "poolClosed");
+}
+
+TEST(ConnectionPool, TheBackgroundThreadClosesIdleConnections) {
+  pool_options o;
+  o.max_idle_time = 20ms;
+  o.maintenance_interval = 10ms;
+  pool_fixture f(o);
+  f.pool->ready();
+  { ASSERT_TRUE(f.pool->check_out(no_deadline)); }
+  EXPECT_EQ(f.pool->count().available, 1u);
+  ASSERT_TRUE(f.log.wait_for("ConnectionClosed", 1, 5s));
+  EXPECT_EQ(f.log.snapshot().back().reason, "idle");
+  EXPECT_EQ(f.pool->count().total, 0u);
+}
+
+TEST(ConnectionPool, MinPoolSizeIsRefilledAfterAClear) {
+  pool_options o;
+  o.min_pool_size = 2;
+  o.maintenance_interval = 20ms;
+  pool_fixture f(o);
+  f.pool->ready();
+  ASSERT_TRUE(f.log.wait_for("ConnectionReady", 2, 5s));
+  f.pool->clear();
+  f.pool->ready();
+  ASSERT_TRUE(f.log.wait_for("ConnectionReady", 4, 5s));
+  ASSERT_TRUE(f.log.wait_for("ConnectionClosed", 2, 5s));
+  const auto counts = f.pool->count();
+  EXPECT_EQ(counts.total, 2u);
+  EXPECT_EQ(counts.available, 2u);
+  auto c = f.pool->check_out(no_deadline);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->generation(), 1u);
+  EXPECT_GE(c->id(), 3u);
+}
+
+TEST(ConnectionPool, AListenerMayCallThePoolAndThrow) {
+  pool_fixture f;
+  connection_pool* pool = nullptr;
+  std::atomic<int> calls{0};
+  connection_pool p(loopback(f.server), {}, detail::open_with(quick()), [&](const pool_event&) {
+    ++calls;
+    if (pool != nullptr) {
+      (void)pool->generation();
+      (void)pool->count();
+    }
+    throw std::runtime_error("a listener's bug");
+  });
+  pool = &p;
+  p.ready();
+  {
+    auto c = p.check_out(no_deadline);
+    ASSERT_TRUE(c);
+  }
+  p.clear();
+  EXPECT_EQ(p.generation(), 1u);
+  EXPECT_EQ(calls.load(), 8);  // created, ready, started, created, ready, out, in, cleared
+}
+
+TEST(ConnectionPool, AddressesAreHostAndPort) {
+  using kind = oid::mongo::host::kind;
+  EXPECT_EQ(detail::address_of({kind::hostname, "DB.Example.com", std::nullopt}),
+            "db.example.com:27017");
+  EXPECT_EQ(detail::address_of({kind::ipv4, "10.0.0.1", 27018}), "10.0.0.1:27018");
+  EXPECT_EQ(detail::address_of({kind::ip_literal, "::1", 27017}), "[::1]:27017");
+  EXPECT_EQ(detail::address_of({kind::unix_socket, "/tmp/mongodb-27017.sock", std::nullopt}),
+            "/tmp/mongodb-27017.sock");
+}
+
+// Many threads checking out and in while the pool is cleared and made ready again: the limits
+// hold, every request ends with a connection or pool_cleared, and the counts add up. Run under
+// the tsan preset, it is the pool's data race test.
+TEST(ConnectionPool, ManyThreadsKeepTheLimits) {
+  pool_options o;
+  o.max_pool_size = 3;
+  o.max_connecting = 2;
+  o.min_pool_size = 1;
+  o.max_idle_time = 5ms;
+  o.maintenance_interval = 5ms;
+  pool_fixture f(o);
+  f.pool->ready();
+  std::atomic<int> lent{0}, most_lent{0}, cleared{0}, other{0}, served{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        auto c = f.pool->check_out(pool_clock::now() + 20s);
+        if (!c) {
+          (c.error().code == errc::pool_cleared ? cleared : other)++;
+          std::this_thread::sleep_for(1ms);
+          continue;
+        }
+        const int now = ++lent;
+        int seen = most_lent.load();
+        while (now > seen && !most_lent.compare_exchange_weak(seen, now)) {
+        }
+        ++served;
+        std::this_thread::yield();
+        --lent;
+      }
+    });
+  }
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(3ms);
+    f.pool->clear();
+    f.pool->ready();
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ(served.load() + cleared.load(), 600);
+  EXPECT_LE(most_lent.load(), 3);
+  const auto counts = f.pool->count();
+  EXPECT_LE(counts.total, 3u);
+  EXPECT_EQ(counts.total, counts.available + counts.pending);
+  // Every connection created was closed or is still in the pool; none was ever above the limit.
+  std::size_t open = 0, most_open = 0;
+  for (const auto& e : f.log.snapshot()) {
+    if (e.type == "ConnectionCreated") most_open = std::max(most_open, ++open);
+    if (e.type == "ConnectionClosed") --open;
+  }
+  EXPECT_EQ(open, counts.total);
+  EXPECT_LE(most_open, 3u);
+  std::cout << served.load() << " check-outs served, " << cleared.load() << " refused by a clear, "
+            << f.log.count("ConnectionCreated") << " connections opened\n";
 }
 
 }  // namespace
