@@ -147,22 +147,27 @@ struct pool_state {
     maintenance_wake.notify_one();
   }
 
+  // Makes `h` available, or closes it when the pool is closed or it is stale or broken. Called
+  // with `mutex` held.
+  void keep_or_close(held&& h, std::vector<connection>& doomed) {
+    if (state == phase::closed) {
+      close_connection(std::move(h), connection_closed_reason::pool_closed, doomed);
+    } else if (h.generation != generation) {
+      close_connection(std::move(h), connection_closed_reason::stale, doomed);
+    } else if (h.conn.broken()) {
+      close_connection(std::move(h), connection_closed_reason::error, doomed);
+    } else {
+      available.push_back(std::move(h));
+      changed.notify_all();
+    }
+  }
+
   void check_in(std::uint64_t id, std::uint64_t gen, connection&& c) {
     std::vector<connection> doomed;
     {
       std::lock_guard lock(mutex);
       emit(connection_checked_in_event{address, id});
-      held h{std::move(c), id, gen, pool_clock::now()};
-      if (state == phase::closed) {
-        close_connection(std::move(h), connection_closed_reason::pool_closed, doomed);
-      } else if (gen != generation) {
-        close_connection(std::move(h), connection_closed_reason::stale, doomed);
-      } else if (h.conn.broken()) {
-        close_connection(std::move(h), connection_closed_reason::error, doomed);
-      } else {
-        available.push_back(std::move(h));
-        changed.notify_all();
-      }
+      keep_or_close(held{std::move(c), id, gen, pool_clock::now()}, doomed);
     }
     doomed.clear();
     deliver();
@@ -207,14 +212,7 @@ struct pool_state {
           break;
         }
         emit(connection_ready_event{address, id, pool_clock::now() - created});
-        held h{std::move(*opened), id, gen, pool_clock::now()};
-        if (state == phase::closed) {
-          close_connection(std::move(h), connection_closed_reason::pool_closed, doomed);
-        } else if (gen != generation) {
-          close_connection(std::move(h), connection_closed_reason::stale, doomed);
-        } else {
-          available.push_back(std::move(h));
-        }
+        keep_or_close(held{std::move(*opened), id, gen, pool_clock::now()}, doomed);
       }
       lock.unlock();
       doomed.clear();
@@ -273,7 +271,7 @@ connection_pool::connection_pool(mongo::host h, pool_options options, connection
                                  pool_listener listener, pool_error_handler on_error)
     : state_(std::make_shared<pool_state>(std::move(h), options, std::move(factory),
                                           std::move(listener), std::move(on_error))) {
-  state_->emit(pool_created_event{state_->address, options});
+  state_->emit(pool_created_event{state_->address, state_->options});
   state_->deliver();
   if (state_->options.maintenance_interval.count() > 0) {
     state_->maintenance = std::thread([s = state_.get()] { s->maintain(); });
