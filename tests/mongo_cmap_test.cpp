@@ -734,7 +734,9 @@ TEST(ConnectionPool, AListenerMayCallThePoolAndThrow) {
   pool_fixture f;
   connection_pool* pool = nullptr;
   std::atomic<int> calls{0};
-  connection_pool p(loopback(f.server), {}, detail::open_with(quick()), [&](const pool_event&) {
+  pool_options o;
+  o.maintenance_interval = 0ms;  // no background thread: no event but the test's own
+  connection_pool p(loopback(f.server), o, detail::open_with(quick()), [&](const pool_event&) {
     ++calls;
     if (pool != nullptr) {
       (void)pool->generation();
