@@ -5,8 +5,10 @@
 // `min_pool_size` kept open in the background, at most `max_connecting` being opened at once,
 // idle ones closed after `max_idle_time`, and threads that wait for a connection served in the
 // order they came, for at most `wait_queue_timeout`. Each step of a pool's life and of each
-// connection's is an event; a listener the application sets receives them, one at a time and in
-// the order they happened, on whichever thread caused them.
+// connection's is an event; a listener the application sets receives them one at a time, in the
+// order they happened, before the call that caused them returns, on the thread of one of the
+// pool's callers or on its background thread. A listener may call the pool; a slow one slows the
+// operations that wait for its delivery, and an exception it throws is dropped.
 #pragma once
 
 #include <chrono>

@@ -7,7 +7,7 @@
 // Thread-safe: one mutex guards the state; connections are opened and closed outside it, so one
 // slow handshake does not hold up check-ins or the other threads. Events are queued in the order
 // the state changes and delivered outside the mutex, one at a time, so a listener may call the
-// pool (a listener that blocks holds up the delivery, not the pool).
+// pool (a listener that blocks holds up the callers whose events wait behind it, not the lock).
 #pragma once
 
 #include <chrono>
