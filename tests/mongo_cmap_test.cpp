@@ -57,8 +57,8 @@ constexpr auto no_deadline = pool_clock::time_point::max();
 const std::map<std::string, std::string> SKIPPED = {
     {"pool-clear-interrupting-pending-connections.json",
      "clear(interruptInUseConnections: true) is not implemented: it needs a way to cancel a "
-     "connection's I/O from another thread, which oid::mongo::connection does not offer, and only "
-     "SDAM's streaming monitor (which oid's polling monitors do not use) asks for it"},
+     "connection's I/O from another thread, which oid::mongo::connection does not offer; SDAM asks "
+     "for it only when a monitor using the streaming protocol times out"},
 };
 
 fs::path data_dir() { return oid::testing::spec_data_dir("cmap-format"); }
