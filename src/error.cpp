@@ -55,6 +55,8 @@ class category final : public std::error_category {
     case errc::forked_machine_id:
       return "a forked child cannot reuse its parent's machine id (give it its own)";
     case errc::invalid_read_preference: return "invalid read preference";
+    case errc::pool_cleared: return "connection pool cleared (retryable)";
+    case errc::pool_closed: return "connection pool closed";
     case errc::end_marker: break;
     }
     return "unknown oid error " + std::to_string(value);

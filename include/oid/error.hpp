@@ -68,6 +68,9 @@ enum class errc {
   forked_machine_id,        ///< a forked child would reuse its parent's machine id
   // Server selection.
   invalid_read_preference,  ///< a read preference the specifications reject
+  // Connection pools.
+  pool_cleared,  ///< the server's pool was cleared (paused) after an error; retryable
+  pool_closed,   ///< the server's pool is closed
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };

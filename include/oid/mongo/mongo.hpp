@@ -9,6 +9,7 @@
 #include <oid/mongo/failure.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/sdam.hpp>
 #include <oid/mongo/sdam_event.hpp>
