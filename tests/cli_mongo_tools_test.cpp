@@ -25,6 +25,7 @@
 #include "support/ci.hpp"
 #include "support/run_cli.hpp"
 #include "support/run_shell.hpp"
+#include "support/scratch_database.hpp"
 
 namespace {
 
@@ -71,23 +72,16 @@ oid::object_id id_at(const char* when, int n) {
   return oid::object_id::from_hex(hex).value();
 }
 
-class MongoToolsCliTest : public ::testing::Test {
+class MongoToolsCliTest : public oid::testing::scratch_database_test {
  protected:
+  MongoToolsCliTest() : scratch_database_test("oid_tools_") {}
   void SetUp() override {
-    OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri_);
-    auto c = mongo::client::create(uri_);
-    ASSERT_TRUE(c.has_value()) << c.error().message;
-    client_.emplace(std::move(*c));
-    db_ = "oid_tools_" + oid::generate().to_hex().substr(16);
+    scratch_database_test::SetUp();
     dir_ = fs::path(::testing::TempDir()) / ("oid_dump_" + db_);
     dir_text_ = dir_.string();  // arguments are views: of a string that lives as long as the test
   }
   void TearDown() override {
-    if (client_) {
-      oid::bson::builder b;
-      b.append_int32("dropDatabase", 1);
-      (void)client_->run_command(db_, b.view());
-    }
+    scratch_database_test::TearDown();
     std::error_code ignored;
     fs::remove_all(dir_, ignored);
   }
@@ -144,10 +138,8 @@ class MongoToolsCliTest : public ::testing::Test {
   }
   fs::path file(std::string_view name) const { return dir_ / db_ / name; }
 
-  std::string uri_, db_;
   fs::path dir_;
   std::string dir_text_;
-  std::optional<mongo::client> client_;
 };
 
 TEST_F(MongoToolsCliTest, DumpDropRestoreGivesTheSameBytesAndIndexes) {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "support/ci.hpp"
+#include "support/scratch_database.hpp"
 
 namespace {
 
@@ -21,22 +21,9 @@ using oid::bson::document;
 using oid::bson::document_view;
 namespace mongo = oid::mongo;
 
-class MongoIndexTest : public ::testing::Test {
+class MongoIndexTest : public oid::testing::scratch_database_test {
  protected:
-  void SetUp() override {
-    OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri_);
-    auto c = mongo::client::create(uri_);
-    ASSERT_TRUE(c.has_value()) << c.error().message;
-    client_.emplace(std::move(*c));
-    db_ = "oid_idx_" + oid::generate().to_hex().substr(16);
-  }
-  void TearDown() override {
-    if (client_) {
-      oid::bson::builder b;
-      b.append_int32("dropDatabase", 1);
-      (void)client_->run_command(db_, b.view());
-    }
-  }
+  MongoIndexTest() : scratch_database_test("oid_idx_") {}
   // The document of `json`, kept alive until the test ends.
   document_view json(std::string_view text) {
     auto d = oid::bson::from_json(text);
@@ -64,8 +51,6 @@ class MongoIndexTest : public ::testing::Test {
   }
 
   std::deque<document> keep_;
-  std::string uri_, db_;
-  std::optional<mongo::client> client_;
 };
 
 TEST_F(MongoIndexTest, CreatesSeveralWithOptionsListsAndDropsThem) {
