@@ -17,6 +17,7 @@ namespace oid::cli {
 void add_mongo_tool_commands(CLI::App& mongo, context& ctx) {
   add_mongo_dump_command(mongo, ctx);
   add_mongo_restore_command(mongo, ctx);
+  add_mongo_transfer_commands(mongo, ctx);
 }
 
 void run_parallel(std::size_t count, std::size_t threads,

@@ -38,10 +38,12 @@ std::optional<std::chrono::sys_seconds> time_argument(context& ctx, const std::s
 
 // ---- mongo_tools.cpp ------------------------------------------------------------------------
 
-/// Registers `dump` and `restore` under `oid mongo`.
+/// Registers `dump`, `restore`, `export` and `import` under `oid mongo`.
 void add_mongo_tool_commands(CLI::App& mongo, context& ctx);
 void add_mongo_dump_command(CLI::App& mongo, context& ctx);     // mongo_dump.cpp
 void add_mongo_restore_command(CLI::App& mongo, context& ctx);  // mongo_restore.cpp
+void add_mongo_transfer_commands(CLI::App& mongo,
+                                 context& ctx);  // mongo_transfer.cpp: export, import
 
 /// Calls `work(i)` for every i in [0, count) on at most `threads` threads (at least one); each
 /// index once. `work` must not throw.

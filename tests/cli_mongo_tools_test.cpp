@@ -443,3 +443,112 @@ with open(d + "/py.metadata.json", "w") as f:
 }
 
 }  // namespace
+
+namespace {
+
+using oid::testing::lines;
+
+TEST_F(MongoToolsCliTest, ExportThenImportGivesTheSameDocuments) {
+  fill("c", 40);
+  const auto before = contents("c");
+  const std::string ns = db_ + ".c";
+  for (const bool array : {false, true}) {
+    for (const bool canonical : {false, true}) {
+      SCOPED_TRACE(std::string(array ? "array " : "lines ") +
+                   (canonical ? "canonical" : "relaxed"));
+      std::vector<std::string_view> args = {"mongo", "export", uri_, ns};
+      if (array) args.push_back("--jsonArray");
+      if (canonical) args.push_back("--canonical");
+      auto exported = run_cli(args);
+      ASSERT_EQ(exported.status, 0) << exported.err;
+      EXPECT_NE(exported.err.find("exported 40 documents"), std::string::npos) << exported.err;
+      if (array) {
+        EXPECT_EQ(exported.out.front(), '[');
+      } else {
+        EXPECT_EQ(lines(exported.out).size(), 40u);
+      }
+      const std::string target = db_ + ".copy";
+      auto imported = run_cli({"mongo", "import", uri_, target, "--drop"}, exported.out);
+      ASSERT_EQ(imported.status, 0) << imported.err;
+      EXPECT_NE(imported.out.find("imported 40 documents"), std::string::npos) << imported.out;
+      EXPECT_EQ(contents("copy"), before);
+    }
+  }
+  // Importing the same again: 40 duplicate keys, each named by its place.
+  auto exported = run_cli({"mongo", "export", uri_, ns});
+  auto again = run_cli({"mongo", "import", uri_, ns}, exported.out);
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.out.find("imported 0 documents"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("40 refused"), std::string::npos) << again.out;
+  EXPECT_NE(again.err.find("stdin: document 40: duplicate key"), std::string::npos) << again.err;
+  // --mode upsert replaces them; merge sets fields on them.
+  auto upsert = run_cli({"mongo", "import", uri_, ns, "--mode", "upsert"}, exported.out);
+  EXPECT_EQ(upsert.status, 0) << upsert.err;
+  EXPECT_EQ(contents("c"), before);
+  auto merge = run_cli({"mongo", "import", uri_, ns, "--mode", "merge", "--upsertFields", "n"},
+                       "{\"n\": 3, \"extra\": true}\n{\"n\": 1000, \"extra\": true}\n");
+  EXPECT_EQ(merge.status, 0) << merge.err;
+  EXPECT_EQ(contents("c").size(), 41u);
+  const auto extra = json(R"({"extra": true})");
+  EXPECT_EQ(coll("c").count_documents(extra.view()).value(), 2);
+}
+
+TEST_F(MongoToolsCliTest, CsvExportAndImport) {
+  insert("c", {json(R"({"_id": 1, "name": "plain", "n": 5, "x": 1.5})"),
+               json(R"({"_id": 2, "name": "with, comma and \"quotes\"", "n": 6})"),
+               json(R"({"_id": 3, "name": "two\nlines", "n": 3000000000})")});
+  auto exported = run_cli({"mongo", "export", uri_, db_ + ".c", "--type", "csv", "--fields",
+                           "_id,name,n,x", "--sort", R"({"_id": 1})"});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  EXPECT_EQ(exported.out,
+            "_id,name,n,x\n1,plain,5,1.5\n2,\"with, comma and \"\"quotes\"\"\",6,\n"
+            "3,\"two\nlines\",3000000000,\n");
+  auto imported = run_cli({"mongo", "import", uri_, db_ + ".copy", "--type", "csv", "--headerline"},
+                          exported.out);
+  ASSERT_EQ(imported.status, 0) << imported.err;
+  EXPECT_NE(imported.out.find("imported 3 documents"), std::string::npos) << imported.out;
+  // Empty cells are empty strings (as mongoimport makes them); the rest compare equal.
+  auto cur = coll("copy").find({}, {});
+  ASSERT_TRUE(cur.has_value());
+  std::vector<std::string> got;
+  while (cur->next().value_or(false)) got.push_back(oid::bson::to_json(cur->current()));
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     R"({"_id":1,"name":"plain","n":5,"x":1.5})",
+                     R"({"_id":2,"name":"with, comma and \"quotes\"","n":6,"x":""})",
+                     R"({"_id":3,"name":"two\nlines","n":3000000000,"x":""})"}));
+  // TSV with --fields.
+  auto tsv = run_cli({"mongo", "import", uri_, db_ + ".tsv", "--type", "tsv", "--fields", "a,b"},
+                     "1\tone\n2\ttwo\n");
+  EXPECT_EQ(tsv.status, 0) << tsv.err;
+  EXPECT_EQ(contents("tsv").size(), 2u);
+}
+
+TEST_F(MongoToolsCliTest, ImportErrorsNameTheLineAndColumn) {
+  auto quote = run_cli({"mongo", "import", uri_, db_ + ".c", "--type", "csv", "--headerline"},
+                       "a,b\n1,2\n3,\"open\n4,5\n");
+  EXPECT_EQ(quote.status, 1);
+  EXPECT_NE(quote.err.find("stdin: line 3, column 3: a quoted field is never closed"),
+            std::string::npos)
+      << quote.err;
+  EXPECT_EQ(contents("c").size(), 1u);  // the good line before it
+  auto inside = run_cli({"mongo", "import", uri_, db_ + ".d", "--type", "csv", "--fields", "a,b"},
+                        "1,x\"y\n2,\"ok\"z\n3,3\n");
+  EXPECT_EQ(inside.status, 1);
+  EXPECT_NE(inside.err.find("line 1, column 4: a quote inside an unquoted field"),
+            std::string::npos)
+      << inside.err;
+  EXPECT_NE(inside.err.find("line 2, column 7: text after a closing quote"), std::string::npos)
+      << inside.err;
+  EXPECT_EQ(contents("d").size(), 1u);
+  auto json_line = run_cli({"mongo", "import", uri_, db_ + ".e"},
+                           "{\"a\": 1}\n{\"a\": {\"$oid\": \"nothex\"}}\n{\"a\": 3}\n");
+  EXPECT_EQ(json_line.status, 1);
+  EXPECT_NE(json_line.err.find("stdin: line 2, column "), std::string::npos) << json_line.err;
+  EXPECT_EQ(contents("e").size(), 2u);
+  auto csv_no_fields = run_cli({"mongo", "export", uri_, db_ + ".e", "--type", "csv"});
+  EXPECT_EQ(csv_no_fields.status, 2);
+  EXPECT_NE(csv_no_fields.err.find("--type csv needs --fields"), std::string::npos);
+}
+
+}  // namespace
