@@ -114,8 +114,6 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
   return std::move(*c);
 }
 
-namespace {
-
 // DB.COLL: the database is everything before the first dot (database names have none).
 std::pair<std::string, std::string> namespace_of(const std::string& ns) {
   const auto dot = ns.find('.');
@@ -124,6 +122,8 @@ std::pair<std::string, std::string> namespace_of(const std::string& ns) {
   }
   return {ns.substr(0, dot), ns.substr(dot + 1)};
 }
+
+namespace {
 
 // An `_id` for people: the hex of an ObjectId, else the value as relaxed Extended JSON.
 std::string id_text(bson::document_view id_doc) {

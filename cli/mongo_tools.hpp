@@ -15,6 +15,7 @@
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli.hpp"
@@ -28,6 +29,8 @@ void report(context& ctx, const mongo::failure& f);
 /// The client of `uri_text`, asking for a password on a terminal when the URI names a user
 /// without one; nullopt (reported, with the exit status set) when refused.
 std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text);
+/// DB.COLL split at its first dot; throws CLI::ValidationError (a usage error) for anything else.
+std::pair<std::string, std::string> namespace_of(const std::string& ns);
 /// `text` as Extended JSON; nullopt (reported as NAME: what, at column N) when it is not.
 std::optional<bson::document> json_argument(context& ctx, const std::string& name,
                                             const std::string& text);

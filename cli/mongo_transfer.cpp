@@ -32,19 +32,6 @@ std::vector<std::string> split_fields(const std::string& list) {
   return out;
 }
 
-// DB.COLL: the database is everything before the first dot.
-bool split_namespace(context& ctx, const std::string& ns, std::string& db, std::string& coll) {
-  const auto dot = ns.find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 == ns.size()) {
-    ctx.err << "oid: expected DATABASE.COLLECTION, got '" << ns << "'\n";
-    ctx.status = exit_usage;
-    return false;
-  }
-  db = ns.substr(0, dot);
-  coll = ns.substr(dot + 1);
-  return true;
-}
-
 // ---- export ---------------------------------------------------------------------------------
 
 struct export_options {
@@ -105,8 +92,7 @@ void append_csv_text(const std::string& text, std::string& line) {
 }
 
 void run_export(context& ctx, const export_options& o) {
-  std::string db, coll_name;
-  if (!split_namespace(ctx, o.ns, db, coll_name)) return;
+  const auto [db, coll_name] = namespace_of(o.ns);
   const auto fields = split_fields(o.fields);
   const bool csv = o.type == "csv";
   if (csv && fields.empty()) {
@@ -392,8 +378,7 @@ class importer {
 };
 
 void run_import(context& ctx, const import_options& o) {
-  std::string db, coll_name;
-  if (!split_namespace(ctx, o.ns, db, coll_name)) return;
+  const auto [db, coll_name] = namespace_of(o.ns);
   const bool json = o.type == "json";
   std::vector<std::string> fields = split_fields(o.fields);
   if (!json && !o.headerline && fields.empty()) {
