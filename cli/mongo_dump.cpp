@@ -91,8 +91,8 @@ std::string metadata_json(const dump_job& j, const std::vector<bson::document>& 
   return bson::to_json(m.view(), bson::json_mode::canonical);
 }
 
-void dump_one(mongo::client& client, const dump_options& o, bson::document_view filter,
-              dump_job& j) {
+void dump_one(mongo::client& client, const dump_options& o, bson::document_view filter, dump_job& j,
+              progress_line& bar) {
   const fs::path dir = fs::path(o.out) / j.db;
   const std::string base = file_name_of(j.name);
   const std::string gz = o.gzip ? ".gz" : "";
@@ -132,6 +132,7 @@ void dump_one(mongo::client& client, const dump_options& o, bson::document_view 
       }
       ++j.documents;
       j.bytes += doc.size();
+      bar.add(1, doc.size());
     }
     if (!data.commit()) {
       j.error = data.error();
@@ -206,8 +207,11 @@ void run_dump(context& ctx, const dump_options& o) {
     }
   }
 
-  run_parallel(jobs.size(), o.jobs,
-               [&](std::size_t i) { dump_one(*client, o, filter->view(), jobs[i]); });
+  {
+    progress_line bar(ctx, o.quiet, 0);
+    run_parallel(jobs.size(), o.jobs,
+                 [&](std::size_t i) { dump_one(*client, o, filter->view(), jobs[i], bar); });
+  }
 
   std::uint64_t documents = 0, bytes = 0, failed = 0;
   for (const auto& j : jobs) {
@@ -253,7 +257,7 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx) {
   cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
   cmd->add_option("--jobs", o->jobs, "Collections dumped at once (default 4)")
       ->check(CLI::Range(1, 64));
-  cmd->add_flag("--quiet", o->quiet, "No line per collection; only the summary");
+  cmd->add_flag("--quiet", o->quiet, "No progress, no line per collection; only the summary");
   cmd->final_callback([&ctx, o] { run_dump(ctx, *o); });
 }
 

@@ -182,7 +182,8 @@ bool create_collection(mongo::client& client, restore_job& j, bson::document_vie
 
 // Inserts the documents of j.data in batches; reports each refused document and the place where
 // the file cannot be read on. False when the file stopped early.
-bool restore_documents(mongo::collection& coll, const restore_options& o, restore_job& j) {
+bool restore_documents(mongo::collection& coll, const restore_options& o, restore_job& j,
+                       progress_line& bar) {
   source_buf buf;
   if (!buf.open(j.data)) {
     j.messages << "oid: " << buf.error() << '\n';
@@ -206,6 +207,7 @@ bool restore_documents(mongo::collection& coll, const restore_options& o, restor
     views.reserve(batch.size());
     for (const auto& d : batch) views.push_back(d.view());
     auto r = coll.insert_many(views, io);
+    bar.add(batch.size(), batch_bytes);
     if (r) {
       j.documents += o.w0 ? batch.size() : static_cast<std::size_t>(r->inserted);
       j.bytes += batch_bytes;
@@ -312,7 +314,8 @@ bool restore_indexes(mongo::collection& coll, restore_job& j, bson::document_vie
   return true;
 }
 
-void restore_one(mongo::client& client, const restore_options& o, restore_job& j) {
+void restore_one(mongo::client& client, const restore_options& o, restore_job& j,
+                 progress_line& bar) {
   std::optional<bson::document> metadata;
   if (!j.metadata.empty()) {
     metadata = read_metadata(j.metadata, j);
@@ -339,7 +342,7 @@ void restore_one(mongo::client& client, const restore_options& o, restore_job& j
   if (const auto opt = meta.find("options")) options = opt->get_document().value_or(options);
   if (metadata && !create_collection(client, j, options)) j.failed = true;
   if (view) return;
-  if (!j.data.empty() && !restore_documents(coll, o, j)) j.failed = true;
+  if (!j.data.empty() && !restore_documents(coll, o, j, bar)) j.failed = true;
   if (!o.no_index_restore && metadata && !restore_indexes(coll, j, meta)) j.failed = true;
 }
 
@@ -365,7 +368,18 @@ void run_restore(context& ctx, const restore_options& o) {
   auto client = make_client(ctx, o.uri);
   if (!client) return;
   const auto start = std::chrono::steady_clock::now();
-  run_parallel(jobs.size(), o.jobs, [&](std::size_t i) { restore_one(*client, o, *jobs[i]); });
+  {
+    // The estimated total: the sizes of the .bson files (compressed ones count as they are).
+    std::uint64_t total = 0;
+    for (const auto& j : jobs) {
+      std::error_code e;
+      const auto size = j->data.empty() ? 0 : fs::file_size(j->data, e);
+      if (!e) total += size;
+    }
+    progress_line bar(ctx, o.quiet, total);
+    run_parallel(jobs.size(), o.jobs,
+                 [&](std::size_t i) { restore_one(*client, o, *jobs[i], bar); });
+  }
 
   std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0, failed = 0;
   for (const auto& j : jobs) {
@@ -414,7 +428,8 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
                 "Skip a corrupt document whose length is sane and go on with the file");
   cmd->add_option("--jobs", o->jobs, "Collections restored at once (default 4)")
       ->check(CLI::Range(1, 64));
-  cmd->add_flag("--quiet", o->quiet, "No line per collection; only the errors and the summary");
+  cmd->add_flag("--quiet", o->quiet,
+                "No progress, no line per collection; only the errors and the summary");
   cmd->final_callback([&ctx, o] { run_restore(ctx, *o); });
 }
 

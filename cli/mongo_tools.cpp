@@ -2,6 +2,7 @@
 // gzip-compressed.
 #include "mongo_tools.hpp"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <system_error>
 #include <thread>
 
@@ -34,6 +36,47 @@ void run_parallel(std::size_t count, std::size_t threads,
 }
 
 std::string errno_text(int e) { return std::generic_category().message(e); }
+
+// ---- progress_line -------------------------------------------------------------------------
+
+progress_line::progress_line(context& ctx, bool quiet, std::uint64_t total_bytes)
+    : total_(total_bytes), start_(std::chrono::steady_clock::now()) {
+  if (quiet || &ctx.err != &std::cerr || ::isatty(STDERR_FILENO) != 1) return;
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) draw();
+  });
+}
+
+progress_line::~progress_line() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+  draw();  // the final count, also when the work took less than one redraw
+  std::fputs("\n", stderr);
+}
+
+void progress_line::draw() {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const auto bytes = bytes_.load();
+  const double mb = static_cast<double>(bytes) / 1e6;
+  const double rate = seconds > 0 ? mb / seconds : 0.0;
+  std::fprintf(stderr, "\r%llu documents, %.1f", static_cast<unsigned long long>(documents_.load()),
+               mb);
+  if (total_ > 0) {
+    const double total = static_cast<double>(total_) / 1e6;
+    std::fprintf(stderr, " / %.1f MB (%.0f%%), %.1f MB/s", total, 100.0 * mb / total, rate);
+    if (rate > 0 && total > mb) std::fprintf(stderr, ", %.0f s left", (total - mb) / rate);
+  } else {
+    std::fprintf(stderr, " MB, %.1f MB/s", rate);
+  }
+  std::fputs("   ", stderr);
+}
 
 // ---- file_sink ------------------------------------------------------------------------------
 

@@ -3,18 +3,22 @@
 // and a small pool of threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <oid/bson/document.hpp>
 #include <oid/mongo/client.hpp>
 #include <optional>
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,6 +59,32 @@ void run_parallel(std::size_t count, std::size_t threads,
 
 /// The text of errno `e` ("No such file or directory").
 std::string errno_text(int e);
+
+/// A progress line on stderr (documents and bytes done, of the estimated total when known, rate,
+/// time left), redrawn twice a second by a thread of its own while the work runs; only when stderr
+/// is a terminal, the command runs as the real program and `quiet` is false; drawn a last time
+/// when destroyed. Thread-safe `add`.
+class progress_line {
+ public:
+  progress_line(context& ctx, bool quiet, std::uint64_t total_bytes);
+  ~progress_line();  // stops the thread and ends the line
+  progress_line(const progress_line&) = delete;
+  progress_line& operator=(const progress_line&) = delete;
+  void add(std::uint64_t documents, std::uint64_t bytes) noexcept {
+    documents_ += documents;
+    bytes_ += bytes;
+  }
+
+ private:
+  void draw();
+  std::atomic<std::uint64_t> documents_{0}, bytes_{0};
+  std::uint64_t total_;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 /// A file written in large blocks, gzip-compressed (zlib, the default level) or not. Nothing is
 /// visible under `path` until `commit()`: the bytes go to `path` + ".partial", renamed on success

@@ -551,4 +551,30 @@ TEST_F(MongoToolsCliTest, ImportErrorsNameTheLineAndColumn) {
   EXPECT_NE(csv_no_fields.err.find("--type csv needs --fields"), std::string::npos);
 }
 
+// The progress line shows on a terminal only: script(1) gives the command one, with its standard
+// output sent to /dev/null inside, so what script records is stderr alone.
+TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  std::vector<document> docs;
+  for (int i = 0; i < 1000; ++i) {
+    oid::bson::builder b;
+    b.append_int32("i", i).append_string("pad", std::string(400, 'x'));
+    docs.push_back(std::move(b).extract());
+  }
+  insert("c", docs);
+  const std::string dump = std::string(OID_BINARY) + " mongo dump " + uri_ + " --db " + db_ +
+                           " --out " + dir_text_ + " --jobs 1";
+  auto tty = oid::testing::run_shell("script -qec \"" + dump + " >/dev/null\" /dev/null");
+  EXPECT_EQ(tty.status, 0) << tty.err;
+  EXPECT_NE(tty.out.find("\r"), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("1000 documents, 0.4 MB, "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find(" MB/s"), std::string::npos) << tty.out;
+  auto quiet = oid::testing::run_shell("script -qec \"" + dump + " --quiet >/dev/null\" /dev/null");
+  EXPECT_EQ(quiet.status, 0);
+  EXPECT_EQ(quiet.out.find(" MB/s"), std::string::npos) << quiet.out;
+  auto piped = oid::testing::run_shell(dump);
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(piped.err, "");
+}
+
 }  // namespace
