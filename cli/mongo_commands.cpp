@@ -25,15 +25,17 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "mongo_tools.hpp"
 #include "text_io.hpp"
 
 namespace oid::cli {
-namespace {
 
 void report(context& ctx, const mongo::failure& f) {
   ctx.err << "oid: " << f.message << '\n';
   ctx.bad_input();
 }
+
+namespace {
 
 // Reads one line from the terminal on standard input without echoing it; nullopt when standard
 // input is not a terminal (`asked` false) or no line could be read (`asked` true). The bytes go
@@ -68,6 +70,8 @@ std::optional<mongo::secret> read_password_from_terminal(std::ostream& prompt_to
   OPENSSL_cleanse(buffer.data(), buffer.size());
   return password;
 }
+
+}  // namespace
 
 // Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
 // A user name without a password: asked for on a terminal, else a usage error saying how to give
@@ -118,6 +122,8 @@ std::pair<std::string, std::string> namespace_of(const std::string& ns) {
   }
   return {ns.substr(0, dot), ns.substr(dot + 1)};
 }
+
+namespace {
 
 // An `_id` for people: the hex of an ObjectId, else the value as relaxed Extended JSON.
 std::string id_text(bson::document_view id_doc) {
@@ -313,6 +319,8 @@ struct find_cli_options {
   std::int64_t limit = 0;
 };
 
+}  // namespace
+
 std::optional<bson::document> json_argument(context& ctx, const std::string& name,
                                             const std::string& text) {
   auto d = bson::from_json(text);
@@ -339,6 +347,8 @@ std::optional<std::chrono::sys_seconds> time_argument(context& ctx, const std::s
   }
   return *t;
 }
+
+namespace {
 
 void run_find(context& ctx, const find_cli_options& o) {
   const auto [db, coll_name] = namespace_of(o.ns);
@@ -417,6 +427,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     cmd->add_option("--sort", o->sort, "Sort order as Extended JSON, e.g. '{\"_id\": -1}'");
     cmd->final_callback([&ctx, o] { run_find(ctx, *o); });
   }
+  add_mongo_tool_commands(*mongo, ctx);
 }
 
 }  // namespace oid::cli

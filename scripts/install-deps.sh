@@ -8,6 +8,7 @@ packages=(
   clang libclang-rt-14-dev clang-format-14  # fuzzers (libFuzzer), sanitizers, formatting
   libgtest-dev libgmock-dev                 # tests
   libfmt-dev libcli11-dev libsimdjson-dev   # the command (CLI11), the tests (fmt, simdjson)
+  zlib1g-dev                                # the command: oid mongo dump/restore --gzip
   libssl-dev libidn-dev openssl             # client: SCRAM and TLS (libcrypto, libssl), SASLprep; test certificates
   libbenchmark-dev libbson-dev              # benchmarks: Google Benchmark, libbson as the peer
   libmongoc-dev                             # client benchmark: libmongoc as the C peer

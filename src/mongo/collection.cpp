@@ -337,32 +337,6 @@ outcome<std::int64_t> collection::delete_many(bson::document_view filter,
   return remove(filter, true, options);
 }
 
-outcome<std::string> collection::create_index(bson::document_view keys,
-                                              const index_options& options) {
-  std::string name = options.name;
-  if (name.empty()) {
-    for (const auto& e : keys) {
-      if (!name.empty()) name += '_';
-      name += e.key();
-      name += '_';
-      if (auto n = detail::as_integer(e)) {
-        name += std::to_string(*n);
-      } else if (auto s = e.get_string()) {
-        name += *s;
-      }
-    }
-  }
-  bson::builder cmd;
-  cmd.append_string("createIndexes", name_);
-  cmd.open_array("indexes").open_document("0");
-  cmd.append_document("key", keys).append_string("name", name);
-  if (options.unique) cmd.append_bool("unique", true);
-  cmd.close().close();
-  auto reply = detail::command(*state_, db_, cmd.view());
-  if (!reply) return reply.error();
-  return name;
-}
-
 outcome<done> collection::drop() {
   bson::builder cmd;
   cmd.append_string("drop", name_);

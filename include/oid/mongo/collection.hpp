@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace oid::mongo {
@@ -72,11 +73,29 @@ struct update_result {
   std::optional<bson::document> upserted_id;  ///< `{_id: ...}` of an upserted document
 };
 
-/// Options of `create_index`.
+// ---- Index operations: options (engineer "tools"; src/mongo/indexes.cpp) -------------------
+
+/// Options of an index: createIndexes' fields of the same names. Empty views and absent values
+/// are left out of the specification.
 struct index_options {
   bool unique = false;  ///< reject documents whose key is already present
+  bool sparse = false;  ///< index only the documents that have the key's fields
   std::string name;     ///< the index name (empty: derived from the keys, e.g. "a_1_b_-1")
+  std::optional<std::int64_t> expire_after_seconds;  ///< a TTL index: delete documents this old
+  bson::document_view partial_filter_expression;     ///< index only the documents matching this
+  bson::document_view collation;                     ///< string comparison rules
+  /// Any other fields of the specification, appended as they are (e.g. an index from a mongodump
+  /// metadata file); "key", "name", "v" and "ns" among them are left out.
+  bson::document_view extra;
 };
+
+/// One index of `create_indexes`: its key pattern (e.g. `{name: 1}`) and options.
+struct index_model {
+  bson::document_view keys;
+  index_options options;
+};
+
+// ---- end of the index operations' options ---------------------------------------------------
 
 /// The filter that selects documents created in [from, to) by their ObjectId `_id`:
 /// `{_id: {$gte: min_for_time(from), $lt: min_for_time(to)}}`, leaving out an absent bound, and
@@ -134,8 +153,23 @@ class collection {
   /// Deletes every match; returns how many were deleted.
   outcome<std::int64_t> delete_many(bson::document_view filter, const write_options& options = {});
 
-  /// Creates an index on `keys` (e.g. `{name: 1}`) and returns its name.
+  // ---- Index operations (engineer "tools"; src/mongo/indexes.cpp) ---------------------------
+  /// Creates an index on `keys` (e.g. `{name: 1}`) and returns its name (`create_indexes` of one).
   outcome<std::string> create_index(bson::document_view keys, const index_options& options = {});
+  /// Creates the indexes in one createIndexes command and returns their names, in order. An index
+  /// that already exists with the same specification is not an error. Failures: invalid_value for
+  /// an empty list or empty keys (nothing sent), and the server's refusal (e.g. an existing index
+  /// of the same name and other options, or duplicate keys for a unique index).
+  outcome<std::vector<std::string>> create_indexes(std::span<const index_model> models);
+  /// The specifications of the collection's indexes (`listIndexes`): `v`, `key`, `name` and the
+  /// options. A collection that does not exist has none.
+  outcome<std::vector<bson::document>> list_indexes();
+  /// Drops the index named `name`. Failures: invalid_value for "*" (that is `drop_indexes`), and
+  /// the server's refusal (IndexNotFound, or the `_id_` index).
+  outcome<done> drop_index(std::string_view name);
+  /// Drops every index but `_id_`.
+  outcome<done> drop_indexes();
+  // ---- end of the index operations ------------------------------------------------------------
   /// Drops the collection (a collection that does not exist is not an error).
   outcome<done> drop();
 

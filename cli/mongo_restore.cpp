@@ -1,0 +1,436 @@
+// oid mongo restore: a directory in mongodump's layout (DIR/DB/COLL.bson and
+// DIR/DB/COLL.metadata.json, each maybe gzip-compressed) back into a server: the collection's
+// options, its documents, then its indexes. Every refused document is reported with its file,
+// index and offset, and a corrupt or truncated file with the offset where reading stopped.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <istream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/json_reader.hpp>
+#include <oid/bson/stream_reader.hpp>
+#include <oid/mongo/client.hpp>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mongo_tools.hpp"
+
+namespace oid::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct restore_options {
+  std::string uri, dir;
+  std::vector<std::string> include, exclude;
+  bool drop = false;
+  bool no_index_restore = false;
+  bool ordered = false;
+  bool w0 = false;
+  bool keep_going = false;
+  bool quiet = false;
+  std::size_t jobs = 4;
+};
+
+// One collection to restore: its files, and what became of it.
+struct restore_job {
+  std::string db, name;
+  fs::path data, metadata;  // either may be empty
+  std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0;
+  bool failed = false;
+  std::ostringstream messages;  // its errors, printed in order after all jobs
+};
+
+// `pattern` against `text`: '*' matches any run of characters, '\' makes the next one literal.
+bool glob_match(std::string_view pattern, std::string_view text) {
+  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (p < pattern.size() &&
+               (pattern[p] == '\\' && p + 1 < pattern.size() ? pattern[p + 1] == text[t]
+                                                             : pattern[p] == text[t])) {
+      p += pattern[p] == '\\' && p + 1 < pattern.size() ? 2 : 1;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+// The percent-escapes of a file name undone (%2F is '/', as `oid mongo dump` and mongodump write).
+std::string unescape(std::string_view name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto hex = [](char c) {
+      return c >= '0' && c <= '9'   ? c - '0'
+             : c >= 'a' && c <= 'f' ? c - 'a' + 10
+             : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                    : -1;
+    };
+    if (name[i] == '%' && i + 2 < name.size() + 0 && hex(name[i + 1]) >= 0 &&
+        hex(name[i + 2]) >= 0) {
+      out += static_cast<char>(hex(name[i + 1]) * 16 + hex(name[i + 2]));
+      i += 2;
+    } else {
+      out += name[i];
+    }
+  }
+  return out;
+}
+
+// The collection a file belongs to and which file it is, from its name; false for other files.
+bool classify(const std::string& file, std::string& collection, bool& is_metadata) {
+  for (const std::string_view suffix :
+       {".metadata.json.gz", ".metadata.json", ".bson.gz", ".bson"}) {
+    if (file.size() > suffix.size() && file.ends_with(suffix)) {
+      collection = unescape(std::string_view(file).substr(0, file.size() - suffix.size()));
+      is_metadata = suffix.starts_with(".metadata");
+      return true;
+    }
+  }
+  return false;
+}
+
+// The jobs of DIR: one per collection of each database directory, in name order.
+std::vector<std::unique_ptr<restore_job>> find_jobs(const fs::path& dir, std::string& error) {
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<restore_job>> found;
+  std::error_code e;
+  for (fs::directory_iterator db(dir, e), end; !e && db != end; db.increment(e)) {
+    if (!db->is_directory()) continue;
+    const std::string db_name = db->path().filename().string();
+    std::error_code f;
+    for (fs::directory_iterator file(db->path(), f); !f && file != end; file.increment(f)) {
+      std::string coll;
+      bool is_metadata = false;
+      if (!file->is_regular_file() ||
+          !classify(file->path().filename().string(), coll, is_metadata)) {
+        continue;
+      }
+      auto& j = found[{db_name, coll}];
+      if (!j) {
+        j = std::make_unique<restore_job>();
+        j->db = db_name;
+        j->name = coll;
+      }
+      (is_metadata ? j->metadata : j->data) = file->path();
+    }
+    if (f) {
+      error = "cannot read " + db->path().string() + ": " + f.message();
+      return {};
+    }
+  }
+  if (e) {
+    error = "cannot read " + dir.string() + ": " + e.message();
+    return {};
+  }
+  std::vector<std::unique_ptr<restore_job>> jobs;
+  for (auto& [key, j] : found) jobs.push_back(std::move(j));
+  return jobs;
+}
+
+// The metadata document of `path` (plain or gzip), or nullopt with the error in `j`.
+std::optional<bson::document> read_metadata(const fs::path& path, restore_job& j) {
+  source_buf buf;
+  if (!buf.open(path)) {
+    j.messages << "oid: " << buf.error() << '\n';
+    return std::nullopt;
+  }
+  std::istream in(&buf);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (const auto err = buf.error(); !err.empty()) {
+    j.messages << "oid: " << path.string() << ": " << err << '\n';
+    return std::nullopt;
+  }
+  auto doc = bson::from_json(text);
+  if (!doc) {
+    const auto where = bson::position_of(text, doc.error().offset);
+    j.messages << "oid: " << path.string() << ": line " << where.line << ", column " << where.column
+               << ": " << doc.error().message() << " (not Extended JSON metadata)\n";
+    return std::nullopt;
+  }
+  return std::move(*doc);
+}
+
+// The collection, created with the metadata's options (for a view, its definition) unless it
+// exists. False when the server refused.
+bool create_collection(mongo::client& client, restore_job& j, bson::document_view options) {
+  bson::builder cmd;
+  cmd.append_string("create", j.name);
+  for (const auto& e : options) cmd.append_element(e);
+  auto r = client.run_command(j.db, cmd.view());
+  constexpr std::int32_t namespace_exists = 48;
+  if (!r && !(r.error().server && r.error().server->code == namespace_exists)) {
+    j.messages << "oid: " << j.db << '.' << j.name
+               << ": create with the metadata's options: " << r.error().message << '\n';
+    return false;
+  }
+  return true;
+}
+
+// Inserts the documents of j.data in batches; reports each refused document and the place where
+// the file cannot be read on. False when the file stopped early.
+bool restore_documents(mongo::collection& coll, const restore_options& o, restore_job& j,
+                       progress_line& bar) {
+  source_buf buf;
+  if (!buf.open(j.data)) {
+    j.messages << "oid: " << buf.error() << '\n';
+    return false;
+  }
+  std::istream in(&buf);
+  bson::stream_reader reader(in);
+  mongo::insert_options io;
+  io.ordered = o.ordered;
+  if (o.w0) io.write_concern = mongo::write_concern::unacknowledged();
+  const std::string file = j.data.string();
+
+  std::vector<bson::document> batch;
+  std::vector<std::uint64_t> offsets;  // of each document of the batch in the (uncompressed) file
+  std::vector<std::size_t> indexes;    // and its 0-based index there
+  std::size_t batch_bytes = 0;
+  bool stopped = false;
+  const auto flush = [&] {
+    if (batch.empty() || stopped) return;
+    std::vector<bson::document_view> views;
+    views.reserve(batch.size());
+    for (const auto& d : batch) views.push_back(d.view());
+    auto r = coll.insert_many(views, io);
+    bar.add(batch.size(), batch_bytes);
+    if (r) {
+      j.documents += o.w0 ? batch.size() : static_cast<std::size_t>(r->inserted);
+      j.bytes += batch_bytes;
+    } else {
+      const auto& f = r.error();
+      j.documents += static_cast<std::size_t>(f.written);
+      if (f.write_errors.empty()) {
+        j.messages << "oid: " << file << ": inserting documents " << indexes.front() << " to "
+                   << indexes.back() << ": " << f.message << '\n';
+        stopped = true;
+      }
+      for (const auto& e : f.write_errors) {
+        const std::size_t i = std::min(e.index.value_or(0), batch.size() - 1);
+        j.messages << "oid: " << file << ": document " << indexes[i] << " (offset " << offsets[i]
+                   << "): " << (e.code == 11000 ? "duplicate key: " : "refused: ") << e.message
+                   << '\n';
+        ++(e.code == 11000 ? j.duplicates : j.refused);
+      }
+      if (o.ordered && !f.write_errors.empty()) {
+        const std::size_t i = std::min(f.write_errors.front().index.value_or(0), batch.size() - 1);
+        j.messages << "oid: " << file << ": stopped at document " << indexes[i]
+                   << " (--ordered); the documents after it are not restored\n";
+        stopped = true;
+      }
+    }
+    batch.clear();
+    offsets.clear();
+    indexes.clear();
+    batch_bytes = 0;
+  };
+
+  while (!stopped) {
+    auto more = reader.next();
+    if (!more) {
+      flush();  // the documents before the bad one go in
+      j.messages << "oid: " << file << ": document " << reader.index() << " at offset "
+                 << reader.document_offset() << ": " << more.error().message() << " (offset "
+                 << more.error().offset << ")";
+      if (buf.compressed()) j.messages << " of the uncompressed data";
+      if (const auto err = buf.error(); !err.empty()) j.messages << "; " << err;
+      if (o.keep_going && reader.can_continue()) {
+        j.messages << "; skipped (--keep-going)\n";
+        j.failed = true;
+        continue;
+      }
+      j.messages << "; the rest of the file is not restored\n";
+      return false;
+    }
+    if (!*more) break;
+    const auto doc = reader.current();
+    batch.emplace_back(doc);
+    offsets.push_back(reader.document_offset());
+    indexes.push_back(reader.index());
+    batch_bytes += doc.size();
+    if (batch.size() >= 1000 || batch_bytes >= 16 * 1024 * 1024) flush();
+  }
+  flush();
+  if (const auto err = buf.error(); !err.empty()) {
+    j.messages << "oid: " << file << ": " << err << " after offset " << reader.bytes_read()
+               << " of the uncompressed data; the rest of the file is not restored\n";
+    return false;
+  }
+  return !stopped;
+}
+
+// The indexes of the metadata but _id_, created in one command.
+bool restore_indexes(mongo::collection& coll, restore_job& j, bson::document_view metadata) {
+  const auto list = metadata.find("indexes");
+  if (!list) return true;
+  auto arr = list->get_array();
+  if (!arr) {
+    j.messages << "oid: " << j.metadata.string() << ": \"indexes\" is not an array\n";
+    return false;
+  }
+  std::vector<mongo::index_model> models;
+  for (const auto& e : *arr) {
+    auto spec = e.get_document();
+    std::optional<bson::document_view> keys;
+    if (spec) {
+      if (const auto k = spec->find("key")) {
+        if (auto d = k->get_document()) keys = *d;
+      }
+    }
+    if (!keys) {
+      j.messages << "oid: " << j.metadata.string() << ": an index without a \"key\" document\n";
+      return false;
+    }
+    const auto name = spec->find("name");
+    const std::string n(name ? name->get_string().value_or("") : "");
+    if (n == "_id_") continue;
+    mongo::index_model m;
+    m.keys = *keys;
+    m.options.name = n;
+    m.options.extra = *spec;
+    models.push_back(std::move(m));
+  }
+  if (models.empty()) return true;
+  auto made = coll.create_indexes(models);
+  if (!made) {
+    j.messages << "oid: " << j.db << '.' << j.name << ": creating " << models.size()
+               << " indexes: " << made.error().message << '\n';
+    return false;
+  }
+  return true;
+}
+
+void restore_one(mongo::client& client, const restore_options& o, restore_job& j,
+                 progress_line& bar) {
+  std::optional<bson::document> metadata;
+  if (!j.metadata.empty()) {
+    metadata = read_metadata(j.metadata, j);
+    if (!metadata) {
+      j.messages << "oid: " << j.db << '.' << j.name << " not restored\n";
+      j.failed = true;
+      return;
+    }
+    const auto n = metadata->view().find("collectionName");
+    if (n && n->get_string() && !n->get_string()->empty()) j.name = *n->get_string();
+  }
+  const auto meta = metadata ? metadata->view() : bson::document_view();
+  const auto type = meta.find("type");
+  const bool view = type && type->get_string().value_or("") == "view";
+  auto coll = client.collection(j.db, j.name);
+  if (o.drop) {
+    if (auto d = coll.drop(); !d) {
+      j.messages << "oid: " << j.db << '.' << j.name << ": drop: " << d.error().message << '\n';
+      j.failed = true;
+      return;
+    }
+  }
+  bson::document_view options;
+  if (const auto opt = meta.find("options")) options = opt->get_document().value_or(options);
+  if (metadata && !create_collection(client, j, options)) j.failed = true;
+  if (view) return;
+  if (!j.data.empty() && !restore_documents(coll, o, j, bar)) j.failed = true;
+  if (!o.no_index_restore && metadata && !restore_indexes(coll, j, meta)) j.failed = true;
+}
+
+void run_restore(context& ctx, const restore_options& o) {
+  std::string error;
+  auto jobs = find_jobs(o.dir, error);
+  if (!error.empty()) {
+    ctx.err << "oid: mongo restore: " << error << '\n';
+    return ctx.bad_input();
+  }
+  // --nsInclude / --nsExclude on DB.COLL (the name from the file; metadata may refine it).
+  std::erase_if(jobs, [&](const auto& j) {
+    const std::string ns = j->db + '.' + j->name;
+    const auto match = [&](const std::string& p) { return glob_match(p, ns); };
+    if (!o.include.empty() && std::none_of(o.include.begin(), o.include.end(), match)) return true;
+    return std::any_of(o.exclude.begin(), o.exclude.end(), match);
+  });
+  if (jobs.empty()) {
+    ctx.err << "oid: mongo restore: nothing to restore in " << o.dir
+            << " (expected DIR/DB/COLL.bson and DIR/DB/COLL.metadata.json)\n";
+    return ctx.bad_input();
+  }
+  auto client = make_client(ctx, o.uri);
+  if (!client) return;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    // The estimated total: the sizes of the .bson files (compressed ones count as they are).
+    std::uint64_t total = 0;
+    for (const auto& j : jobs) {
+      std::error_code e;
+      const auto size = j->data.empty() ? 0 : fs::file_size(j->data, e);
+      if (!e) total += size;
+    }
+    progress_line bar(ctx, o.quiet, total);
+    run_parallel(jobs.size(), o.jobs,
+                 [&](std::size_t i) { restore_one(*client, o, *jobs[i], bar); });
+  }
+
+  std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0, failed = 0;
+  for (const auto& j : jobs) {
+    ctx.err << j->messages.str();
+    documents += j->documents;
+    bytes += j->bytes;
+    duplicates += j->duplicates;
+    refused += j->refused;
+    if (j->failed || j->duplicates > 0 || j->refused > 0) ++failed;
+    if (!o.quiet) {
+      ctx.out << j->db << '.' << j->name << ": " << j->documents << " documents";
+      if (j->duplicates > 0) ctx.out << ", " << j->duplicates << " duplicate keys";
+      if (j->refused > 0) ctx.out << ", " << j->refused << " refused";
+      if (j->failed) ctx.out << " (incomplete: see the errors)";
+      ctx.out << '\n';
+    }
+  }
+  if (failed > 0) ctx.bad_input();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ctx.out << "restored " << documents << " documents, " << bytes << " bytes, to " << jobs.size()
+          << " collections in " << std::fixed << std::setprecision(2) << seconds << " s";
+  if (o.w0) ctx.out << " (w: 0, not acknowledged)";
+  ctx.out << "; " << duplicates << " duplicate keys, " << refused << " other refusals, " << failed
+          << " collections with errors\n";
+}
+
+}  // namespace
+
+void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
+  auto o = std::make_shared<restore_options>();
+  auto* cmd = mongo.add_subcommand(
+      "restore", "Restore a directory in mongodump's layout (DIR/DB/COLL.bson[.gz], metadata)");
+  cmd->add_option("URI", o->uri, "Connection string")->required();
+  cmd->add_option("DIR", o->dir, "The directory a dump wrote")->required();
+  cmd->add_flag("--drop", o->drop, "Drop each collection before restoring it");
+  cmd->add_option("--nsInclude", o->include, "Only DB.COLL matching this pattern ('*': any text)")
+      ->allow_extra_args(false);
+  cmd->add_option("--nsExclude", o->exclude, "Not DB.COLL matching this pattern")
+      ->allow_extra_args(false);
+  cmd->add_flag("--noIndexRestore", o->no_index_restore, "Do not create the metadata's indexes");
+  cmd->add_flag("--ordered", o->ordered,
+                "Insert in file order and stop a file at its first refused document");
+  cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
+  cmd->add_flag("--keep-going", o->keep_going,
+                "Skip a corrupt document whose length is sane and go on with the file");
+  cmd->add_option("--jobs", o->jobs, "Collections restored at once (default 4)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_flag("--quiet", o->quiet,
+                "No progress, no line per collection; only the errors and the summary");
+  cmd->final_callback([&ctx, o] { run_restore(ctx, *o); });
+}
+
+}  // namespace oid::cli

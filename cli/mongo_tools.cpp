@@ -1,0 +1,191 @@
+// The pieces `oid mongo dump` and `oid mongo restore` share: threads, and files that may be
+// gzip-compressed.
+#include "mongo_tools.hpp"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <system_error>
+#include <thread>
+
+namespace oid::cli {
+
+void add_mongo_tool_commands(CLI::App& mongo, context& ctx) {
+  add_mongo_dump_command(mongo, ctx);
+  add_mongo_restore_command(mongo, ctx);
+  add_mongo_transfer_commands(mongo, ctx);
+}
+
+void run_parallel(std::size_t count, std::size_t threads,
+                  const std::function<void(std::size_t)>& work) {
+  std::atomic<std::size_t> next{0};
+  const auto loop = [&] {
+    for (std::size_t i = next++; i < count; i = next++) work(i);
+  };
+  std::vector<std::thread> pool;
+  const std::size_t n = std::clamp<std::size_t>(std::min(threads, count), 1, 64);
+  for (std::size_t t = 1; t < n; ++t) pool.emplace_back(loop);
+  loop();
+  for (auto& t : pool) t.join();
+}
+
+std::string errno_text(int e) { return std::generic_category().message(e); }
+
+// ---- progress_line -------------------------------------------------------------------------
+
+progress_line::progress_line(context& ctx, bool quiet, std::uint64_t total_bytes)
+    : total_(total_bytes), start_(std::chrono::steady_clock::now()) {
+  if (quiet || &ctx.err != &std::cerr || ::isatty(STDERR_FILENO) != 1) return;
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) draw();
+  });
+}
+
+progress_line::~progress_line() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+  draw();  // the final count, also when the work took less than one redraw
+  std::fputs("\n", stderr);
+}
+
+void progress_line::draw() {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const auto bytes = bytes_.load();
+  const double mb = static_cast<double>(bytes) / 1e6;
+  const double rate = seconds > 0 ? mb / seconds : 0.0;
+  std::fprintf(stderr, "\r%llu documents, %.1f", static_cast<unsigned long long>(documents_.load()),
+               mb);
+  if (total_ > 0) {
+    const double total = static_cast<double>(total_) / 1e6;
+    std::fprintf(stderr, " / %.1f MB (%.0f%%), %.1f MB/s", total, 100.0 * mb / total, rate);
+    if (rate > 0 && total > mb) std::fprintf(stderr, ", %.0f s left", (total - mb) / rate);
+  } else {
+    std::fprintf(stderr, " MB, %.1f MB/s", rate);
+  }
+  std::fputs("   ", stderr);
+}
+
+// ---- file_sink ------------------------------------------------------------------------------
+
+file_sink::~file_sink() { discard(); }
+
+void file_sink::discard() {
+  if (gz_ != nullptr) gzclose(static_cast<gzFile>(gz_));
+  if (file_ != nullptr) std::fclose(file_);
+  gz_ = nullptr;
+  file_ = nullptr;
+  if (!partial_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove(partial_, ignored);
+    partial_.clear();
+  }
+}
+
+bool file_sink::open(const std::filesystem::path& path, bool gzip) {
+  discard();
+  path_ = path;
+  partial_ = path;
+  partial_ += ".partial";
+  if (gzip) {
+    gz_ = gzopen(partial_.c_str(), "wb");
+    if (gz_ != nullptr) gzbuffer(static_cast<gzFile>(gz_), 1 << 17);
+  } else {
+    file_ = std::fopen(partial_.c_str(), "wb");
+    if (file_ != nullptr) std::setvbuf(file_, nullptr, _IOFBF, 1 << 17);
+  }
+  if (gz_ == nullptr && file_ == nullptr) {
+    error_ = "cannot create " + partial_.string() + ": " + errno_text(errno);
+    partial_.clear();
+    return false;
+  }
+  return true;
+}
+
+bool file_sink::write(std::string_view bytes) {
+  bool ok = true;
+  if (gz_ != nullptr) {
+    // gzwrite takes an unsigned count: large pieces go in parts.
+    while (ok && !bytes.empty()) {
+      const auto n = static_cast<unsigned>(std::min<std::size_t>(bytes.size(), 1u << 30));
+      ok = gzwrite(static_cast<gzFile>(gz_), bytes.data(), n) == static_cast<int>(n);
+      bytes.remove_prefix(n);
+    }
+  } else if (file_ != nullptr) {
+    ok = std::fwrite(bytes.data(), 1, bytes.size(), file_) == bytes.size();
+  } else {
+    ok = false;
+  }
+  if (!ok) error_ = "cannot write " + partial_.string() + ": " + errno_text(errno);
+  return ok;
+}
+
+bool file_sink::commit() {
+  bool ok = true;
+  if (gz_ != nullptr) ok = gzclose(static_cast<gzFile>(gz_)) == Z_OK;
+  if (file_ != nullptr) ok = std::fclose(file_) == 0;
+  gz_ = nullptr;
+  file_ = nullptr;
+  if (!ok) {
+    error_ = "cannot write " + partial_.string() + ": " + errno_text(errno);
+    discard();
+    return false;
+  }
+  std::error_code e;
+  std::filesystem::rename(partial_, path_, e);
+  if (e) {
+    error_ = "cannot rename " + partial_.string() + " to " + path_.string() + ": " + e.message();
+    discard();
+    return false;
+  }
+  partial_.clear();
+  return true;
+}
+
+// ---- source_buf -----------------------------------------------------------------------------
+
+source_buf::~source_buf() {
+  if (gz_ != nullptr) gzclose(static_cast<gzFile>(gz_));
+}
+
+bool source_buf::open(const std::filesystem::path& path) {
+  gz_ = gzopen(path.c_str(), "rb");
+  if (gz_ == nullptr) {
+    error_ = "cannot open " + path.string() + ": " + errno_text(errno);
+    return false;
+  }
+  gzbuffer(static_cast<gzFile>(gz_), 1 << 17);
+  buf_.resize(1 << 17);
+  return true;
+}
+
+std::string source_buf::error() const {
+  if (!error_.empty() || gz_ == nullptr) return error_;
+  int code = Z_OK;
+  const char* message = gzerror(static_cast<gzFile>(gz_), &code);
+  if (code == Z_OK || code == Z_STREAM_END) return {};
+  return std::string("compressed data: ") + message;
+}
+
+source_buf::int_type source_buf::underflow() {
+  if (gz_ == nullptr) return traits_type::eof();
+  const int n = gzread(static_cast<gzFile>(gz_), buf_.data(), static_cast<unsigned>(buf_.size()));
+  compressed_ = gzdirect(static_cast<gzFile>(gz_)) == 0;
+  if (n <= 0) return traits_type::eof();
+  setg(buf_.data(), buf_.data(), buf_.data() + n);
+  return traits_type::to_int_type(buf_[0]);
+}
+
+}  // namespace oid::cli

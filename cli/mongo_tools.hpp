@@ -1,0 +1,143 @@
+// What `oid mongo dump` and `oid mongo restore` share with each other and with the other mongo
+// commands (mongo_commands.cpp): the client, argument parsing, files that may be gzip-compressed,
+// and a small pool of threads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <oid/bson/document.hpp>
+#include <oid/mongo/client.hpp>
+#include <optional>
+#include <streambuf>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace oid::cli {
+
+// ---- defined in mongo_commands.cpp ----------------------------------------------------------
+
+/// Prints the failure's message and records bad input.
+void report(context& ctx, const mongo::failure& f);
+/// The client of `uri_text`, asking for a password on a terminal when the URI names a user
+/// without one; nullopt (reported, with the exit status set) when refused.
+std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text);
+/// DB.COLL split at its first dot; throws CLI::ValidationError (a usage error) for anything else.
+std::pair<std::string, std::string> namespace_of(const std::string& ns);
+/// `text` as Extended JSON; nullopt (reported as NAME: what, at column N) when it is not.
+std::optional<bson::document> json_argument(context& ctx, const std::string& name,
+                                            const std::string& text);
+/// `text` as a time (parse_time); nullopt for an empty text, and for a bad one (reported, `ok`
+/// set to false).
+std::optional<std::chrono::sys_seconds> time_argument(context& ctx, const std::string& name,
+                                                      const std::string& text, bool& ok);
+
+// ---- mongo_tools.cpp ------------------------------------------------------------------------
+
+/// Registers `dump`, `restore`, `export` and `import` under `oid mongo`.
+void add_mongo_tool_commands(CLI::App& mongo, context& ctx);
+void add_mongo_dump_command(CLI::App& mongo, context& ctx);     // mongo_dump.cpp
+void add_mongo_restore_command(CLI::App& mongo, context& ctx);  // mongo_restore.cpp
+void add_mongo_transfer_commands(CLI::App& mongo,
+                                 context& ctx);  // mongo_transfer.cpp: export, import
+
+/// Calls `work(i)` for every i in [0, count) on at most `threads` threads (at least one); each
+/// index once. `work` must not throw.
+void run_parallel(std::size_t count, std::size_t threads,
+                  const std::function<void(std::size_t)>& work);
+
+/// The text of errno `e` ("No such file or directory").
+std::string errno_text(int e);
+
+/// A progress line on stderr (documents and bytes done, of the estimated total when known, rate,
+/// time left), redrawn twice a second by a thread of its own while the work runs; only when stderr
+/// is a terminal, the command runs as the real program and `quiet` is false; drawn a last time
+/// when destroyed. Thread-safe `add`.
+class progress_line {
+ public:
+  progress_line(context& ctx, bool quiet, std::uint64_t total_bytes);
+  ~progress_line();  // stops the thread and ends the line
+  progress_line(const progress_line&) = delete;
+  progress_line& operator=(const progress_line&) = delete;
+  void add(std::uint64_t documents, std::uint64_t bytes) noexcept {
+    documents_ += documents;
+    bytes_ += bytes;
+  }
+
+ private:
+  void draw();
+  std::atomic<std::uint64_t> documents_{0}, bytes_{0};
+  std::uint64_t total_;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+/// A file written in large blocks, gzip-compressed (zlib, the default level) or not. Nothing is
+/// visible under `path` until `commit()`: the bytes go to `path` + ".partial", renamed on success
+/// and removed when the sink is destroyed without a commit.
+class file_sink {
+ public:
+  file_sink() = default;
+  ~file_sink();
+  file_sink(const file_sink&) = delete;
+  file_sink& operator=(const file_sink&) = delete;
+
+  /// Opens `path`.partial for writing; false (with `error()`) when it cannot.
+  bool open(const std::filesystem::path& path, bool gzip);
+  /// Appends `bytes`; false (with `error()`) when writing failed.
+  bool write(std::string_view bytes);
+  /// Flushes, closes and renames the file to `path`; false (with `error()`) when any of it failed.
+  bool commit();
+  /// What failed, with the file's name.
+  const std::string& error() const noexcept { return error_; }
+
+ private:
+  void discard();
+  std::filesystem::path path_, partial_;
+  void* gz_ = nullptr;         // gzFile
+  std::FILE* file_ = nullptr;  // when not compressed
+  std::string error_;
+};
+
+/// Reads a file that may be gzip-compressed (detected by its content, as zlib's gzread does)
+/// through a std::streambuf. Compressed data that is corrupt or ends early reads as the end of
+/// the stream; `error()` then says so.
+class source_buf : public std::streambuf {
+ public:
+  source_buf() = default;
+  ~source_buf() override;
+  source_buf(const source_buf&) = delete;
+  source_buf& operator=(const source_buf&) = delete;
+
+  /// Opens `path`; false (with `error()`) when it cannot.
+  bool open(const std::filesystem::path& path);
+  /// Empty, or what went wrong in the compressed data (zlib's message).
+  std::string error() const;
+  /// True when the file is gzip-compressed.
+  bool compressed() const noexcept { return compressed_; }
+
+ protected:
+  int_type underflow() override;
+
+ private:
+  void* gz_ = nullptr;  // gzFile
+  std::vector<char> buf_;
+  std::string error_;
+  bool compressed_ = false;
+};
+
+}  // namespace oid::cli

@@ -1,0 +1,129 @@
+// The index operations of a collection: createIndexes, listIndexes, dropIndexes.
+#include <oid/bson/builder.hpp>
+#include <oid/mongo/collection.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "mongo/detail/cursor_state.hpp"
+#include "mongo/detail/pool.hpp"
+#include "mongo/detail/reply.hpp"
+
+namespace oid::mongo {
+namespace {
+
+// The server's default name: each key and its value joined by '_' ("a_1_b_-1", "t_text").
+std::string default_name(bson::document_view keys) {
+  std::string name;
+  for (const auto& e : keys) {
+    if (!name.empty()) name += '_';
+    name += e.key();
+    name += '_';
+    if (auto n = detail::as_integer(e)) {
+      name += std::to_string(*n);
+    } else if (auto s = e.get_string()) {
+      name += *s;
+    }
+  }
+  return name;
+}
+
+bool reserved(std::string_view key) {
+  return key == "key" || key == "name" || key == "v" || key == "ns";
+}
+
+constexpr std::int32_t namespace_not_found = 26;
+
+bool is_namespace_not_found(const failure& f) {
+  return f.server && f.server->code == namespace_not_found;
+}
+
+}  // namespace
+
+outcome<std::string> collection::create_index(bson::document_view keys,
+                                              const index_options& options) {
+  const index_model model{keys, options};
+  auto names = create_indexes(std::span(&model, 1));
+  if (!names) return std::move(names).error();
+  return std::move(names->front());
+}
+
+outcome<std::vector<std::string>> collection::create_indexes(std::span<const index_model> models) {
+  if (models.empty()) return failure(errc::invalid_value, "createIndexes needs at least one index");
+  std::vector<std::string> names;
+  names.reserve(models.size());
+  bson::builder cmd;
+  cmd.append_string("createIndexes", name_);
+  cmd.open_array("indexes");
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const auto& m = models[i];
+    const auto& o = m.options;
+    if (m.keys.empty()) {
+      return failure(errc::invalid_value, "index " + std::to_string(i) + " has no keys");
+    }
+    names.push_back(o.name.empty() ? default_name(m.keys) : o.name);
+    cmd.open_document(std::to_string(i));
+    cmd.append_document("key", m.keys).append_string("name", names.back());
+    if (o.unique) cmd.append_bool("unique", true);
+    if (o.sparse) cmd.append_bool("sparse", true);
+    if (o.expire_after_seconds) cmd.append_int64("expireAfterSeconds", *o.expire_after_seconds);
+    if (!o.partial_filter_expression.empty()) {
+      cmd.append_document("partialFilterExpression", o.partial_filter_expression);
+    }
+    if (!o.collation.empty()) cmd.append_document("collation", o.collation);
+    for (const auto& e : o.extra) {
+      const auto k = e.key();
+      const bool given = (k == "unique" && o.unique) || (k == "sparse" && o.sparse) ||
+                         (k == "expireAfterSeconds" && o.expire_after_seconds) ||
+                         (k == "partialFilterExpression" && !o.partial_filter_expression.empty()) ||
+                         (k == "collation" && !o.collation.empty());
+      if (!reserved(k) && !given) cmd.append_element(e);
+    }
+    cmd.close();
+  }
+  cmd.close();
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  return names;
+}
+
+outcome<std::vector<bson::document>> collection::list_indexes() {
+  bson::builder cmd;
+  cmd.append_string("listIndexes", name_);
+  cmd.open_document("cursor").close();
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0);
+  std::vector<bson::document> out;
+  if (!state) {
+    if (is_namespace_not_found(state.error())) return out;
+    return std::move(state).error();
+  }
+  cursor c(std::move(*state));
+  while (true) {
+    auto more = c.next();
+    if (!more) return more.error();
+    if (!*more) break;
+    out.emplace_back(c.current());
+  }
+  return out;
+}
+
+outcome<done> collection::drop_index(std::string_view name) {
+  if (name == "*") {
+    return failure(errc::invalid_value, "drop_index(\"*\") would drop every index: drop_indexes()");
+  }
+  bson::builder cmd;
+  cmd.append_string("dropIndexes", name_).append_string("index", name);
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  return done{};
+}
+
+outcome<done> collection::drop_indexes() {
+  bson::builder cmd;
+  cmd.append_string("dropIndexes", name_).append_string("index", "*");
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  return done{};
+}
+
+}  // namespace oid::mongo

@@ -1,0 +1,580 @@
+// oid mongo dump | restore, run in-process against the server of MONGODB_URI (FerretDB under
+// scripts/test.sh); without it the tests skip, and fail under CI=true. The format checks with
+// PyMongo's bson module run when a Python with it is found (build/pymongo-venv, which
+// scripts/bench-client.sh makes, or python3), and fail under CI when none is.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
+#include <oid/bson/stream_reader.hpp>
+#include <oid/generator.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/object_id.hpp>
+#include <oid/time.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/ci.hpp"
+#include "support/run_cli.hpp"
+#include "support/run_shell.hpp"
+#include "support/scratch_database.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace mongo = oid::mongo;
+using oid::bson::document;
+using oid::testing::run_cli;
+
+std::string bytes_of(oid::bson::document_view d) {
+  return {reinterpret_cast<const char*>(d.data()), d.size()};
+}
+
+// The documents of a .bson file, as their bytes.
+std::vector<std::string> read_bson_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  oid::bson::stream_reader reader(in);
+  std::vector<std::string> out;
+  while (true) {
+    auto more = reader.next();
+    EXPECT_TRUE(more.has_value()) << path;
+    if (!more || !*more) break;
+    out.push_back(bytes_of(reader.current()));
+  }
+  return out;
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+document json(std::string_view text) {
+  auto d = oid::bson::from_json(text);
+  EXPECT_TRUE(d.has_value()) << text;
+  return d ? std::move(*d) : document();
+}
+
+// An ObjectId of time `when` (ISO-8601) whose other bytes are `n`.
+oid::object_id id_at(const char* when, int n) {
+  const auto t = oid::parse_time(when).value();
+  char hex[25];
+  std::snprintf(hex, sizeof hex, "%08llx%016x",
+                static_cast<unsigned long long>(t.time_since_epoch().count()), n);
+  return oid::object_id::from_hex(hex).value();
+}
+
+class MongoToolsCliTest : public oid::testing::scratch_database_test {
+ protected:
+  MongoToolsCliTest() : scratch_database_test("oid_tools_") {}
+  void SetUp() override {
+    scratch_database_test::SetUp();
+    dir_ = fs::path(::testing::TempDir()) / ("oid_dump_" + db_);
+    dir_text_ = dir_.string();  // arguments are views: of a string that lives as long as the test
+  }
+  void TearDown() override {
+    scratch_database_test::TearDown();
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  mongo::collection coll(std::string_view name) { return client_->collection(db_, name); }
+  void insert(std::string_view name, const std::vector<document>& docs) {
+    std::vector<oid::bson::document_view> views;
+    for (const auto& d : docs) views.push_back(d.view());
+    auto r = coll(name).insert_many(views);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+  }
+  // The documents of the collection as the server sends them, sorted by their bytes.
+  std::vector<std::string> contents(std::string_view name) {
+    auto cur = coll(name).find();
+    EXPECT_TRUE(cur.has_value());
+    std::vector<std::string> out;
+    while (cur && cur->next().value_or(false)) out.push_back(bytes_of(cur->current()));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::vector<std::string> index_names(std::string_view name) {
+    std::vector<std::string> out;
+    const auto list = coll(name).list_indexes();
+    EXPECT_TRUE(list.has_value());
+    if (!list) return out;
+    for (const auto& spec : *list) {
+      out.emplace_back(spec.view().find("name")->get_string().value_or("?"));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // The collection's index specifications, as Extended JSON, sorted.
+  std::vector<std::string> index_specs(std::string_view name) {
+    std::vector<std::string> out;
+    const auto list = coll(name).list_indexes();
+    EXPECT_TRUE(list.has_value());
+    if (!list) return out;
+    for (const auto& spec : *list) out.push_back(oid::bson::to_json(spec.view()));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Documents of many types, each with an ObjectId _id.
+  void fill(std::string_view name, int count) {
+    std::vector<document> docs;
+    for (int i = 0; i < count; ++i) {
+      docs.push_back(json(R"({"_id": {"$oid": ")" + oid::generate().to_hex() + R"("}, "n": )" +
+                          std::to_string(i) + R"(, "s": "text é )" + std::to_string(i) +
+                          R"(", "d": 1.5, "big": {"$numberLong": "9007199254740993"},
+              "when": {"$date": "2024-05-06T07:08:09.123Z"}, "flag": true, "none": null,
+              "bin": {"$binary": {"base64": "AAEC", "subType": "00"}},
+              "nested": {"a": [1, "two", {"three": 3}]}, "re": {"$regularExpression":
+              {"pattern": "^a", "options": "i"}}})"));
+    }
+    insert(name, docs);
+  }
+  fs::path file(std::string_view name) const { return dir_ / db_ / name; }
+
+  fs::path dir_;
+  std::string dir_text_;
+};
+
+TEST_F(MongoToolsCliTest, DumpDropRestoreGivesTheSameBytesAndIndexes) {
+  for (const bool gzip : {false, true}) {
+    SCOPED_TRACE(gzip ? "gzip" : "plain");
+    fill("c", 300);
+    mongo::index_options unique;
+    unique.unique = true;
+    const auto n_key = json(R"({"n": 1})");
+    ASSERT_TRUE(coll("c").create_index(n_key.view(), unique).has_value());
+    mongo::index_options sparse;
+    sparse.sparse = true;
+    const auto sd_key = json(R"({"s": 1, "d": -1})");
+    ASSERT_TRUE(coll("c").create_index(sd_key.view(), sparse).has_value());
+    fill("other", 5);
+    const auto before = contents("c");
+    const auto indexes_before = index_specs("c");
+    ASSERT_EQ(before.size(), 300u);
+
+    std::vector<std::string_view> args = {"mongo", "dump", uri_, "--db", db_, "--out", dir_text_};
+    if (gzip) args.push_back("--gzip");
+    auto dump = run_cli(args);
+    ASSERT_EQ(dump.status, 0) << dump.err;
+    EXPECT_EQ(dump.err, "");
+    EXPECT_NE(dump.out.find("dumped 305 documents"), std::string::npos) << dump.out;
+    EXPECT_NE(dump.out.find(db_ + ".c: 300 documents"), std::string::npos) << dump.out;
+    const std::string gz = gzip ? ".gz" : "";
+    ASSERT_TRUE(fs::exists(file("c.bson" + gz)));
+    ASSERT_TRUE(fs::exists(file("c.metadata.json" + gz)));
+    ASSERT_TRUE(fs::exists(file("other.bson" + gz)));
+    EXPECT_FALSE(fs::exists(file("c.bson" + gz + ".partial")));
+    if (!gzip) {
+      // The file holds the documents exactly as the server sent them.
+      auto dumped = read_bson_file(file("c.bson"));
+      std::sort(dumped.begin(), dumped.end());
+      EXPECT_EQ(dumped, before);
+      const auto meta = json(oid::testing::read_file(file("c.metadata.json").string()));
+      EXPECT_EQ(meta.view().find("collectionName")->get_string().value_or(""), "c");
+      EXPECT_EQ(meta.view().find("type")->get_string().value_or(""), "collection");
+    }
+
+    ASSERT_TRUE(client_->collection(db_, "c").drop().has_value());
+    ASSERT_TRUE(client_->collection(db_, "other").drop().has_value());
+    auto restore = run_cli({"mongo", "restore", uri_, dir_text_});
+    ASSERT_EQ(restore.status, 0) << restore.err;
+    EXPECT_EQ(restore.err, "");
+    EXPECT_NE(restore.out.find("restored 305 documents"), std::string::npos) << restore.out;
+    EXPECT_EQ(contents("c"), before);
+    EXPECT_EQ(contents("other").size(), 5u);
+    EXPECT_EQ(index_names("c"), (std::vector<std::string>{"_id_", "n_1", "s_1_d_-1"}));
+    EXPECT_EQ(index_specs("c"), indexes_before);  // as the server lists them
+    ASSERT_TRUE(client_->collection(db_, "c").drop().has_value());
+    ASSERT_TRUE(client_->collection(db_, "other").drop().has_value());
+    fs::remove_all(dir_);
+  }
+}
+
+TEST_F(MongoToolsCliTest, SinceAndUntilSelectByTheIdsTime) {
+  std::vector<document> docs;
+  const char* times[] = {"2020-06-01",           "2021-01-01T00:00:00Z", "2021-06-01",
+                         "2022-12-31T23:59:59Z", "2023-01-01T00:00:00Z", "2024-01-01"};
+  for (int i = 0; i < 6; ++i) {
+    oid::bson::builder b;
+    b.append_object_id("_id", id_at(times[i], i)).append_int32("i", i);
+    docs.push_back(std::move(b).extract());
+  }
+  insert("c", docs);
+  auto dump = run_cli({"mongo", "dump", uri_, "--db", db_, "--collection", "c", "--out", dir_text_,
+                       "--since", "2021-01-01", "--until", "2023-01-01"});
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  const auto dumped = read_bson_file(file("c.bson"));
+  std::vector<std::string> want = {bytes_of(docs[1].view()), bytes_of(docs[2].view()),
+                                   bytes_of(docs[3].view())};
+  auto got = dumped;
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);
+
+  // --query narrows further.
+  auto query = run_cli({"mongo", "dump", uri_, "--db", db_, "--collection", "c", "--out", dir_text_,
+                        "--since", "2021-01-01", "--query", R"({"i": {"$gt": 2}})"});
+  ASSERT_EQ(query.status, 0) << query.err;
+  EXPECT_EQ(read_bson_file(file("c.bson")).size(), 3u);  // 3, 4, 5
+}
+
+TEST_F(MongoToolsCliTest, UsageAndArgumentErrors) {
+  auto no_db =
+      run_cli({"mongo", "dump", "mongodb://127.0.0.1:1/", "--collection", "c", "--out", dir_text_});
+  EXPECT_EQ(no_db.status, 2);
+  EXPECT_NE(no_db.err.find("--collection needs --db"), std::string::npos) << no_db.err;
+  auto bad_time = run_cli(
+      {"mongo", "dump", "mongodb://127.0.0.1:1/", "--out", dir_text_, "--since", "2021-13-01"});
+  EXPECT_EQ(bad_time.status, 1);
+  EXPECT_NE(bad_time.err.find("--since"), std::string::npos) << bad_time.err;
+  auto bad_query = run_cli(
+      {"mongo", "dump", "mongodb://127.0.0.1:1/", "--out", dir_text_, "--query", "{\"a\":"});
+  EXPECT_EQ(bad_query.status, 1);
+  EXPECT_NE(bad_query.err.find("--query"), std::string::npos) << bad_query.err;
+  auto missing =
+      run_cli({"mongo", "dump", uri_, "--db", db_, "--collection", "nope", "--out", dir_text_});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("no collection nope"), std::string::npos) << missing.err;
+  auto absent = run_cli({"mongo", "restore", uri_, dir_text_});
+  EXPECT_EQ(absent.status, 1);
+  EXPECT_NE(absent.err.find("cannot read " + dir_text_), std::string::npos) << absent.err;
+  fs::create_directories(dir_ / "db");
+  auto empty = run_cli({"mongo", "restore", uri_, dir_text_});
+  EXPECT_EQ(empty.status, 1);
+  EXPECT_NE(empty.err.find("nothing to restore"), std::string::npos) << empty.err;
+}
+
+TEST_F(MongoToolsCliTest, DuplicatesAreReportedPerDocumentAndCounted) {
+  fill("c", 10);
+  ASSERT_EQ(run_cli({"mongo", "dump", uri_, "--db", db_, "--out", dir_text_}).status, 0);
+  const auto offsets_of = [&] {
+    std::vector<std::uint64_t> offsets;
+    std::ifstream in(file("c.bson"), std::ios::binary);
+    oid::bson::stream_reader reader(in);
+    while (reader.next().value_or(false)) offsets.push_back(reader.document_offset());
+    return offsets;
+  };
+  const auto offsets = offsets_of();
+  ASSERT_EQ(offsets.size(), 10u);
+  // Three of the ten gone: those are restored, the seven others are duplicate keys.
+  auto c = coll("c");
+  for (int n : {2, 5, 7}) {
+    oid::bson::builder f;
+    f.append_int32("n", n);
+    ASSERT_EQ(c.delete_one(f.view()).value(), 1);
+  }
+  auto r = run_cli({"mongo", "restore", uri_, dir_text_, "--noIndexRestore"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find(db_ + ".c: 3 documents, 7 duplicate keys"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("7 duplicate keys, 0 other refusals"), std::string::npos) << r.out;
+  const std::string path = file("c.bson").string();
+  EXPECT_NE(r.err.find(path + ": document 0 (offset 0): duplicate key"), std::string::npos)
+      << r.err;
+  EXPECT_NE(
+      r.err.find(path + ": document 9 (offset " + std::to_string(offsets[9]) + "): duplicate key"),
+      std::string::npos)
+      << r.err;
+  EXPECT_EQ(contents("c").size(), 10u);
+
+  // --ordered stops the file at its first refusal, and says so.
+  for (int n : {2, 5, 7}) {
+    oid::bson::builder f;
+    f.append_int32("n", n);
+    ASSERT_EQ(c.delete_one(f.view()).value(), 1);
+  }
+  auto ordered = run_cli({"mongo", "restore", uri_, dir_text_, "--ordered", "--noIndexRestore"});
+  EXPECT_EQ(ordered.status, 1);
+  EXPECT_NE(ordered.err.find("stopped at document 0 (--ordered)"), std::string::npos)
+      << ordered.err;
+  EXPECT_EQ(contents("c").size(), 7u);
+
+  // --drop first: everything goes in again.
+  auto dropped = run_cli({"mongo", "restore", uri_, dir_text_, "--drop"});
+  EXPECT_EQ(dropped.status, 0) << dropped.err;
+  EXPECT_EQ(contents("c").size(), 10u);
+}
+
+TEST_F(MongoToolsCliTest, CorruptTruncatedAndBadMetadataFilesAreReportedWithTheirOffsets) {
+  std::string three;
+  std::vector<std::uint64_t> offsets;
+  for (int i = 0; i < 3; ++i) {
+    offsets.push_back(three.size());
+    const auto d = json(R"({"_id": )" + std::to_string(i) + R"(, "x": "abc"})");
+    three += bytes_of(d.view());
+  }
+  const std::size_t second = offsets[1], third = offsets[2];
+  // truncated: the third document cut in the middle.
+  write_file(file("truncated.bson"), three.substr(0, three.size() - 5));
+  // badlength: the second document's length prefix says 2.
+  std::string bad = three;
+  bad[second] = 2;
+  bad[second + 1] = bad[second + 2] = bad[second + 3] = 0;
+  write_file(file("badlength.bson"), bad);
+  // badtype: the second document's first element has type 0x55, its length is sane.
+  std::string badtype = three;
+  badtype[second + 4] = 0x55;
+  write_file(file("badtype.bson"), badtype);
+  // badmeta: metadata that is not JSON; its documents are not restored.
+  write_file(file("badmeta.bson"), three);
+  write_file(file("badmeta.metadata.json"), "{\"indexes\": [\n  {\"key\": }]}");
+  write_file(file("good.bson"), three);
+
+  auto r = run_cli({"mongo", "restore", uri_, dir_text_});
+  EXPECT_EQ(r.status, 1);
+  const auto has = [&](const std::string& s) {
+    EXPECT_NE(r.err.find(s), std::string::npos) << "want: " << s << "\nin:\n" << r.err;
+  };
+  has(file("truncated.bson").string() + ": document 2 at offset " + std::to_string(third));
+  has(file("badlength.bson").string() + ": document 1 at offset " + std::to_string(second));
+  has(file("badtype.bson").string() + ": document 1 at offset " + std::to_string(second));
+  has("the rest of the file is not restored");
+  has(file("badmeta.metadata.json").string() + ": line 2, column 11");
+  has(db_ + ".badmeta not restored");
+  EXPECT_EQ(contents("truncated").size(), 2u);
+  EXPECT_EQ(contents("badlength").size(), 1u);
+  EXPECT_EQ(contents("badtype").size(), 1u);
+  EXPECT_EQ(contents("badmeta").size(), 0u);
+  EXPECT_EQ(contents("good").size(), 3u);
+
+  // --keep-going skips the document whose length is sane; a bad length still ends the file.
+  auto again = run_cli({"mongo", "restore", uri_, dir_text_, "--drop", "--keep-going",
+                        "--nsInclude", db_ + ".bad*", "--nsExclude", db_ + ".badmeta"});
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.err.find("skipped (--keep-going)"), std::string::npos) << again.err;
+  EXPECT_EQ(again.err.find("truncated"), std::string::npos) << again.err;  // not included
+  EXPECT_EQ(contents("badtype").size(), 2u);
+  EXPECT_EQ(contents("badlength").size(), 1u);
+}
+
+TEST_F(MongoToolsCliTest, TruncatedGzipIsReported) {
+  fill("c", 200);
+  ASSERT_EQ(run_cli({"mongo", "dump", uri_, "--db", db_, "--out", dir_text_, "--gzip"}).status, 0);
+  const auto path = file("c.bson.gz");
+  const auto whole = oid::testing::read_file(path.string());
+  write_file(path, whole.substr(0, whole.size() / 2));
+  ASSERT_TRUE(coll("c").drop().has_value());
+  auto r = run_cli({"mongo", "restore", uri_, dir_text_});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(path.string() + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("of the uncompressed data"), std::string::npos) << r.err;
+  const auto restored = contents("c").size();
+  EXPECT_GT(restored, 0u);
+  EXPECT_LT(restored, 200u);
+  EXPECT_NE(r.out.find(db_ + ".c: " + std::to_string(restored) + " documents (incomplete"),
+            std::string::npos)
+      << r.out;
+}
+
+// A Python with PyMongo's bson module, or "" when there is none.
+std::string pymongo_python() {
+  for (const std::string& candidate :
+       {oid::testing::environment("OID_PYMONGO_PYTHON"),
+        std::string(OID_SOURCE_DIR) + "/build/pymongo-venv/bin/python", std::string("python3")}) {
+    if (candidate.empty()) continue;
+    if (oid::testing::run_shell(candidate + " -c 'import bson, bson.json_util'").status == 0) {
+      return candidate;
+    }
+  }
+  return "";
+}
+
+TEST_F(MongoToolsCliTest, PyMongoReadsTheDumpAndOidRestoresAPyMongoDump) {
+  const std::string python = pymongo_python();
+  if (python.empty()) OID_SKIP_OR_FAIL_IN_CI("no Python with PyMongo's bson module");
+  fill("c", 50);
+  const auto key = json(R"({"n": -1})");
+  ASSERT_TRUE(coll("c").create_index(key.view()).has_value());
+  for (const bool gzip : {false, true}) {
+    SCOPED_TRACE(gzip ? "gzip" : "plain");
+    std::vector<std::string_view> args = {"mongo", "dump", uri_, "--db", db_, "--out", dir_text_};
+    if (gzip) args.push_back("--gzip");
+    ASSERT_EQ(run_cli(args).status, 0);
+    const std::string script = R"(
+import bson, gzip, json, sys
+d, gz = sys.argv[1], sys.argv[2] == "1"
+op = gzip.open if gz else open
+with op(d + "/c.bson" + (".gz" if gz else ""), "rb") as f:
+    docs = list(bson.decode_file_iter(f))
+with op(d + "/c.metadata.json" + (".gz" if gz else ""), "rt") as f:
+    meta = json.load(f)
+print(len(docs), sum(x["n"] for x in docs), docs[0]["big"], meta["collectionName"],
+      sorted(i["name"] for i in meta["indexes"]))
+)";
+    const std::string script_path = (dir_ / "check.py").string();
+    write_file(script_path, script);
+    auto r = oid::testing::run_shell(python + " " + script_path + " " + (dir_ / db_).string() +
+                                     (gzip ? " 1" : " 0"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "50 1225 9007199254740993 c ['_id_', 'n_-1']\n");
+    fs::remove_all(dir_ / db_);
+  }
+
+  // A dump directory as a PyMongo script writes one in mongodump's layout.
+  const std::string writer = R"(
+import bson, sys, os
+from bson import json_util
+from bson.objectid import ObjectId
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+with open(d + "/py.bson", "wb") as f:
+    for i in range(20):
+        f.write(bson.encode({"_id": ObjectId(), "i": i, "l": [i, str(i)], "sub": {"x": i * 0.5}}))
+meta = {"options": {}, "indexes": [{"v": 2, "key": {"_id": 1}, "name": "_id_"},
+        {"v": 2, "key": {"i": 1}, "name": "i_1", "unique": True}],
+        "uuid": "0123456789abcdef0123456789abcdef", "collectionName": "py", "type": "collection"}
+with open(d + "/py.metadata.json", "w") as f:
+    f.write(json_util.dumps(meta, json_options=json_util.CANONICAL_JSON_OPTIONS))
+)";
+  const std::string writer_path = (dir_ / "write.py").string();
+  write_file(writer_path, writer);
+  auto w = oid::testing::run_shell(python + " " + writer_path + " " + (dir_ / db_).string());
+  ASSERT_EQ(w.status, 0) << w.err;
+  auto r = run_cli({"mongo", "restore", uri_, dir_text_, "--nsInclude", db_ + ".py"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(contents("py").size(), 20u);
+  EXPECT_EQ(index_names("py"), (std::vector<std::string>{"_id_", "i_1"}));
+}
+
+}  // namespace
+
+namespace {
+
+using oid::testing::lines;
+
+TEST_F(MongoToolsCliTest, ExportThenImportGivesTheSameDocuments) {
+  fill("c", 40);
+  const auto before = contents("c");
+  const std::string ns = db_ + ".c";
+  for (const bool array : {false, true}) {
+    for (const bool canonical : {false, true}) {
+      SCOPED_TRACE(std::string(array ? "array " : "lines ") +
+                   (canonical ? "canonical" : "relaxed"));
+      std::vector<std::string_view> args = {"mongo", "export", uri_, ns};
+      if (array) args.push_back("--jsonArray");
+      if (canonical) args.push_back("--canonical");
+      auto exported = run_cli(args);
+      ASSERT_EQ(exported.status, 0) << exported.err;
+      EXPECT_NE(exported.err.find("exported 40 documents"), std::string::npos) << exported.err;
+      if (array) {
+        EXPECT_EQ(exported.out.front(), '[');
+      } else {
+        EXPECT_EQ(lines(exported.out).size(), 40u);
+      }
+      const std::string target = db_ + ".copy";
+      auto imported = run_cli({"mongo", "import", uri_, target, "--drop"}, exported.out);
+      ASSERT_EQ(imported.status, 0) << imported.err;
+      EXPECT_NE(imported.out.find("imported 40 documents"), std::string::npos) << imported.out;
+      EXPECT_EQ(contents("copy"), before);
+    }
+  }
+  // Importing the same again: 40 duplicate keys, each named by its place.
+  auto exported = run_cli({"mongo", "export", uri_, ns});
+  auto again = run_cli({"mongo", "import", uri_, ns}, exported.out);
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.out.find("imported 0 documents"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("40 refused"), std::string::npos) << again.out;
+  EXPECT_NE(again.err.find("stdin: document 40: duplicate key"), std::string::npos) << again.err;
+  // --mode upsert replaces them; merge sets fields on them.
+  auto upsert = run_cli({"mongo", "import", uri_, ns, "--mode", "upsert"}, exported.out);
+  EXPECT_EQ(upsert.status, 0) << upsert.err;
+  EXPECT_EQ(contents("c"), before);
+  auto merge = run_cli({"mongo", "import", uri_, ns, "--mode", "merge", "--upsertFields", "n"},
+                       "{\"n\": 3, \"extra\": true}\n{\"n\": 1000, \"extra\": true}\n");
+  EXPECT_EQ(merge.status, 0) << merge.err;
+  EXPECT_EQ(contents("c").size(), 41u);
+  const auto extra = json(R"({"extra": true})");
+  EXPECT_EQ(coll("c").count_documents(extra.view()).value(), 2);
+}
+
+TEST_F(MongoToolsCliTest, CsvExportAndImport) {
+  insert("c", {json(R"({"_id": 1, "name": "plain", "n": 5, "x": 1.5})"),
+               json(R"({"_id": 2, "name": "with, comma and \"quotes\"", "n": 6})"),
+               json(R"({"_id": 3, "name": "two\nlines", "n": 3000000000})")});
+  auto exported = run_cli({"mongo", "export", uri_, db_ + ".c", "--type", "csv", "--fields",
+                           "_id,name,n,x", "--sort", R"({"_id": 1})"});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  EXPECT_EQ(exported.out,
+            "_id,name,n,x\n1,plain,5,1.5\n2,\"with, comma and \"\"quotes\"\"\",6,\n"
+            "3,\"two\nlines\",3000000000,\n");
+  auto imported = run_cli({"mongo", "import", uri_, db_ + ".copy", "--type", "csv", "--headerline"},
+                          exported.out);
+  ASSERT_EQ(imported.status, 0) << imported.err;
+  EXPECT_NE(imported.out.find("imported 3 documents"), std::string::npos) << imported.out;
+  // Empty cells are empty strings (as mongoimport makes them); the rest compare equal.
+  auto cur = coll("copy").find({}, {});
+  ASSERT_TRUE(cur.has_value());
+  std::vector<std::string> got;
+  while (cur->next().value_or(false)) got.push_back(oid::bson::to_json(cur->current()));
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     R"({"_id":1,"name":"plain","n":5,"x":1.5})",
+                     R"({"_id":2,"name":"with, comma and \"quotes\"","n":6,"x":""})",
+                     R"({"_id":3,"name":"two\nlines","n":3000000000,"x":""})"}));
+  // TSV with --fields.
+  auto tsv = run_cli({"mongo", "import", uri_, db_ + ".tsv", "--type", "tsv", "--fields", "a,b"},
+                     "1\tone\n2\ttwo\n");
+  EXPECT_EQ(tsv.status, 0) << tsv.err;
+  EXPECT_EQ(contents("tsv").size(), 2u);
+}
+
+TEST_F(MongoToolsCliTest, ImportErrorsNameTheLineAndColumn) {
+  auto quote = run_cli({"mongo", "import", uri_, db_ + ".c", "--type", "csv", "--headerline"},
+                       "a,b\n1,2\n3,\"open\n4,5\n");
+  EXPECT_EQ(quote.status, 1);
+  EXPECT_NE(quote.err.find("stdin: line 3, column 3: a quoted field is never closed"),
+            std::string::npos)
+      << quote.err;
+  EXPECT_EQ(contents("c").size(), 1u);  // the good line before it
+  auto inside = run_cli({"mongo", "import", uri_, db_ + ".d", "--type", "csv", "--fields", "a,b"},
+                        "1,x\"y\n2,\"ok\"z\n3,3\n");
+  EXPECT_EQ(inside.status, 1);
+  EXPECT_NE(inside.err.find("line 1, column 4: a quote inside an unquoted field"),
+            std::string::npos)
+      << inside.err;
+  EXPECT_NE(inside.err.find("line 2, column 7: text after a closing quote"), std::string::npos)
+      << inside.err;
+  EXPECT_EQ(contents("d").size(), 1u);
+  auto json_line = run_cli({"mongo", "import", uri_, db_ + ".e"},
+                           "{\"a\": 1}\n{\"a\": {\"$oid\": \"nothex\"}}\n{\"a\": 3}\n");
+  EXPECT_EQ(json_line.status, 1);
+  EXPECT_NE(json_line.err.find("stdin: line 2, column "), std::string::npos) << json_line.err;
+  EXPECT_EQ(contents("e").size(), 2u);
+  auto csv_no_fields = run_cli({"mongo", "export", uri_, db_ + ".e", "--type", "csv"});
+  EXPECT_EQ(csv_no_fields.status, 2);
+  EXPECT_NE(csv_no_fields.err.find("--type csv needs --fields"), std::string::npos);
+}
+
+// The progress line shows on a terminal only: script(1) gives the command one, with its standard
+// output sent to /dev/null inside, so what script records is stderr alone.
+TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  std::vector<document> docs;
+  for (int i = 0; i < 1000; ++i) {
+    oid::bson::builder b;
+    b.append_int32("i", i).append_string("pad", std::string(400, 'x'));
+    docs.push_back(std::move(b).extract());
+  }
+  insert("c", docs);
+  const std::string dump = std::string(OID_BINARY) + " mongo dump " + uri_ + " --db " + db_ +
+                           " --out " + dir_text_ + " --jobs 1";
+  auto tty = oid::testing::run_shell("script -qec \"" + dump + " >/dev/null\" /dev/null");
+  EXPECT_EQ(tty.status, 0) << tty.err;
+  EXPECT_NE(tty.out.find("\r"), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("1000 documents, 0.4 MB, "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find(" MB/s"), std::string::npos) << tty.out;
+  auto quiet = oid::testing::run_shell("script -qec \"" + dump + " --quiet >/dev/null\" /dev/null");
+  EXPECT_EQ(quiet.status, 0);
+  EXPECT_EQ(quiet.out.find(" MB/s"), std::string::npos) << quiet.out;
+  auto piped = oid::testing::run_shell(dump);
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(piped.err, "");
+}
+
+}  // namespace

@@ -1,0 +1,42 @@
+// A test fixture with a client of the server at MONGODB_URI and a database of its own, dropped
+// when the test ends, so that runs and tests do not see each other's data. Without MONGODB_URI
+// the test skips (fails under CI=true).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <oid/bson/builder.hpp>
+#include <oid/generator.hpp>
+#include <oid/mongo/client.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "support/ci.hpp"
+
+namespace oid::testing {
+
+class scratch_database_test : public ::testing::Test {
+ protected:
+  /// `prefix` starts the database's name; a random suffix ends it.
+  explicit scratch_database_test(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override {
+    OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri_);
+    auto c = mongo::client::create(uri_);
+    ASSERT_TRUE(c.has_value()) << c.error().message;
+    client_.emplace(std::move(*c));
+    db_ = prefix_ + oid::generate().to_hex().substr(16);
+  }
+  void TearDown() override {
+    if (client_) {
+      bson::builder b;
+      b.append_int32("dropDatabase", 1);
+      (void)client_->run_command(db_, b.view());
+    }
+  }
+
+  std::string prefix_, uri_, db_;
+  std::optional<mongo::client> client_;
+};
+
+}  // namespace oid::testing
