@@ -55,6 +55,7 @@ class category final : public std::error_category {
     case errc::forked_machine_id:
       return "a forked child cannot reuse its parent's machine id (give it its own)";
     case errc::invalid_read_preference: return "invalid read preference";
+    case errc::tls_failed: return "TLS failed";
     case errc::end_marker: break;
     }
     return "unknown oid error " + std::to_string(value);

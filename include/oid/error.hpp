@@ -68,6 +68,8 @@ enum class errc {
   forked_machine_id,        ///< a forked child would reuse its parent's machine id
   // Server selection.
   invalid_read_preference,  ///< a read preference the specifications reject
+  // TLS.
+  tls_failed,  ///< the TLS handshake or session failed (the message says what: CA, expiry, name)
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };
