@@ -54,19 +54,25 @@ BIO_METHOD* socket_method() {
   return method;
 }
 
-// Everything on this thread's OpenSSL error queue, as "reason; reason", and the first reason code.
+// Everything on this thread's OpenSSL error queue, as "reason; reason" (each once), and the
+// first reason code.
 std::string drain_errors(int* first_reason = nullptr) {
   std::string out;
   while (const unsigned long e = ERR_get_error()) {
     if (first_reason != nullptr && *first_reason == 0) *first_reason = ERR_GET_REASON(e);
-    const char* reason = ERR_reason_error_string(e);
-    char text[256];
-    if (reason == nullptr) {
-      ERR_error_string_n(e, text, sizeof text);
-      reason = text;
+    std::string text;
+    if (ERR_SYSTEM_ERROR(e)) {
+      text = std::strerror(ERR_GET_REASON(e));
+    } else if (const char* reason = ERR_reason_error_string(e)) {
+      text = reason;
+    } else {
+      char buffer[256];
+      ERR_error_string_n(e, buffer, sizeof buffer);
+      text = buffer;
     }
+    if (out.find(text) != std::string::npos) continue;
     if (!out.empty()) out += "; ";
-    out += reason;
+    out += text;
   }
   return out.empty() ? "no detail from OpenSSL" : out;
 }
@@ -158,7 +164,8 @@ outcome<std::shared_ptr<const tls_context>> tls_context::create(const mongo::uri
       return failure(errc::tls_failed,
                      "cannot read the private key in tlsCertificateKeyFile '" + *file + "' (" +
                          (password ? "is tlsCertificateKeyFilePassword right?"
-                                   : "an encrypted key needs tlsCertificateKeyFilePassword") +
+                                   : "the key must follow the certificate, unencrypted or with "
+                                     "tlsCertificateKeyFilePassword") +
                          "): " + why);
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
@@ -172,14 +179,14 @@ outcome<std::shared_ptr<const tls_context>> tls_context::create(const mongo::uri
 
 tls_context::~tls_context() { SSL_CTX_free(ctx_); }
 
-outcome<std::unique_ptr<tls_session>> tls_session::start(const tls_context& context, int fd,
-                                                         const mongo::host& h) {
+outcome<std::unique_ptr<tls_session>> tls_session::start(std::shared_ptr<const tls_context> context,
+                                                         int fd, const mongo::host& h) {
   ERR_clear_error();
   std::unique_ptr<tls_session> s(new tls_session());
-  s->context_ = &context;
+  s->context_ = std::move(context);
   s->host_ = h.name;
   BIO_METHOD* method = socket_method();
-  s->ssl_ = SSL_new(context.native());
+  s->ssl_ = SSL_new(s->context_->native());
   BIO* bio = method == nullptr ? nullptr : BIO_new(method);
   if (s->ssl_ == nullptr || bio == nullptr) {
     BIO_free(bio);
@@ -193,8 +200,8 @@ outcome<std::unique_ptr<tls_session>> tls_session::start(const tls_context& cont
   if (h.type == host::kind::hostname) {
     // SNI carries host names only: RFC 6066 does not allow IP addresses in it.
     ok = SSL_set_tlsext_host_name(s->ssl_, h.name.c_str()) == 1;
-    if (ok && context.verify_host()) ok = SSL_set1_host(s->ssl_, h.name.c_str()) == 1;
-  } else if (h.type != host::kind::unix_socket && context.verify_host()) {
+    if (ok && s->context_->verify_host()) ok = SSL_set1_host(s->ssl_, h.name.c_str()) == 1;
+  } else if (h.type != host::kind::unix_socket && s->context_->verify_host()) {
     ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s->ssl_), h.name.c_str()) == 1;
   }
   if (!ok) {

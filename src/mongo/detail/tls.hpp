@@ -69,8 +69,9 @@ class tls_session {
   // A client session on the connected non-blocking socket `fd` to `h`: SNI for host names (not
   // IP addresses), and the certificate checked against the host name or IP address unless the
   // context says not to (Unix domain sockets have no name to check). Errors: tls_failed.
-  static outcome<std::unique_ptr<tls_session>> start(const tls_context& context, int fd,
-                                                     const mongo::host& h);
+  // The session keeps `context` alive.
+  static outcome<std::unique_ptr<tls_session>> start(std::shared_ptr<const tls_context> context,
+                                                     int fd, const mongo::host& h);
 
   tls_session(const tls_session&) = delete;
   tls_session& operator=(const tls_session&) = delete;
@@ -93,7 +94,7 @@ class tls_session {
   std::string explain(bool handshaking) const;
 
   ssl_st* ssl_ = nullptr;
-  const tls_context* context_ = nullptr;
+  std::shared_ptr<const tls_context> context_;
   std::string host_;
   bool failed_ = false, closed_ = false;
   bool certificate_requested_ = false;  // the server asked for a client certificate
