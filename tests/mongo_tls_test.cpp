@@ -151,10 +151,14 @@ const fs::path& own_certificates() {
 
 std::string cert(const char* name) { return (own_certificates() / name).string(); }
 
+std::uint16_t port_of(const oid::test::script_server& s) {
+  return mongo::uri::parse(s.uri())->hosts().front().port_or_default();
+}
+
 // ---------------------------------------------------------------------------------------------
-// A small TLS server: accepts on loopback, does the server side of the handshake with the given
-// certificate, and then either hands the plaintext to `forward_port` (a scripted server) or
-// keeps the connection open without a word until the client goes.
+// A small TLS server: accepts on loopback (a script_server), does the server side of the handshake
+// with the given certificate, and then either hands the plaintext to `forward_port` (a scripted
+// server) or keeps the connection open without a word until the client goes.
 class tls_server {
  public:
   struct options {
@@ -173,36 +177,18 @@ class tls_server {
       EXPECT_EQ(SSL_CTX_load_verify_locations(ctx_, o_.client_ca.c_str(), nullptr), 1);
       SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
     }
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(listen_fd_, 16), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    acceptor_ = std::thread([this] { accept_loop(); });
+    listener_ = std::make_unique<oid::test::script_server>(
+        [this](oid::test::peer& p, int) { serve(p.fd()); });
   }
   ~tls_server() {
     stop_ = true;
-    acceptor_.join();
-    for (auto& t : handlers_) t.join();
-    ::close(listen_fd_);
+    listener_.reset();  // joins the connections' threads
     SSL_CTX_free(ctx_);
   }
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return port_of(*listener_); }
   int handshakes_done() const { return handshakes_.load(); }
 
  private:
-  void accept_loop() {
-    while (!stop_) {
-      pollfd p{listen_fd_, POLLIN, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) handlers_.emplace_back([this, fd] { serve(fd); });
-    }
-  }
   // Waits until `fd` is readable or the test is over.
   bool readable(int fd) {
     while (!stop_) {
@@ -230,8 +216,7 @@ class tls_server {
       SSL_shutdown(ssl);
     }
     ERR_clear_error();
-    SSL_free(ssl);
-    ::close(fd);
+    SSL_free(ssl);  // the peer closes the socket
   }
   // TLS on `fd` <-> plaintext to 127.0.0.1:forward_port, until either side closes.
   void pump(SSL* ssl, int fd) {
@@ -263,11 +248,8 @@ class tls_server {
 
   options o_;
   SSL_CTX* ctx_ = nullptr;
-  int listen_fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::thread acceptor_;
-  std::vector<std::thread> handlers_;
   std::atomic<bool> stop_{false};
+  std::unique_ptr<oid::test::script_server> listener_;  // accepts; each connection on a thread
   std::atomic<int> handshakes_{0};
 };
 
@@ -282,10 +264,6 @@ tls_server::options serving(const std::string& name) {
 std::string local_uri(std::uint16_t port, const std::string& options) {
   return "mongodb://127.0.0.1:" + std::to_string(port) +
          "/?tls=true&serverSelectionTimeoutMS=1000&connectTimeoutMS=2000&" + options;
-}
-
-std::uint16_t port_of(const oid::test::script_server& s) {
-  return mongo::uri::parse(s.uri())->hosts().front().port_or_default();
 }
 
 // A string field of `d`, "-" when there is none.
