@@ -12,6 +12,11 @@
 // (never in `to_string()` or any message), `auth_database()` is where the user is defined, and
 // only the mechanisms oid implements (SCRAM-SHA-1, SCRAM-SHA-256, PLAIN, MONGODB-X509) are
 // accepted: GSSAPI, MONGODB-AWS and MONGODB-OIDC are `errc::unsupported`.
+//
+// TLS options follow MongoDB's URI options specification: `tls` (or `ssl`), `tlsCAFile`,
+// `tlsCertificateKeyFile`, `tlsCertificateKeyFilePassword` (a `secret`, like the password),
+// `tlsAllowInvalidCertificates`, `tlsAllowInvalidHostnames`, `tlsInsecure`, and the two revocation
+// options, with the combinations it forbids refused.
 #pragma once
 
 #include <chrono>
