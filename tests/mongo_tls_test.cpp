@@ -6,10 +6,10 @@
 // allow it, missing client certificate. Without those variables these tests skip, except under
 // CI=true, where they fail.
 //
-// Against a small OpenSSL server in this file (certificates made here, at test time, by
-// scripts/make-test-certs.sh): an expired server certificate, a server that wants a client
-// certificate under TLS 1.2 and 1.3, a handshake that stalls, and MONGODB-X509 end to end (the
-// OpenSSL server ends TLS and hands the bytes to a scripted server, tests/support).
+// Against a small OpenSSL server in this file (certificates from MONGODB_TLS_CERTS, or made here
+// at test time by scripts/make-test-certs.sh): an expired server certificate, a server that wants a
+// client certificate under TLS 1.2 and 1.3, a handshake that stalls, and MONGODB-X509 end to end
+// (the OpenSSL server ends TLS and hands the bytes to a scripted server, tests/support).
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -137,18 +137,25 @@ TEST(MongoTlsUriTest, ForbiddenCombinationsAreErrorsNamingBothOptions) {
 // ---------------------------------------------------------------------------------------------
 // Certificates made for this run.
 
-// Makes the test certificates once per test binary run (scripts/make-test-certs.sh).
+// The test certificates: those of MONGODB_TLS_CERTS when scripts/test.sh made them, else made
+// once per test program run (scripts/make-test-certs.sh) and removed at exit.
 const fs::path& own_certificates() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("oid-tls-test-" + std::to_string(::getpid()) +
-                                                    "-" + oid::generate().to_hex().substr(16));
+  // Never destroyed: the exit handler that removes the directory runs after static destructors.
+  static const fs::path* const dir = []() -> const fs::path* {
+    if (const auto given = oid::testing::environment("MONGODB_TLS_CERTS");
+        !given.empty() && fs::exists(fs::path(given) / "expired.pem")) {
+      return new fs::path(given);
+    }
+    const auto* d =
+        new fs::path(fs::temp_directory_path() / ("oid-tls-test-" + std::to_string(::getpid()) +
+                                                  "-" + oid::generate().to_hex().substr(16)));
     const std::string command = std::string(OID_SOURCE_DIR) + "/scripts/make-test-certs.sh '" +
-                                d.string() + "' >/dev/null 2>&1";
+                                d->string() + "' >/dev/null 2>&1";
     if (std::system(command.c_str()) != 0) ADD_FAILURE() << "failed: " << command;
     std::atexit([] { fs::remove_all(own_certificates()); });
     return d;
   }();
-  return dir;
+  return *dir;
 }
 
 std::string cert(const char* name) { return (own_certificates() / name).string(); }
