@@ -32,13 +32,21 @@ if [ -z "${MONGODB_URI:-}" ]; then
 fi
 export MONGODB_URI
 echo "MONGODB_URI=$MONGODB_URI"
+# MONGODB_TLS_URI (the same user over TLS with a client certificate) and MONGODB_TLS_CERTS (the
+# directory of scripts/make-test-certs.sh whose CA the server trusts) are for the TLS tests: by
+# default the second line of start-secure, and its certificate directory.
 if [ -z "${MONGODB_AUTH_URI:-}" ]; then
   secure=$(scripts/ferretdb.sh start-secure "$root/build/ferretdb-secure.pid" "$root/build/test-certs")
   stops+=("$root/build/ferretdb-secure.pid")
   MONGODB_AUTH_URI=$(head -n 1 <<<"$secure")
+  if [ -z "${MONGODB_TLS_URI:-}" ]; then
+    MONGODB_TLS_URI=$(sed -n 2p <<<"$secure")
+    MONGODB_TLS_CERTS=$root/build/test-certs
+  fi
 fi
-export MONGODB_AUTH_URI
+export MONGODB_AUTH_URI MONGODB_TLS_URI="${MONGODB_TLS_URI:-}" MONGODB_TLS_CERTS="${MONGODB_TLS_CERTS:-}"
 echo "MONGODB_AUTH_URI=${MONGODB_AUTH_URI%%:*}://...  (password not shown)"
+echo "MONGODB_TLS_URI=${MONGODB_TLS_URI%%:*}://...  (password not shown), MONGODB_TLS_CERTS=$MONGODB_TLS_CERTS"
 
 step "tests"
 ctest --preset ci

@@ -84,6 +84,23 @@ TEST(MongoCliTest, PingWithCredentialsAndAWrongPassword) {
   EXPECT_EQ(refused.err.find(password), std::string::npos);
 }
 
+// Against the TLS listener of MONGODB_TLS_URI (client certificate required; scripts/test.sh).
+TEST(MongoCliTest, PingOverTlsAndAnUntrustedServer) {
+  std::string uri;
+  OID_SERVER_URI_OR_SKIP("MONGODB_TLS_URI", uri);
+  auto ok = run_cli({"mongo", "ping", uri});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(ok.out.find("server version"), std::string::npos) << ok.out;
+  // Trusting no CA but the system's: the test CA is unknown.
+  const auto ca = uri.find("tlsCAFile=");
+  ASSERT_NE(ca, std::string::npos);
+  const std::string untrusted =
+      uri.substr(0, ca) + "serverSelectionTimeoutMS=1000&" + uri.substr(uri.find('&', ca) + 1);
+  auto refused = run_cli({"mongo", "ping", untrusted});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("unknown CA"), std::string::npos) << refused.err;
+}
+
 TEST(MongoCliTest, UnreachableServerFailsWithinTheSelectionTimeout) {
   auto r = run_cli({"mongo", "ping", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"});
   EXPECT_EQ(r.status, 1);

@@ -51,7 +51,8 @@ TEST(MongoFailureTest, ClientCreateSaysWhatItRefuses) {
   const test_case cases[] = {
       {"mongodb://h/?connectTimeoutMS=-2", errc::invalid_uri, 30, "connectTimeoutMS"},
       {"mongodb+srv://cluster0.example.net/", errc::unsupported, 0, "SRV"},
-      {"mongodb://h/?tls=true", errc::unsupported, 0, "tls"},
+      {"mongodb://h/?tls=true&tlsCAFile=/nonexistent/ca.pem", errc::tls_failed, 0,
+       "tlsCAFile '/nonexistent/ca.pem'"},
       {"mongodb://user@h/", errc::invalid_uri, 0, "no password"},
       {"mongodb://user:secret@h/?authMechanism=GSSAPI", errc::unsupported, 39, "GSSAPI"},
       {"mongodb://h/?authMechanism=SCRAM-SHA-256", errc::invalid_uri, 10, "authMechanism"},

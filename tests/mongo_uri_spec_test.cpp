@@ -129,6 +129,23 @@ std::string compare_option(const uri& u, const std::string& key, simdjson::dom::
     }
   } else if (key == "tls" || key == "ssl") {
     as_bool(u.tls());
+  } else if (key == "tlscafile") {
+    as_string(u.tls_ca_file());
+  } else if (key == "tlscertificatekeyfile") {
+    as_string(u.tls_certificate_key_file());
+  } else if (key == "tlscertificatekeyfilepassword") {
+    const auto& got = u.tls_certificate_key_file_password();
+    as_string(got ? std::optional<std::string>(got->reveal()) : std::nullopt);
+  } else if (key == "tlsallowinvalidcertificates") {
+    as_bool(u.tls_allow_invalid_certificates());
+  } else if (key == "tlsallowinvalidhostnames") {
+    as_bool(u.tls_allow_invalid_hostnames());
+  } else if (key == "tlsinsecure") {
+    as_bool(u.tls_insecure());
+  } else if (key == "tlsdisablecertificaterevocationcheck") {
+    as_bool(u.tls_disable_certificate_revocation_check());
+  } else if (key == "tlsdisableocspendpointcheck") {
+    as_bool(u.tls_disable_ocsp_endpoint_check());
   } else if (key == "retrywrites") {
     as_bool(u.retry_writes());
   } else if (key == "retryreads") {

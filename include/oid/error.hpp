@@ -71,6 +71,8 @@ enum class errc {
   // Connection pools.
   pool_cleared,  ///< the server's pool was cleared (paused) after an error; retryable
   pool_closed,   ///< the server's pool is closed
+  // TLS.
+  tls_failed,  ///< the TLS handshake or session failed (the message says what: CA, expiry, name)
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };

@@ -6,6 +6,7 @@
 
 #include "mongo/detail/cursor_state.hpp"
 #include "mongo/detail/pool.hpp"
+#include "mongo/detail/tls.hpp"
 
 namespace oid::mongo {
 
@@ -16,15 +17,19 @@ outcome<client> client::create(std::string_view uri_text) {
 }
 
 outcome<client> client::create(const mongo::uri& u) {
-  if (u.tls().value_or(false)) {
-    return failure(errc::unsupported, "tls=true: oid does not do TLS yet");
-  }
   if (u.username() && !u.password() && u.auth_mechanism() != "MONGODB-X509") {
     return failure(errc::invalid_uri, "user '" + *u.username() +
                                           "' has no password: give one in the connection string "
                                           "(mongodb://user:password@host) or set it on the uri");
   }
-  return client(std::make_shared<detail::client_state>(u));
+  auto state = std::make_shared<detail::client_state>(u);
+  if (u.tls().value_or(false)) {
+    // One TLS context for the client: its connections share the CA store and the key.
+    auto tls = detail::tls_context::create(u);
+    if (!tls) return std::move(tls).error();
+    state->options.tls = std::move(*tls);
+  }
+  return client(std::move(state));
 }
 
 outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {

@@ -19,6 +19,7 @@
 
 #include "mongo/detail/authenticate.hpp"
 #include "mongo/detail/reply.hpp"
+#include "mongo/detail/tls.hpp"
 
 #ifndef OID_MONGO_VERSION
 #  define OID_MONGO_VERSION "unknown"
@@ -86,6 +87,27 @@ int connect_to(const sockaddr* addr, socklen_t len, int family, clock::time_poin
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
   return fd;
+}
+
+// One non-blocking send of up to `n` bytes, on the socket or through its TLS session.
+detail::io_step send_some(int fd, detail::tls_session* tls, const std::uint8_t* data,
+                          std::size_t n) {
+  if (tls != nullptr) return tls->write(data, n);
+  const ssize_t r = ::send(fd, data, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (r > 0) return {static_cast<std::size_t>(r)};
+  if (r < 0 && errno == EINTR) return {};
+  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return {0, POLLOUT};
+  return {0, 0, errc::connection_closed};
+}
+
+// One non-blocking receive of up to `n` bytes, from the socket or through its TLS session.
+detail::io_step recv_some(int fd, detail::tls_session* tls, std::uint8_t* out, std::size_t n) {
+  if (tls != nullptr) return tls->read(out, n);
+  const ssize_t r = ::recv(fd, out, n, MSG_DONTWAIT);
+  if (r > 0) return {static_cast<std::size_t>(r)};
+  if (r < 0 && errno == EINTR) return {};
+  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return {0, POLLIN};
+  return {0, 0, errc::connection_closed};  // 0: the server closed its side
 }
 
 std::string describe(const host& h) {
@@ -170,12 +192,45 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
     return failure(timed_out ? errc::timeout : errc::connection_failed,
                    "cannot connect to " + describe(h) + ": " + detail);
   }
+  if (options.tls) {
+    // The TLS handshake, driven by poll() under the connect timeout like the TCP connect.
+    auto session = detail::tls_session::start(options.tls, c.fd_, h);
+    if (!session) return std::move(session).error();
+    c.tls_ = std::move(*session);
+    while (true) {
+      const auto step = c.tls_->handshake();
+      if (step.done != 0) break;
+      if (step.error != errc{}) {
+        return failure(step.error,
+                       "TLS handshake with " + describe(h) + " failed: " + c.tls_->last_error());
+      }
+      if (step.wait == 0) continue;
+      if (auto w = wait_for(c.fd_, step.wait, deadline); !w) {
+        return failure(w.error().code,
+                       "TLS handshake with " + describe(h) + " did not finish" +
+                           (w.error().code == errc::timeout
+                                ? " within connectTimeoutMS (" +
+                                      std::to_string(options.connect_timeout.count()) + " ms)"
+                                : ""));
+      }
+    }
+  }
 
   // The handshake runs under the connect timeout; commands afterwards under the socket timeout.
   c.socket_timeout_ = options.connect_timeout;
   std::optional<detail::handshake_auth> auth;
-  if (options.auth) {
-    auto a = detail::handshake_auth::prepare(*options.auth, options.scram_cache.get());
+  // MONGODB-X509 without a user name names the client certificate's subject, as servers
+  // before 3.4 need and later ones accept.
+  std::optional<credential> x509;
+  const credential* who = options.auth ? &*options.auth : nullptr;
+  if (who != nullptr && who->mechanism == "MONGODB-X509" && who->user.empty() && options.tls &&
+      !options.tls->client_subject().empty()) {
+    x509.emplace(*who);
+    x509->user = options.tls->client_subject();
+    who = &*x509;
+  }
+  if (who != nullptr) {
+    auto a = detail::handshake_auth::prepare(*who, options.scram_cache.get());
     if (!a) return std::move(a).error();
     auth.emplace(std::move(*a));
   }
@@ -194,9 +249,14 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
     reply = c.run("admin", legacy.view());
   }
   if (!reply) {
-    return failure(reply.error().code,
-                   "handshake with " + describe(h) + " failed: " + reply.error().message(),
-                   reply.error().offset);
+    // TLS 1.3 finishes the client's handshake before the server checks the client's
+    // certificate: a refusal (no certificate, say) comes as an alert on this first read.
+    const std::string tls_detail =
+        c.tls_ && !c.tls_->last_error().empty() ? " (" + c.tls_->last_error() + ")" : std::string();
+    return failure(
+        reply.error().code,
+        "handshake with " + describe(h) + " failed: " + reply.error().message() + tls_detail,
+        reply.error().offset);
   }
   const auto v = reply->view();
   if (!detail::is_ok(v)) {
@@ -228,7 +288,8 @@ connection::connection(connection&& other) noexcept
       socket_timeout_(other.socket_timeout_),
       host_(std::move(other.host_)),
       server_(std::move(other.server_)),
-      unacknowledged_(std::move(other.unacknowledged_)) {}
+      unacknowledged_(std::move(other.unacknowledged_)),
+      tls_(std::move(other.tls_)) {}
 
 connection& connection::operator=(connection&& other) noexcept {
   if (this != &other) {
@@ -239,6 +300,7 @@ connection& connection::operator=(connection&& other) noexcept {
     host_ = std::move(other.host_);
     server_ = std::move(other.server_);
     unacknowledged_ = std::move(other.unacknowledged_);
+    tls_ = std::move(other.tls_);
   }
   return *this;
 }
@@ -247,6 +309,7 @@ connection::~connection() { close(); }
 
 void connection::close() noexcept {
   if (fd_ < 0) return;
+  if (tls_) tls_->notify_close();
   if (!unacknowledged_.empty()) drain_before_close();
   ::close(fd_);
   fd_ = -1;
@@ -314,18 +377,12 @@ result<void> connection::write_all(std::span<const std::uint8_t> bytes,
                                    clock::time_point deadline) {
   std::size_t sent = 0;
   while (sent < bytes.size()) {
-    const ssize_t n =
-        ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-      continue;
+    const auto step = send_some(fd_, tls_.get(), bytes.data() + sent, bytes.size() - sent);
+    sent += step.done;
+    if (step.error != errc{}) return fail(oid::error{step.error, 0});
+    if (step.wait != 0) {
+      if (auto w = wait_for(fd_, step.wait, deadline); !w) return fail(w.error());
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (auto w = wait_for(fd_, POLLOUT, deadline); !w) return fail(w.error());
-      continue;
-    }
-    return fail(oid::error{errc::connection_closed, 0});
   }
   return {};
 }
@@ -333,18 +390,12 @@ result<void> connection::write_all(std::span<const std::uint8_t> bytes,
 result<void> connection::read_exact(std::uint8_t* out, std::size_t n, clock::time_point deadline) {
   std::size_t got = 0;
   while (got < n) {
-    const ssize_t r = ::recv(fd_, out + got, n - got, MSG_DONTWAIT);
-    if (r > 0) {
-      got += static_cast<std::size_t>(r);
-      continue;
+    const auto step = recv_some(fd_, tls_.get(), out + got, n - got);
+    got += step.done;
+    if (step.error != errc{}) return fail(oid::error{step.error, 0});
+    if (step.wait != 0) {
+      if (auto w = wait_for(fd_, step.wait, deadline); !w) return fail(w.error());
     }
-    if (r == 0) return fail(oid::error{errc::connection_closed, 0});
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (auto w = wait_for(fd_, POLLIN, deadline); !w) return fail(w.error());
-      continue;
-    }
-    return fail(oid::error{errc::connection_closed, 0});
   }
   return {};
 }

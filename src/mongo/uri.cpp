@@ -64,6 +64,15 @@ constexpr std::string_view supported[] = {
     "retryreads",
     "directconnection",
     "compressors",
+    // TLS.
+    "tlscafile",
+    "tlscertificatekeyfile",
+    "tlscertificatekeyfilepassword",
+    "tlsallowinvalidcertificates",
+    "tlsallowinvalidhostnames",
+    "tlsinsecure",
+    "tlsdisablecertificaterevocationcheck",
+    "tlsdisableocspendpointcheck",
 };
 
 // The mechanisms oid implements, and those MongoDB's authentication specification defines that
@@ -111,8 +120,11 @@ class uri_parser {
     }
     if (!check_combinations()) return std::move(error_);
     u_.redacted_ = std::string(text_);
-    if (password_begin_ != 0) {
-      u_.redacted_.replace(password_begin_, password_end_ - password_begin_, secret::placeholder);
+    if (password_begin_ != 0) redact_.emplace_back(password_begin_, password_end_);
+    // From the last range to the first, so that each replacement leaves the others' offsets.
+    std::sort(redact_.begin(), redact_.end());
+    for (auto r = redact_.rbegin(); r != redact_.rend(); ++r) {
+      u_.redacted_.replace(r->first, r->second - r->first, secret::placeholder);
     }
     return std::move(u_);
   }
@@ -326,14 +338,7 @@ class uri_parser {
     }
 
     const auto as_bool = [&](std::optional<bool>& out) {
-      if (*value == "true") {
-        out = true;
-      } else if (*value == "false") {
-        out = false;
-      } else {
-        return invalid_value(value_offset, key_written, *value, "expected true or false");
-      }
-      return true;
+      return parse_bool(out, key_written, *value, value_offset);
     };
     const auto as_ms = [&](std::optional<std::chrono::milliseconds>& out) {
       std::int64_t ms = 0;
@@ -418,6 +423,8 @@ class uri_parser {
       return as_bool(tls_);
     } else if (key == "ssl") {
       return as_bool(ssl_);
+    } else if (key.starts_with("tls")) {
+      return parse_tls_option(key, key_written, *value, value_offset, begin + eq + 1, end);
     } else if (key == "retrywrites") {
       return as_bool(u_.retry_writes_);
     } else if (key == "retryreads") {
@@ -443,12 +450,88 @@ class uri_parser {
     return true;
   }
 
+  // A true/false option value into `out`; an invalid value as invalid_value says.
+  bool parse_bool(std::optional<bool>& out, std::string_view key_written, std::string_view value,
+                  std::size_t offset) {
+    if (value == "true" || value == "false") {
+      out = value == "true";
+      return true;
+    }
+    return invalid_value(offset, key_written, value, "expected true or false");
+  }
+
+  // The tls* options but `tls` itself. The password's bytes go into a secret, and the range of
+  // text_ that holds them is left out of to_string().
+  bool parse_tls_option(const std::string& key, std::string_view key_written, std::string& value,
+                        std::size_t offset, std::size_t raw_begin, std::size_t raw_end) {
+    if (key == "tlscafile") {
+      u_.tls_ca_file_ = value;
+    } else if (key == "tlscertificatekeyfile") {
+      u_.tls_certificate_key_file_ = value;
+    } else if (key == "tlscertificatekeyfilepassword") {
+      u_.tls_certificate_key_file_password_ = secret(value);
+      OPENSSL_cleanse(value.data(), value.size());
+      redact_.emplace_back(raw_begin, raw_end);
+    } else if (key == "tlsallowinvalidcertificates") {
+      return parse_bool(u_.tls_allow_invalid_certificates_, key_written, value, offset);
+    } else if (key == "tlsallowinvalidhostnames") {
+      return parse_bool(u_.tls_allow_invalid_hostnames_, key_written, value, offset);
+    } else if (key == "tlsinsecure") {
+      return parse_bool(u_.tls_insecure_, key_written, value, offset);
+    } else if (key == "tlsdisablecertificaterevocationcheck") {
+      return parse_bool(u_.tls_disable_certificate_revocation_check_, key_written, value, offset);
+    } else if (key == "tlsdisableocspendpointcheck") {
+      return parse_bool(u_.tls_disable_ocsp_endpoint_check_, key_written, value, offset);
+    }
+    return true;
+  }
+
+  // The URI options specification's forbidden pairs of TLS options (each pair, whatever the
+  // values), then what tlsInsecure and the other options imply.
+  bool check_tls() {
+    struct named {
+      std::string_view name;
+      const std::optional<bool>& value;
+    };
+    const named insecure{"tlsInsecure", u_.tls_insecure_},
+        certificates{"tlsAllowInvalidCertificates", u_.tls_allow_invalid_certificates_},
+        hostnames{"tlsAllowInvalidHostnames", u_.tls_allow_invalid_hostnames_},
+        revocation{"tlsDisableCertificateRevocationCheck",
+                   u_.tls_disable_certificate_revocation_check_},
+        ocsp{"tlsDisableOCSPEndpointCheck", u_.tls_disable_ocsp_endpoint_check_};
+    const std::pair<const named*, const named*> forbidden[] = {
+        {&insecure, &certificates}, {&insecure, &hostnames},      {&insecure, &revocation},
+        {&insecure, &ocsp},         {&certificates, &revocation}, {&certificates, &ocsp},
+        {&revocation, &ocsp},
+    };
+    for (const auto& [a, b] : forbidden) {
+      if (a->value && b->value) {
+        return fail_bool(errc::invalid_uri, scheme.size(),
+                         "options " + std::string(a->name) + " and " + std::string(b->name) +
+                             " may not be given together");
+      }
+    }
+    if (u_.tls_insecure_.value_or(false)) {
+      u_.tls_allow_invalid_certificates_ = true;
+      u_.tls_allow_invalid_hostnames_ = true;
+    }
+    // Asking for a CA file, a client certificate or a relaxed check asks for TLS (libmongoc
+    // does the same); an explicit tls=false still wins.
+    const bool any_tls_option =
+        u_.tls_ca_file_ || u_.tls_certificate_key_file_ || u_.tls_certificate_key_file_password_ ||
+        u_.tls_insecure_ || u_.tls_allow_invalid_certificates_ || u_.tls_allow_invalid_hostnames_ ||
+        u_.tls_disable_certificate_revocation_check_ || u_.tls_disable_ocsp_endpoint_check_;
+    if (!u_.tls_ && any_tls_option) u_.tls_ = true;
+    return true;
+  }
+
   bool check_combinations() {
     if (tls_ && ssl_ && *tls_ != *ssl_) {
       return fail_bool(errc::invalid_uri, scheme.size(),
                        "options tls and ssl are given with different values");
     }
     u_.tls_ = tls_ ? tls_ : ssl_;
+    if (!check_tls()) return false;
     if (u_.direct_connection_.value_or(false) && u_.hosts_.size() > 1) {
       return fail_bool(errc::invalid_uri, scheme.size(),
                        "option directConnection=true needs exactly one host");
@@ -485,7 +568,8 @@ class uri_parser {
   failure error_;
   std::optional<bool> tls_, ssl_;
   std::vector<std::string> seen_;
-  std::size_t password_begin_ = 0, password_end_ = 0;  // in text_; 0 when there is none
+  std::size_t password_begin_ = 0, password_end_ = 0;        // in text_; 0 when there is none
+  std::vector<std::pair<std::size_t, std::size_t>> redact_;  // [begin, end) in text_: secrets
 };
 
 outcome<uri> uri::parse(std::string_view text, uri_mode mode) {

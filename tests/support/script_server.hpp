@@ -38,6 +38,8 @@ class peer {
  public:
   explicit peer(int fd) : fd_(fd) {}
   ~peer() { close(); }
+  // The accepted socket, for a script that speaks something else on it first (TLS).
+  int fd() const { return fd_; }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

@@ -39,11 +39,14 @@ class client {
  public:
   /// Parses `uri_text` (see `uri::parse`, strict mode) and makes a client; nothing is connected
   /// yet. Failures, each with a message saying what is refused: those of `uri::parse` (with the
-  /// offset in `uri_text`); unsupported for tls=true (oid has no TLS yet); invalid_uri for a user
-  /// name without a password (except MONGODB-X509). With a user name, every pooled connection
-  /// authenticates in its handshake (see oid/mongo/connection.hpp); the client's connections
-  /// share one cache of salted SCRAM passwords. A refused credential is authentication_failed,
-  /// returned by the first operation, with the server's code and message.
+  /// offset in `uri_text`); invalid_uri for a user name without a password (except
+  /// MONGODB-X509); tls_failed when TLS is asked for and its files cannot be used (a CA file or
+  /// certificate that cannot be read, a key that cannot be decrypted or does not match), naming
+  /// the option and the file. With TLS, every connection does the TLS handshake first; a
+  /// refused handshake is tls_failed, returned by the first operation. With a user name, every
+  /// pooled connection authenticates in its handshake (see oid/mongo/connection.hpp); the client's
+  /// connections share one cache of salted SCRAM passwords. A refused credential is
+  /// authentication_failed, returned by the first operation, with the server's code and message.
   static outcome<client> create(std::string_view uri_text);
   /// A client for a parsed connection string; see `create` for what is refused.
   static outcome<client> create(const mongo::uri& u);

@@ -11,6 +11,9 @@
 // `unexpected_reply` otherwise. After any transport error the connection is `broken()` and must
 // be thrown away: the bytes on the wire can no longer be trusted.
 //
+// With TLS (connection_options::tls), the TLS handshake runs first, under the same connect
+// timeout, and every read and write goes through the TLS session under the same socket timeout.
+//
 // With a credential, the handshake also authenticates (MongoDB's authentication specification):
 // `hello` carries `saslSupportedMechs` and a `speculativeAuthenticate` first step, and when the
 // server does not answer the latter, saslStart / saslContinue follow (SCRAM-SHA-256 when the user
@@ -37,7 +40,9 @@ namespace oid::mongo {
 
 namespace detail {
 class scram_cache;
-}
+class tls_context;
+class tls_session;
+}  // namespace detail
 
 /// Who a connection authenticates as, and how.
 struct credential {
@@ -70,6 +75,9 @@ struct connection_options {
   /// Salted SCRAM passwords shared by the connections of one client, so that PBKDF2 runs once
   /// per client rather than once per connection (the client's pool sets it); null: no cache.
   std::shared_ptr<detail::scram_cache> scram_cache;
+  /// TLS settings (one OpenSSL context) shared by the connections of one client, which makes it
+  /// from the connection string's tls* options; null: plain TCP.
+  std::shared_ptr<const detail::tls_context> tls;
 };
 
 /// What the handshake learnt about the server.
@@ -87,7 +95,9 @@ struct handshake_info {
 class connection {
  public:
   /// Connects to `h` and performs the handshake. Failures: connection_failed (name resolution,
-  /// refused, unreachable, or a handshake the server refused), authentication_failed (the server
+  /// refused, unreachable, or a handshake the server refused), tls_failed (the TLS handshake
+  /// failed: the message says why, e.g. unknown CA, expired certificate, host name mismatch,
+  /// no client certificate), authentication_failed (the server
   /// refused the credential, with its code, codeName and message in `server`; or the server
   /// could not prove it knows the password), timeout, connection_closed,
   /// unsupported (a server without OP_MSG, wire version below 6), and the decoding errors of
@@ -102,8 +112,8 @@ class connection {
 
   /// Sends `command` (without `$db`, which is appended from `db`) with the document sequences
   /// `sequences`, and returns the reply's body as the server sent it: a reply with `ok: 0` is a
-  /// value here, not an error. Errors: timeout, connection_closed, unexpected_reply (a reply to
-  /// a request this connection did not make), too_large (the message exceeds the server's
+  /// value here, not an error. Errors: timeout, connection_closed, tls_failed, unexpected_reply (a
+  /// reply to a request this connection did not make), too_large (the message exceeds the server's
   /// maxMessageSizeBytes), and the errors of `decode_op_msg`. On error the connection is broken.
   result<bson::document> run(std::string_view db, bson::document_view command,
                              std::span<const document_sequence> sequences = {});
@@ -145,6 +155,9 @@ class connection {
   handshake_info server_;
   // Request ids of recent fire-and-forget messages, whose unrequested replies are skipped.
   std::deque<std::int32_t> unacknowledged_;
+  // The TLS session over fd_, when the connection uses TLS. Kept after close() until the
+  // connection is destroyed, for its description of what failed.
+  std::unique_ptr<detail::tls_session> tls_;
 };
 
 /// The handshake's `client` document (driver, os, platform, application): what `open` sends.

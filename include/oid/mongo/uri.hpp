@@ -12,6 +12,11 @@
 // (never in `to_string()` or any message), `auth_database()` is where the user is defined, and
 // only the mechanisms oid implements (SCRAM-SHA-1, SCRAM-SHA-256, PLAIN, MONGODB-X509) are
 // accepted: GSSAPI, MONGODB-AWS and MONGODB-OIDC are `errc::unsupported`.
+//
+// TLS options follow MongoDB's URI options specification: `tls` (or `ssl`), `tlsCAFile`,
+// `tlsCertificateKeyFile`, `tlsCertificateKeyFilePassword` (a `secret`, like the password),
+// `tlsAllowInvalidCertificates`, `tlsAllowInvalidHostnames`, `tlsInsecure`, and the two revocation
+// options, with the combinations it forbids refused.
 #pragma once
 
 #include <chrono>
@@ -132,7 +137,9 @@ class uri {
   /// MONGODB-X509; otherwise the connection string's database, else `admin` (`$external` for
   /// PLAIN), as the authentication specification says.
   std::string auth_database() const;
-  /// `tls` (or its older name `ssl`; the two must agree when both are given).
+  /// `tls` (or its older name `ssl`; the two must agree when both are given). When neither is
+  /// written but another `tls*` option is, this is true: asking for a CA file or a client
+  /// certificate asks for TLS. `tls=false` with other `tls*` options keeps TLS off.
   const std::optional<bool>& tls() const noexcept { return tls_; }
   /// `retryWrites`.
   const std::optional<bool>& retry_writes() const noexcept { return retry_writes_; }
@@ -145,8 +152,43 @@ class uri {
     return compressors_;
   }
 
-  /// The connection string as given, with the password (when there is one) replaced by
-  /// `secret::placeholder`: safe to print or log.
+  // TLS options (MongoDB's URI options specification). `tlsInsecure` may not be combined with
+  // `tlsAllowInvalidCertificates` or `tlsAllowInvalidHostnames`, nor any of those three with the
+  // revocation options: `parse` refuses such a string.
+  /// `tlsCAFile`: the CA certificates (PEM) to trust; none: the system's trust store.
+  const std::optional<std::string>& tls_ca_file() const noexcept { return tls_ca_file_; }
+  /// `tlsCertificateKeyFile`: the client certificate and its private key in one PEM file.
+  const std::optional<std::string>& tls_certificate_key_file() const noexcept {
+    return tls_certificate_key_file_;
+  }
+  /// `tlsCertificateKeyFilePassword`: decrypts the private key. Never in `to_string()`.
+  const std::optional<secret>& tls_certificate_key_file_password() const noexcept {
+    return tls_certificate_key_file_password_;
+  }
+  /// `tlsAllowInvalidCertificates`: accept any server certificate (also implies no host check).
+  /// `tlsInsecure=true` sets it too.
+  const std::optional<bool>& tls_allow_invalid_certificates() const noexcept {
+    return tls_allow_invalid_certificates_;
+  }
+  /// `tlsAllowInvalidHostnames`: accept a certificate that does not name the host.
+  /// `tlsInsecure=true` sets it too.
+  const std::optional<bool>& tls_allow_invalid_hostnames() const noexcept {
+    return tls_allow_invalid_hostnames_;
+  }
+  /// `tlsInsecure`, as written.
+  const std::optional<bool>& tls_insecure() const noexcept { return tls_insecure_; }
+  /// `tlsDisableCertificateRevocationCheck` and `tlsDisableOCSPEndpointCheck`, as written. oid
+  /// checks no revocation (no OCSP, no CRL), so neither changes anything; they are parsed so
+  /// that the combinations the specification forbids are refused.
+  const std::optional<bool>& tls_disable_certificate_revocation_check() const noexcept {
+    return tls_disable_certificate_revocation_check_;
+  }
+  const std::optional<bool>& tls_disable_ocsp_endpoint_check() const noexcept {
+    return tls_disable_ocsp_endpoint_check_;
+  }
+
+  /// The connection string as given, with the password and `tlsCertificateKeyFilePassword`
+  /// (when there are) replaced by `secret::placeholder`: safe to print or log.
   const std::string& to_string() const noexcept { return redacted_; }
 
   /// The option names (lower case) that `parse` understands; any other draws a warning.
@@ -171,6 +213,11 @@ class uri {
   std::optional<std::vector<std::pair<std::string, std::string>>> auth_mechanism_properties_;
   std::optional<bool> tls_, retry_writes_, retry_reads_, direct_connection_;
   std::optional<std::vector<std::string>> compressors_;
+  // TLS options.
+  std::optional<std::string> tls_ca_file_, tls_certificate_key_file_;
+  std::optional<secret> tls_certificate_key_file_password_;
+  std::optional<bool> tls_allow_invalid_certificates_, tls_allow_invalid_hostnames_, tls_insecure_,
+      tls_disable_certificate_revocation_check_, tls_disable_ocsp_endpoint_check_;
 
   friend class uri_parser;
 };

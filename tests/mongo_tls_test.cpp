@@ -1,0 +1,650 @@
+// TLS: the connection string's tls* options, and connections over TLS.
+//
+// Against FerretDB's TLS listener (scripts/test.sh starts it with `scripts/ferretdb.sh
+// start-secure` and exports MONGODB_TLS_URI and MONGODB_TLS_CERTS, the certificates it uses):
+// SCRAM over TLS from several threads, wrong CA, host name mismatch and the two options that
+// allow it, missing client certificate. Without those variables these tests skip, except under
+// CI=true, where they fail.
+//
+// Against a small OpenSSL server in this file (certificates from MONGODB_TLS_CERTS, or made here
+// at test time by scripts/make-test-certs.sh): an expired server certificate, a server that wants a
+// client certificate under TLS 1.2 and 1.3, a handshake that stalls, and MONGODB-X509 end to end
+// (the OpenSSL server ends TLS and hands the bytes to a scripted server, tests/support).
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <oid/bson/builder.hpp>
+#include <oid/generator.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/mongo/connection.hpp>
+#include <oid/mongo/uri.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mongo/detail/tls.hpp"
+#include "support/ci.hpp"
+#include "support/matchers.hpp"
+#include "support/script_server.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace mongo = oid::mongo;
+using namespace std::chrono_literals;
+using oid::errc;
+using oid::bson::builder;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// ---------------------------------------------------------------------------------------------
+// The connection string.
+
+TEST(MongoTlsUriTest, ParsesTheTlsOptions) {
+  auto u = mongo::uri::parse(
+      "mongodb://h/?tls=true&tlsCAFile=%2Fetc%2Fca.pem&tlsCertificateKeyFile=me.pem&"
+      "tlsCertificateKeyFilePassword=hunter2&tlsAllowInvalidHostnames=true");
+  ASSERT_TRUE(u.has_value()) << u.error().message;
+  EXPECT_EQ(u->tls(), true);
+  EXPECT_EQ(u->tls_ca_file(), "/etc/ca.pem");
+  EXPECT_EQ(u->tls_certificate_key_file(), "me.pem");
+  ASSERT_TRUE(u->tls_certificate_key_file_password().has_value());
+  EXPECT_EQ(u->tls_certificate_key_file_password()->reveal(), "hunter2");
+  EXPECT_EQ(u->tls_allow_invalid_hostnames(), true);
+  EXPECT_EQ(u->tls_allow_invalid_certificates(), std::nullopt);
+  EXPECT_EQ(u->tls_insecure(), std::nullopt);
+}
+
+TEST(MongoTlsUriTest, KeyPasswordIsNotInToString) {
+  const std::string text =
+      "mongodb://u:pw1@h/?tlsCertificateKeyFilePassword=hunter2&appName=a&"
+      "tlsCertificateKeyFilePassword=sesame";
+  auto u = mongo::uri::parse(text);
+  ASSERT_TRUE(u.has_value()) << u.error().message;
+  EXPECT_EQ(u->to_string(),
+            "mongodb://u:<secret>@h/?tlsCertificateKeyFilePassword=<secret>&appName=a&"
+            "tlsCertificateKeyFilePassword=<secret>");
+  EXPECT_EQ(u->tls_certificate_key_file_password()->reveal(), "sesame");  // the last one
+  for (const auto& w : u->warnings()) {
+    EXPECT_THAT(w, Not(HasSubstr("hunter2")));
+    EXPECT_THAT(w, Not(HasSubstr("sesame")));
+  }
+}
+
+TEST(MongoTlsUriTest, OtherTlsOptionsImplyTlsUnlessTlsIsFalse) {
+  EXPECT_EQ(mongo::uri::parse("mongodb://h/?tlsCAFile=ca.pem")->tls(), true);
+  EXPECT_EQ(mongo::uri::parse("mongodb://h/?tlsInsecure=false")->tls(), true);
+  EXPECT_EQ(mongo::uri::parse("mongodb://h/?tls=false&tlsCAFile=ca.pem")->tls(), false);
+  EXPECT_EQ(mongo::uri::parse("mongodb://h/?appName=x")->tls(), std::nullopt);
+}
+
+TEST(MongoTlsUriTest, TlsInsecureAllowsInvalidCertificatesAndHostnames) {
+  auto u = mongo::uri::parse("mongodb://h/?tlsInsecure=true");
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->tls_allow_invalid_certificates(), true);
+  EXPECT_EQ(u->tls_allow_invalid_hostnames(), true);
+}
+
+TEST(MongoTlsUriTest, ForbiddenCombinationsAreErrorsNamingBothOptions) {
+  struct test_case {
+    const char* options;
+    const char* first;
+    const char* second;
+  };
+  const test_case cases[] = {
+      {"tlsInsecure=true&tlsAllowInvalidCertificates=false", "tlsInsecure",
+       "tlsAllowInvalidCertificates"},
+      {"tlsAllowInvalidHostnames=true&tlsInsecure=true", "tlsInsecure", "tlsAllowInvalidHostnames"},
+      {"tlsInsecure=false&tlsDisableOCSPEndpointCheck=true", "tlsInsecure",
+       "tlsDisableOCSPEndpointCheck"},
+      {"tlsAllowInvalidCertificates=true&tlsDisableCertificateRevocationCheck=false",
+       "tlsAllowInvalidCertificates", "tlsDisableCertificateRevocationCheck"},
+      {"tlsDisableCertificateRevocationCheck=true&tlsDisableOCSPEndpointCheck=true",
+       "tlsDisableCertificateRevocationCheck", "tlsDisableOCSPEndpointCheck"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.options);
+    for (const auto mode : {mongo::uri_mode::strict, mongo::uri_mode::lenient}) {
+      const auto u = mongo::uri::parse(std::string("mongodb://h/?") + c.options, mode);
+      ASSERT_THAT(u, oid::testing::HasErrorAt(errc::invalid_uri, 10));
+      EXPECT_THAT(u.error().message, HasSubstr(c.first));
+      EXPECT_THAT(u.error().message, HasSubstr(c.second));
+    }
+  }
+  // An invalid value: an error naming the option in strict mode, a warning in lenient mode.
+  EXPECT_THAT(mongo::uri::parse("mongodb://h/?tlsInsecure=yes"),
+              oid::testing::HasErrorAt(errc::invalid_uri, 25));
+  auto lenient = mongo::uri::parse("mongodb://h/?tlsInsecure=yes", mongo::uri_mode::lenient);
+  ASSERT_TRUE(lenient.has_value());
+  EXPECT_EQ(lenient->warnings().size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Certificates made for this run.
+
+// The test certificates: those of MONGODB_TLS_CERTS when scripts/test.sh made them, else made
+// once per test program run (scripts/make-test-certs.sh) and removed at exit.
+const fs::path& own_certificates() {
+  // Never destroyed: the exit handler that removes the directory runs after static destructors.
+  static const fs::path* const dir = []() -> const fs::path* {
+    if (const auto given = oid::testing::environment("MONGODB_TLS_CERTS");
+        !given.empty() && fs::exists(fs::path(given) / "expired.pem")) {
+      return new fs::path(given);
+    }
+    const auto* d =
+        new fs::path(fs::temp_directory_path() / ("oid-tls-test-" + std::to_string(::getpid()) +
+                                                  "-" + oid::generate().to_hex().substr(16)));
+    const std::string command = std::string(OID_SOURCE_DIR) + "/scripts/make-test-certs.sh '" +
+                                d->string() + "' >/dev/null 2>&1";
+    if (std::system(command.c_str()) != 0) ADD_FAILURE() << "failed: " << command;
+    std::atexit([] { fs::remove_all(own_certificates()); });
+    return d;
+  }();
+  return *dir;
+}
+
+std::string cert(const char* name) { return (own_certificates() / name).string(); }
+
+std::uint16_t port_of(const oid::test::script_server& s) {
+  return mongo::uri::parse(s.uri())->hosts().front().port_or_default();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A small TLS server: accepts on loopback (a script_server), does the server side of the handshake
+// with the given certificate, and then either hands the plaintext to `forward_port` (a scripted
+// server) or keeps the connection open without a word until the client goes.
+class tls_server {
+ public:
+  struct options {
+    std::string certificate, key;
+    std::string client_ca;  // when set: a client certificate signed by it is required
+    int max_version = 0;    // e.g. TLS1_2_VERSION; 0: OpenSSL's highest
+    std::uint16_t forward_port = 0;
+  };
+
+  explicit tls_server(options o) : o_(std::move(o)) {
+    ctx_ = SSL_CTX_new(TLS_server_method());
+    EXPECT_EQ(SSL_CTX_use_certificate_chain_file(ctx_, o_.certificate.c_str()), 1);
+    EXPECT_EQ(SSL_CTX_use_PrivateKey_file(ctx_, o_.key.c_str(), SSL_FILETYPE_PEM), 1);
+    if (o_.max_version != 0) SSL_CTX_set_max_proto_version(ctx_, o_.max_version);
+    if (!o_.client_ca.empty()) {
+      EXPECT_EQ(SSL_CTX_load_verify_locations(ctx_, o_.client_ca.c_str(), nullptr), 1);
+      SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    }
+    listener_ = std::make_unique<oid::test::script_server>(
+        [this](oid::test::peer& p, int) { serve(p.fd()); });
+  }
+  ~tls_server() {
+    stop_ = true;
+    listener_.reset();  // joins the connections' threads
+    SSL_CTX_free(ctx_);
+  }
+  std::uint16_t port() const { return port_of(*listener_); }
+  int handshakes_done() const { return handshakes_.load(); }
+
+ private:
+  // Waits until `fd` is readable or the test is over.
+  bool readable(int fd) {
+    while (!stop_) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) > 0) return true;
+    }
+    return false;
+  }
+  void serve(int fd) {
+    // OpenSSL's socket BIO writes with write(): a client that has gone would raise SIGPIPE. Keep
+    // it pending on this thread instead of ending the test program.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    timeval five{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five);
+    SSL* ssl = SSL_new(ctx_);
+    SSL_set_fd(ssl, fd);
+    if (SSL_accept(ssl) == 1) {
+      ++handshakes_;
+      if (o_.forward_port != 0) {
+        pump(ssl, fd);
+      } else {
+        // Say nothing; read until the client goes (a TLS 1.3 refusal of the client's
+        // certificate happens in this read).
+        char sink[256];
+        while (readable(fd) && SSL_read(ssl, sink, sizeof sink) > 0) {
+        }
+      }
+      SSL_shutdown(ssl);
+    }
+    ERR_clear_error();
+    SSL_free(ssl);  // the peer closes the socket
+  }
+  // TLS on `fd` <-> plaintext to 127.0.0.1:forward_port, until either side closes.
+  void pump(SSL* ssl, int fd) {
+    const int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(o_.forward_port);
+    if (::connect(up, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(up);
+      return;
+    }
+    char buffer[16384];
+    while (!stop_) {
+      if (SSL_pending(ssl) == 0) {
+        pollfd p[2] = {{fd, POLLIN, 0}, {up, POLLIN, 0}};
+        if (::poll(p, 2, 50) <= 0) continue;
+        if ((p[1].revents & (POLLIN | POLLHUP)) != 0) {
+          const ssize_t n = ::recv(up, buffer, sizeof buffer, 0);
+          if (n <= 0 || SSL_write(ssl, buffer, static_cast<int>(n)) <= 0) break;
+        }
+        if ((p[0].revents & (POLLIN | POLLHUP)) == 0) continue;
+      }
+      const int n = SSL_read(ssl, buffer, sizeof buffer);
+      if (n <= 0 || ::send(up, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
+    }
+    ::close(up);
+  }
+
+  options o_;
+  SSL_CTX* ctx_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::unique_ptr<oid::test::script_server> listener_;  // accepts; each connection on a thread
+  std::atomic<int> handshakes_{0};
+};
+
+// Options for a tls_server with the certificate NAME.pem and key NAME.key made for this run.
+tls_server::options serving(const std::string& name) {
+  tls_server::options o;
+  o.certificate = cert((name + ".pem").c_str());
+  o.key = cert((name + ".key").c_str());
+  return o;
+}
+
+std::string local_uri(std::uint16_t port, const std::string& options) {
+  return "mongodb://127.0.0.1:" + std::to_string(port) +
+         "/?tls=true&serverSelectionTimeoutMS=1000&connectTimeoutMS=2000&" + options;
+}
+
+// A string field of `d`, "-" when there is none.
+std::string string_field(oid::bson::document_view d, std::string_view key) {
+  const auto e = d.find(key);
+  return e ? std::string(e->get_string().value_or("?")) : "-";
+}
+
+// Runs ping on a new client for `text`; the failure, or none.
+mongo::outcome<oid::bson::document> ping(const std::string& text) {
+  auto c = mongo::client::create(text);
+  if (!c) return std::move(c).error();
+  builder b;
+  b.append_int32("ping", 1);
+  return c->run_command("admin", b.view());
+}
+
+// Opens one connection to the first host of `text` as a client would (its TLS context and
+// credential) but without the pool, which retries until serverSelectionTimeoutMS: the typed
+// failure of connection::open.
+mongo::outcome<mongo::connection> open_as(const std::string& text) {
+  auto u = mongo::uri::parse(text);
+  if (!u) return std::move(u).error();
+  mongo::connection_options o;
+  o.connect_timeout = u->connect_timeout().value_or(2s);
+  o.socket_timeout = u->socket_timeout().value_or(2s);
+  o.auth = mongo::credential::from(*u);
+  if (u->tls().value_or(false)) {
+    auto context = mongo::detail::tls_context::create(*u);
+    if (!context) return std::move(context).error();
+    o.tls = std::move(*context);
+  }
+  return mongo::connection::open(u->hosts().front(), o);
+}
+
+TEST(MongoTlsTest, ClientCreateNamesTheFileItCannotUse) {
+  struct test_case {
+    std::string options;
+    std::string words;
+  };
+  const test_case cases[] = {
+      {"tlsCAFile=/nonexistent/ca.pem", "tlsCAFile '/nonexistent/ca.pem'"},
+      {"tlsCertificateKeyFile=/nonexistent/me.pem", "tlsCertificateKeyFile '/nonexistent/me.pem'"},
+      {"tlsCertificateKeyFile=" + cert("client-encrypted.pem"),
+       "unencrypted or with tlsCertificateKeyFilePassword"},
+      {"tlsCertificateKeyFile=" + cert("client-encrypted.pem") +
+           "&tlsCertificateKeyFilePassword=not-the-password",
+       "is tlsCertificateKeyFilePassword right?"},
+      {"tlsCertificateKeyFile=" + cert("client.pem"), "private key"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.options);
+    const auto r = mongo::client::create("mongodb://h/?tls=true&" + c.options);
+    ASSERT_THAT(r, oid::testing::HasErrorAt(errc::tls_failed, 0));
+    EXPECT_THAT(r.error().message, HasSubstr(c.words));
+    EXPECT_THAT(r.error().message, Not(HasSubstr("not-the-password")));
+  }
+}
+
+TEST(MongoTlsTest, EncryptedKeyWithItsPasswordIsUsable) {
+  std::string password;
+  {
+    std::FILE* f = std::fopen(cert("client-encrypted.password").c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    char line[128] = {};
+    ASSERT_NE(std::fgets(line, sizeof line, f), nullptr);
+    std::fclose(f);
+    password = line;
+    while (!password.empty() && password.back() == '\n') password.pop_back();
+  }
+  auto u = mongo::uri::parse("mongodb://h/?tlsCertificateKeyFile=" + cert("client-encrypted.pem") +
+                             "&tlsCertificateKeyFilePassword=" + password);
+  ASSERT_TRUE(u.has_value());
+  auto context = mongo::detail::tls_context::create(*u);
+  ASSERT_TRUE(context.has_value()) << context.error().message;
+  EXPECT_EQ((*context)->client_subject(), "CN=oid-test-client,O=oid-test");
+}
+
+TEST(MongoTlsTest, ExpiredServerCertificateIsRefused) {
+  tls_server server(serving("expired"));
+  const auto r = open_as(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("certificate has expired"));
+  // Through a client the same sentence is the failure's message.
+  const auto through_client = ping(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
+  ASSERT_FALSE(through_client.has_value());
+  EXPECT_THAT(through_client.error().message, HasSubstr("certificate has expired"));
+  // tlsAllowInvalidCertificates accepts it: the handshake completes (the server then says
+  // nothing, so the hello times out).
+  const auto allowed = open_as(local_uri(server.port(),
+                                         "tlsAllowInvalidCertificates=true&"
+                                         "socketTimeoutMS=300&connectTimeoutMS=300"));
+  ASSERT_FALSE(allowed.has_value());
+  EXPECT_EQ(allowed.error().code, errc::timeout) << allowed.error().message;
+  EXPECT_GE(server.handshakes_done(), 1);
+}
+
+TEST(MongoTlsTest, CertificateForAnotherHostIsRefusedUnlessAllowed) {
+  tls_server server(serving("wrong-host"));
+  const auto r = open_as(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("host name mismatch"));
+  EXPECT_THAT(r.error().message, HasSubstr("127.0.0.1"));
+}
+
+TEST(MongoTlsTest, SelfSignedServerCertificateIsAnUnknownCa) {
+  tls_server server(serving("ca"));
+  const auto r = open_as(local_uri(server.port(), "tlsCAFile=" + cert("other-ca.pem")));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("unknown CA"));
+}
+
+TEST(MongoTlsTest, MissingClientCertificateIsNamedUnderTls12And13) {
+  for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3");
+    auto o = serving("server");
+    o.client_ca = cert("ca.pem");
+    o.max_version = version;
+    tls_server server(o);
+    const auto r = open_as(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+    EXPECT_THAT(r.error().message, HasSubstr("no client certificate"));
+  }
+}
+
+TEST(MongoTlsTest, StalledHandshakeTimesOutWithinConnectTimeout) {
+  // Accepts, and never answers the ClientHello.
+  std::atomic<bool> done{false};
+  oid::test::script_server server([&](oid::test::peer&, int) {
+    while (!done) std::this_thread::sleep_for(10ms);
+  });
+  auto u = mongo::uri::parse("mongodb://127.0.0.1/?tlsAllowInvalidCertificates=true");
+  ASSERT_TRUE(u.has_value());
+  auto context = mongo::detail::tls_context::create(*u);
+  ASSERT_TRUE(context.has_value()) << context.error().message;
+  mongo::connection_options o;
+  o.connect_timeout = 300ms;
+  o.tls = *context;
+  const auto start = std::chrono::steady_clock::now();
+  const auto c =
+      mongo::connection::open({mongo::host::kind::ipv4, "127.0.0.1", port_of(server)}, o);
+  const auto took = std::chrono::steady_clock::now() - start;
+  done = true;
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().code, errc::timeout) << c.error().message;
+  EXPECT_THAT(c.error().message, HasSubstr("TLS handshake"));
+  EXPECT_GE(took, 290ms);
+  EXPECT_LT(took, 1500ms);
+}
+
+TEST(MongoTlsTest, StalledReplyTimesOutWithinSocketTimeout) {
+  // The handshake completes over TLS; the answer to the next command never comes.
+  std::atomic<bool> done{false};
+  oid::test::script_server backend([&](oid::test::peer& p, int) {
+    if (!p.handshake()) return;
+    while (!done) std::this_thread::sleep_for(10ms);
+  });
+  auto o = serving("server");
+  o.forward_port = port_of(backend);
+  tls_server server(o);
+  auto c = mongo::client::create(
+      local_uri(server.port(), "tlsCAFile=" + cert("ca.pem") + "&socketTimeoutMS=300"));
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  builder b;
+  b.append_int32("ping", 1);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = c->run_command("admin", b.view());
+  const auto took = std::chrono::steady_clock::now() - start;
+  done = true;
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::timeout) << r.error().message;
+  EXPECT_GE(took, 290ms);
+  EXPECT_LT(took, 1500ms);
+}
+
+TEST(MongoTlsTest, X509AuthenticatesAsTheCertificateSubject) {
+  std::mutex m;
+  std::vector<std::string> seen;  // "db command mechanism user"
+  oid::test::script_server backend([&](oid::test::peer& p, int) {
+    const auto hello = p.read();
+    if (!hello) return;
+    {
+      std::string user = "-";
+      if (auto spec = hello->body.find("speculativeAuthenticate")) {
+        if (auto d = spec->get_document()) user = string_field(*d, "user");
+      }
+      std::lock_guard lock(m);
+      seen.push_back("hello " + user);
+    }
+    builder b;
+    b.append_bool("isWritablePrimary", true).append_int32("maxWireVersion", 17);
+    b.append_double("ok", 1.0);
+    p.reply(*hello, b.view());  // no speculativeAuthenticate answer: authenticate follows
+    while (auto msg = p.read()) {
+      const auto name = oid::test::command_name(*msg);
+      if (name == "authenticate") {
+        std::lock_guard lock(m);
+        seen.push_back(string_field(msg->body, "$db") + " " + name + " " +
+                       string_field(msg->body, "mechanism") + " " +
+                       string_field(msg->body, "user"));
+      }
+      const auto ok = oid::test::ok_reply();
+      p.reply(*msg, ok.view());
+    }
+  });
+  const auto backend_port = port_of(backend);
+  auto o = serving("server");
+  o.client_ca = cert("ca.pem");
+  o.forward_port = backend_port;
+  tls_server server(o);
+  const auto r =
+      ping(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem") + "&tlsCertificateKeyFile=" +
+                                        cert("client-bundle.pem") + "&authMechanism=MONGODB-X509"));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  std::lock_guard lock(m);
+  EXPECT_THAT(seen, ::testing::ElementsAre(
+                        "hello CN=oid-test-client,O=oid-test",
+                        "$external authenticate MONGODB-X509 CN=oid-test-client,O=oid-test"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// FerretDB's TLS listener (it requires a client certificate from MONGODB_TLS_CERTS/ca.pem).
+
+class MongoTlsFerretTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    OID_SERVER_URI_OR_SKIP("MONGODB_TLS_URI", uri_);
+    certs_ = oid::testing::environment("MONGODB_TLS_CERTS");
+    if (certs_.empty()) OID_SKIP_OR_FAIL_IN_CI("MONGODB_TLS_CERTS is not set");
+    auto u = mongo::uri::parse(uri_);
+    ASSERT_TRUE(u.has_value()) << "MONGODB_TLS_URI: " << u.error().message;
+    port_ = u->hosts().front().port_or_default();
+  }
+  // MONGODB_TLS_URI with `from` replaced by `to` (the first time it occurs).
+  std::string with(const std::string& from, const std::string& to) const {
+    std::string out = uri_;
+    const auto at = out.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) out.replace(at, from.size(), to);
+    return out + "&serverSelectionTimeoutMS=2000";
+  }
+  std::string uri_, certs_;
+  std::uint16_t port_ = 0;
+};
+
+TEST_F(MongoTlsFerretTest, ScramOverTlsPingAndCrudFromSeveralThreads) {
+  auto c = mongo::client::create(uri_);
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const std::string name = "tls_" + oid::generate().to_hex();
+  auto coll = c->collection("oid_tls_test", name);
+  constexpr int threads = 4, per_thread = 25;
+  std::vector<std::thread> workers;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int i = 0; i < per_thread; ++i) {
+        builder b;
+        b.append_int32("thread", t).append_int32("i", i);
+        if (!coll.insert_one(b.view())) ++failures;
+      }
+      builder filter;
+      filter.append_int32("thread", t);
+      auto n = coll.count_documents(filter.view());
+      if (!n || *n != per_thread) ++failures;
+    });
+  }
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto total = coll.count_documents(builder().view());
+  ASSERT_TRUE(total.has_value()) << total.error().message;
+  EXPECT_EQ(*total, threads * per_thread);
+  EXPECT_TRUE(coll.drop().has_value());
+}
+
+TEST_F(MongoTlsFerretTest, WrongCaIsRefused) {
+  const auto r = open_as(with(certs_ + "/ca.pem", certs_ + "/other-ca.pem"));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("unknown CA"));
+  EXPECT_THAT(r.error().message,
+              Not(HasSubstr(std::string(mongo::uri::parse(uri_)->password()->reveal()))));
+}
+
+TEST_F(MongoTlsFerretTest, MissingClientCertificateIsNamed) {
+  const auto r = open_as(with("&tlsCertificateKeyFile=" + certs_ + "/client-bundle.pem", ""));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("no client certificate"));
+}
+
+TEST_F(MongoTlsFerretTest, ClientCertificateFromAnotherCaIsRefused) {
+  const auto r =
+      open_as(with(certs_ + "/client-bundle.pem", certs_ + "/other-ca-client-bundle.pem"));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("refused the client certificate"));
+}
+
+// A name the certificate does not have: 127.0.0.2 (its subjectAltName has 127.0.0.1 and
+// localhost), through a plain TCP forwarder listening there.
+TEST_F(MongoTlsFerretTest, HostNameMismatchAndTheOptionsThatAllowIt) {
+  std::atomic<bool> done{false};
+  const int listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(0x7f000002);
+  ASSERT_EQ(::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listen_fd, 16), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const auto forward_port = ntohs(addr.sin_port);
+  std::vector<std::thread> pipes;
+  std::thread acceptor([&] {
+    while (!done) {
+      pollfd p{listen_fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      pipes.emplace_back([&, fd] {
+        const int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        to.sin_port = htons(port_);
+        if (::connect(up, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
+          char buffer[16384];
+          while (!done) {
+            pollfd ps[2] = {{fd, POLLIN, 0}, {up, POLLIN, 0}};
+            if (::poll(ps, 2, 50) <= 0) continue;
+            bool closed = false;
+            for (int i = 0; i < 2 && !closed; ++i) {
+              if (ps[i].revents == 0) continue;
+              const ssize_t n = ::recv(ps[i].fd, buffer, sizeof buffer, 0);
+              closed = n <= 0 ||
+                       ::send(ps[1 - i].fd, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n;
+            }
+            if (closed) break;
+          }
+        }
+        ::close(up);
+        ::close(fd);
+      });
+    }
+  });
+  const std::string host = "127.0.0.2:" + std::to_string(forward_port);
+  const std::string direct = "127.0.0.1:" + std::to_string(port_);
+  const auto r = open_as(with(direct, host));
+  EXPECT_FALSE(r.has_value());
+  if (!r) {
+    EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+    EXPECT_THAT(r.error().message, HasSubstr("host name mismatch"));
+    EXPECT_THAT(r.error().message, HasSubstr("127.0.0.2"));
+  }
+  for (const char* allow : {"&tlsAllowInvalidHostnames=true", "&tlsInsecure=true"}) {
+    SCOPED_TRACE(allow);
+    const auto ok = ping(with(direct, host) + allow);
+    EXPECT_TRUE(ok.has_value()) << ok.error().message;
+  }
+  done = true;
+  acceptor.join();
+  for (auto& t : pipes) t.join();
+  ::close(listen_fd);
+}
+
+}  // namespace
