@@ -10,6 +10,7 @@
 #include "mongo/detail/cursor_state.hpp"
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/reply.hpp"
+#include "mongo/detail/write_checks.hpp"
 
 namespace oid::mongo {
 
@@ -245,21 +246,6 @@ outcome<bson::document> write_command(detail::client_state& s, std::string_view 
   return reply;
 }
 
-bool all_operators(bson::document_view d) {
-  if (d.empty()) return false;
-  return std::all_of(d.begin(), d.end(), [](const bson::element& e) {
-    return !e.key().empty() && e.key().front() == '$';
-  });
-}
-failure not_an_update() {
-  return failure(errc::invalid_value, "an update document holds only update operators ($set, ...)");
-}
-bool no_operators(bson::document_view d) {
-  return std::none_of(d.begin(), d.end(), [](const bson::element& e) {
-    return !e.key().empty() && e.key().front() == '$';
-  });
-}
-
 }  // namespace
 
 outcome<update_result> collection::update(bson::document_view filter, bson::document_view update,
@@ -295,22 +281,20 @@ outcome<update_result> collection::update(bson::document_view filter, bson::docu
 
 outcome<update_result> collection::update_one(bson::document_view filter, bson::document_view u,
                                               const write_options& options) {
-  if (!all_operators(u)) return not_an_update();
+  if (!detail::is_update(u)) return detail::not_an_update();
   return update(filter, u, false, options);
 }
 
 outcome<update_result> collection::update_many(bson::document_view filter, bson::document_view u,
                                                const write_options& options) {
-  if (!all_operators(u)) return not_an_update();
+  if (!detail::is_update(u)) return detail::not_an_update();
   return update(filter, u, true, options);
 }
 
 outcome<update_result> collection::replace_one(bson::document_view filter,
                                                bson::document_view replacement,
                                                const write_options& options) {
-  if (!no_operators(replacement)) {
-    return failure(errc::invalid_value, "a replacement document holds no update operators");
-  }
+  if (!detail::is_replacement(replacement)) return detail::not_a_replacement();
   return update(filter, replacement, false, options);
 }
 
