@@ -94,7 +94,7 @@ outcome<collection> collection::rename(std::string_view new_name, bool drop_targ
   bson::builder cmd;
   cmd.append_string("renameCollection", db_ + "." + name_);
   cmd.append_string("to", db_ + "." + std::string(new_name));
-  cmd.append_bool("dropTarget", drop_target);
+  if (drop_target) cmd.append_bool("dropTarget", true);
   auto reply = detail::command(*state_, "admin", cmd.view());
   if (!reply) return reply.error();
   return collection(state_, db_, std::string(new_name));

@@ -25,33 +25,33 @@ namespace oid::mongo {
 
 /// Inserts `document`, after giving it an `_id` (a new ObjectId) when it has none.
 struct insert_one_model {
-  bson::document_view document;
+  bson::document_view document{};
 };
 /// Applies the update operators of `update` (e.g. `{$set: {...}}`) to the first match of `filter`.
 struct update_one_model {
-  bson::document_view filter;
-  bson::document_view update;
+  bson::document_view filter{};
+  bson::document_view update{};
   bool upsert = false;  ///< insert a document when none matches
 };
 /// Applies the update operators of `update` to every match of `filter`.
 struct update_many_model {
-  bson::document_view filter;
-  bson::document_view update;
+  bson::document_view filter{};
+  bson::document_view update{};
   bool upsert = false;  ///< insert a document when none matches
 };
 /// Replaces the first match of `filter` by `replacement` (a document without update operators).
 struct replace_one_model {
-  bson::document_view filter;
-  bson::document_view replacement;
+  bson::document_view filter{};
+  bson::document_view replacement{};
   bool upsert = false;  ///< insert `replacement` when none matches
 };
 /// Deletes the first match of `filter`.
 struct delete_one_model {
-  bson::document_view filter;
+  bson::document_view filter{};
 };
 /// Deletes every match of `filter`.
 struct delete_many_model {
-  bson::document_view filter;
+  bson::document_view filter{};
 };
 
 /// One write of a bulk write.
@@ -63,15 +63,15 @@ struct bulk_write_options {
   /// Stop at the first refused write (true), or try every write and report all refusals.
   bool ordered = true;
   /// Let the writes skip the collection's document validation (sent only when set).
-  std::optional<bool> bypass_document_validation;
+  std::optional<bool> bypass_document_validation{};
   /// The write concern (default: the server's, w: 1).
-  mongo::write_concern write_concern;
+  mongo::write_concern write_concern{};
 };
 
 /// An `_id` and the position, in the models passed to `bulk_write`, of the write that made it.
 struct indexed_id {
   std::size_t index = 0;  ///< the model's position in the caller's list
-  bson::document id;      ///< `{_id: value}`
+  bson::document id{};    ///< `{_id: value}`
 };
 
 /// What a bulk write did, added up over its commands. With w: 0 nothing is read back: every
@@ -83,9 +83,9 @@ struct bulk_write_result {
   std::int64_t deleted = 0;   ///< documents deleted
   std::int64_t upserted = 0;  ///< documents inserted by upserts
   /// The `_id` of every insert model's document (given one when it had none), by model index.
-  std::vector<indexed_id> inserted_ids;
+  std::vector<indexed_id> inserted_ids{};
   /// The `_id` of every upserted document, by model index.
-  std::vector<indexed_id> upserted_ids;
+  std::vector<indexed_id> upserted_ids{};
 };
 
 }  // namespace oid::mongo
