@@ -763,7 +763,7 @@ TEST(MongoOpsScriptTest, BadInputIsRefusedBeforeAnythingIsSent) {
   auto r = c.bulk_write(too_large);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, errc::too_large);
-  EXPECT_NE(r.error().message.find("model 1"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("document 1"), std::string::npos) << r.error().message;
   EXPECT_TRUE(server.seen().empty());
 }
 

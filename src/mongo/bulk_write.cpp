@@ -112,11 +112,12 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
   // An inserted document may be as large as maxBsonObjectSize; an update or delete statement
   // wraps its documents, for which servers allow 16 KiB more.
   for (std::size_t i = 0; i < statements.size(); ++i) {
-    const std::size_t limit = static_cast<std::size_t>(server.max_bson_object_size) +
-                              (statements[i].k == kind::insert ? 0 : 16 * 1024);
+    const bool insert = statements[i].k == kind::insert;
+    const std::size_t limit =
+        static_cast<std::size_t>(server.max_bson_object_size) + (insert ? 0 : 16 * 1024);
     if (statements[i].doc.size() > limit) {
-      return failure(errc::too_large, "model " + std::to_string(i) + " has " +
-                                          std::to_string(statements[i].doc.size()) +
+      return failure(errc::too_large, (insert ? "document " : "write ") + std::to_string(i) +
+                                          " has " + std::to_string(statements[i].doc.size()) +
                                           " bytes, above the server's limit of " +
                                           std::to_string(limit));
     }
@@ -216,8 +217,12 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
                                             [](const server_error& s) { return s.code == 11000; });
     errors.code = all_duplicates ? errc::duplicate_key : errc::server_error;
     const auto& first = errors.write_errors.front();
+    // insert_many's failures speak of documents, mixed bulk writes of writes.
+    const bool inserts = std::all_of(statements.begin(), statements.end(),
+                                     [](const statement& s) { return s.k == kind::insert; });
     errors.message = std::to_string(errors.write_errors.size()) + " of " +
-                     std::to_string(models.size()) + " writes refused; model " +
+                     std::to_string(models.size()) +
+                     (inserts ? " documents refused; document " : " writes refused; write ") +
                      std::to_string(first.index.value_or(0)) + ": " + first.message;
     errors.written = written;
     return errors;
