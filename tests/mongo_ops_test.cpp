@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "support/ci.hpp"
 #include "support/script_server.hpp"
+#include "support/server_test.hpp"
 
 namespace {
 
@@ -59,23 +59,8 @@ std::vector<std::string> drain(mongo::cursor& c) {
 
 using strings = std::vector<std::string>;
 
-class MongoOpsTest : public ::testing::Test {
+class MongoOpsTest : public oid::testing::server_test {
  protected:
-  void SetUp() override {
-    OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri_);
-    auto c = mongo::client::create(uri_);
-    ASSERT_TRUE(c.has_value()) << c.error().message;
-    client_.emplace(std::move(*c));
-    db_ = "oid_ops_" + oid::generate().to_hex().substr(16);
-  }
-  void TearDown() override {
-    if (client_) {
-      builder b;
-      b.append_int32("dropDatabase", 1);
-      (void)client_->run_command(db_, b.view());
-    }
-  }
-  mongo::collection coll(std::string_view name = "c") { return client_->collection(db_, name); }
   // Inserts the documents, each given as Extended JSON.
   void insert(mongo::collection c, std::initializer_list<std::string_view> docs) {
     std::vector<document_view> views;
@@ -93,8 +78,6 @@ class MongoOpsTest : public ::testing::Test {
   }
 
   documents j_;
-  std::string uri_, db_;
-  std::optional<mongo::client> client_;
 };
 
 // ---- aggregate ----
