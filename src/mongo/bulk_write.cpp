@@ -54,7 +54,7 @@ bson::document delete_statement(bson::document_view q, bool multi) {
 
 std::string model_at(std::size_t i) { return " (model " + std::to_string(i) + ")"; }
 
-// `{_id: value}` of the first element of `d` (an `_id`, put first by ensure_id).
+// `{_id: value}`, with the value of `id`.
 bson::document id_of(const bson::element& id) {
   bson::builder b;
   b.append_element("_id", id);
