@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "support/ci.hpp"
+#include "support/server_test.hpp"
 
 namespace {
 
@@ -30,31 +30,12 @@ document doc1(std::string_view key, std::int32_t v) {
   return std::move(b).extract();
 }
 
-class MongoClientTest : public ::testing::Test {
+class MongoClientTest : public oid::testing::server_test {
  protected:
-  void SetUp() override {
-    OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri_);
-    auto c = mongo::client::create(uri_);
-    ASSERT_TRUE(c.has_value()) << c.error().message;
-    client_.emplace(std::move(*c));
-    // A database of its own per test, so runs and tests do not see each other's data.
-    db_ = "oid_test_" + oid::generate().to_hex().substr(16);
-  }
-  void TearDown() override {
-    if (client_) {
-      builder b;
-      b.append_int32("dropDatabase", 1);
-      (void)client_->run_command(db_, b.view());
-    }
-  }
-  mongo::collection coll(std::string_view name = "c") { return client_->collection(db_, name); }
   // {key: v}, kept alive until the test ends (a view of a temporary document would dangle).
   document_view doc(std::string_view key, std::int32_t v);
 
   std::deque<document> keep_;
-
-  std::string uri_, db_;
-  std::optional<mongo::client> client_;
 };
 
 document numbered(int i) {

@@ -1,7 +1,5 @@
-#include <algorithm>
 #include <memory>
 #include <oid/bson/builder.hpp>
-#include <oid/bson/ensure_id.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/object_id.hpp>
 #include <string>
@@ -10,6 +8,7 @@
 #include "mongo/detail/cursor_state.hpp"
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/reply.hpp"
+#include "mongo/detail/write_checks.hpp"
 
 namespace oid::mongo {
 
@@ -24,113 +23,17 @@ outcome<insert_many_result> collection::insert_one(bson::document_view doc,
 
 outcome<insert_many_result> collection::insert_many(std::span<const bson::document_view> docs,
                                                     const insert_options& options) {
+  // A bulk write of inserts: the same _id, batching and error rules.
   insert_many_result out;
-  // _id first on every document, made here so that the caller learns the ids.
-  std::vector<bson::document> owned;
-  std::vector<bson::document_view> ready;
-  owned.reserve(docs.size());
-  ready.reserve(docs.size());
-  out.ids.reserve(docs.size());
-  for (const auto& d : docs) {
-    const auto first = d.begin();
-    if (first != d.end() && first->key() == "_id") {
-      ready.push_back(d);
-    } else {
-      owned.push_back(bson::ensure_id(d));
-      ready.push_back(owned.back().view());
-    }
-    bson::builder id;
-    id.append_element(*ready.back().begin());
-    out.ids.push_back(std::move(id).extract());
-  }
-  if (ready.empty()) return out;
-
-  auto l = state_->acquire();
-  if (!l) return l.error();
-  connection& c = **l;
-  const auto& server = c.server();
-  for (std::size_t i = 0; i < ready.size(); ++i) {
-    if (ready[i].size() > static_cast<std::size_t>(server.max_bson_object_size)) {
-      return failure(errc::too_large, "document " + std::to_string(i) + " has " +
-                                          std::to_string(ready[i].size()) +
-                                          " bytes, above the server's maxBsonObjectSize of " +
-                                          std::to_string(server.max_bson_object_size));
-    }
-  }
-
-  bson::builder cmd;
-  cmd.append_string("insert", name_).append_bool("ordered", options.ordered);
-  options.write_concern.append_to(cmd);
-  const bson::document command = std::move(cmd).extract();
-  // Header, flags, section kinds, "$db" and the sequence's size and identifier, with room to spare.
-  const std::size_t overhead = 16 + 4 + 1 + command.size() + 16 + db_.size() + 1 + 4 + 10 + 64;
-  const std::size_t max_bytes = static_cast<std::size_t>(server.max_message_size_bytes) - overhead;
-  const std::size_t max_count = static_cast<std::size_t>(std::max(1, server.max_write_batch_size));
-
-  failure errors{};
-  bool acknowledged = options.write_concern.is_acknowledged();
-  std::size_t start = 0;
-  while (start < ready.size()) {
-    std::size_t end = start, bytes = 0;
-    while (end < ready.size() && end - start < max_count &&
-           bytes + ready[end].size() <= max_bytes) {
-      bytes += ready[end].size();
-      ++end;
-    }
-    document_sequence seq{"documents",
-                          {ready.begin() + static_cast<std::ptrdiff_t>(start),
-                           ready.begin() + static_cast<std::ptrdiff_t>(end)}};
-    if (!acknowledged) {
-      if (auto sent = c.send_unacknowledged(db_, command.view(), std::span(&seq, 1)); !sent) {
-        return failure(sent.error().code, detail::transport_message(sent.error(), c));
-      }
-      start = end;
-      continue;
-    }
-    auto reply = detail::command(*l, db_, command.view(), std::span(&seq, 1));
-    if (!reply) {
-      failure f = reply.error();
-      f.written = out.inserted;
-      f.write_errors.insert(f.write_errors.begin(), errors.write_errors.begin(),
-                            errors.write_errors.end());
-      return f;
-    }
-    const auto r = reply->view();
-    out.inserted += detail::int64_field(r, "n", 0);
-    if (const auto we = r.find("writeErrors")) {
-      if (auto arr = we->get_array()) {
-        for (const auto& e : *arr) {
-          if (auto d = e.get_document()) {
-            server_error s = detail::server_error_of(*d);
-            s.index = start + s.index.value_or(0);
-            errors.write_errors.push_back(std::move(s));
-          }
-        }
-      }
-    }
-    if (const auto wce = r.find("writeConcernError")) {
-      if (auto d = wce->get_document()) errors.write_concern_error = detail::server_error_of(*d);
-    }
-    if (options.ordered && !errors.write_errors.empty()) break;
-    start = end;
-  }
-  if (!errors.write_errors.empty()) {
-    const bool all_duplicates = std::all_of(errors.write_errors.begin(), errors.write_errors.end(),
-                                            [](const server_error& s) { return s.code == 11000; });
-    errors.code = all_duplicates ? errc::duplicate_key : errc::server_error;
-    const auto& first = errors.write_errors.front();
-    errors.message = std::to_string(errors.write_errors.size()) + " of " +
-                     std::to_string(ready.size()) + " documents refused; document " +
-                     std::to_string(first.index.value_or(0)) + ": " + first.message;
-    errors.written = out.inserted;
-    return errors;
-  }
-  if (errors.write_concern_error) {
-    errors.code = errc::write_concern_failed;
-    errors.message = "write concern failed: " + errors.write_concern_error->message;
-    errors.written = out.inserted;
-    return errors;
-  }
+  if (docs.empty()) return out;
+  std::vector<write_model> models;
+  models.reserve(docs.size());
+  for (const auto& d : docs) models.emplace_back(insert_one_model{d});
+  auto r = bulk_write(models, {.ordered = options.ordered, .write_concern = options.write_concern});
+  if (!r) return std::move(r).error();
+  out.inserted = r->inserted;
+  out.ids.reserve(r->inserted_ids.size());
+  for (auto& i : r->inserted_ids) out.ids.push_back(std::move(i.id));
   return out;
 }
 
@@ -245,21 +148,6 @@ outcome<bson::document> write_command(detail::client_state& s, std::string_view 
   return reply;
 }
 
-bool all_operators(bson::document_view d) {
-  if (d.empty()) return false;
-  return std::all_of(d.begin(), d.end(), [](const bson::element& e) {
-    return !e.key().empty() && e.key().front() == '$';
-  });
-}
-failure not_an_update() {
-  return failure(errc::invalid_value, "an update document holds only update operators ($set, ...)");
-}
-bool no_operators(bson::document_view d) {
-  return std::none_of(d.begin(), d.end(), [](const bson::element& e) {
-    return !e.key().empty() && e.key().front() == '$';
-  });
-}
-
 }  // namespace
 
 outcome<update_result> collection::update(bson::document_view filter, bson::document_view update,
@@ -295,22 +183,20 @@ outcome<update_result> collection::update(bson::document_view filter, bson::docu
 
 outcome<update_result> collection::update_one(bson::document_view filter, bson::document_view u,
                                               const write_options& options) {
-  if (!all_operators(u)) return not_an_update();
+  if (!detail::is_update(u)) return detail::not_an_update();
   return update(filter, u, false, options);
 }
 
 outcome<update_result> collection::update_many(bson::document_view filter, bson::document_view u,
                                                const write_options& options) {
-  if (!all_operators(u)) return not_an_update();
+  if (!detail::is_update(u)) return detail::not_an_update();
   return update(filter, u, true, options);
 }
 
 outcome<update_result> collection::replace_one(bson::document_view filter,
                                                bson::document_view replacement,
                                                const write_options& options) {
-  if (!no_operators(replacement)) {
-    return failure(errc::invalid_value, "a replacement document holds no update operators");
-  }
+  if (!detail::is_replacement(replacement)) return detail::not_a_replacement();
   return update(filter, replacement, false, options);
 }
 

@@ -16,7 +16,9 @@
 #include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
+#include <oid/mongo/bulk_write.hpp>
 #include <oid/mongo/cursor.hpp>
+#include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/write_concern.hpp>
 #include <oid/result.hpp>
@@ -172,6 +174,66 @@ class collection {
   // ---- end of the index operations ------------------------------------------------------------
   /// Drops the collection (a collection that does not exist is not an error).
   outcome<done> drop();
+
+  // ---- aggregate, find-and-modify, distinct, estimated count, rename, bulk write ----
+  // (src/mongo/aggregate.cpp, find_and_modify.cpp, bulk_write.cpp)
+
+  /// Runs the aggregation `pipeline`, one document per stage (e.g. `{$match: {...}}`), and
+  /// returns a cursor on its results. A pipeline ending in $out or $merge writes its results to
+  /// a collection and returns an empty cursor. Failures: invalid_value, before anything is sent,
+  /// for a stage that is not a document of one field named after a stage (`$...`); the server's
+  /// refusal (server_error: an unknown stage, maxTimeMS exceeded, ...); transport codes.
+  outcome<cursor> aggregate(std::span<const bson::document_view> pipeline,
+                            const aggregate_options& options = {});
+
+  /// findAndModify: applies the update operators of `update` to one match of `filter` (the
+  /// first in `options.sort`) and returns it as it was before, or after with
+  /// `return_document::after`; nothing when no document matched (and none was upserted, or
+  /// `before` was asked). Failures: invalid_value when `update` is empty or holds a field that is
+  /// not an operator (nothing is sent); duplicate_key, server_error, write_concern_failed.
+  outcome<std::optional<bson::document>> find_one_and_update(
+      bson::document_view filter, bson::document_view update,
+      const find_one_and_modify_options& options = {});
+  /// As `find_one_and_update`, replacing the match by `replacement`. Failures: invalid_value when
+  /// `replacement` holds an update operator.
+  outcome<std::optional<bson::document>> find_one_and_replace(
+      bson::document_view filter, bson::document_view replacement,
+      const find_one_and_modify_options& options = {});
+  /// Deletes one match of `filter` (the first in `options.sort`) and returns it; nothing when no
+  /// document matched.
+  outcome<std::optional<bson::document>> find_one_and_delete(
+      bson::document_view filter, const find_one_and_delete_options& options = {});
+
+  /// The distinct values of `field` (a dotted path) among the documents matching `filter`, as a
+  /// BSON array (keys "0", "1", ...): `for (const auto& v : values->view()) ...`. A field holding
+  /// an array contributes each of its elements.
+  outcome<bson::document> distinct(std::string_view field, bson::document_view filter = {},
+                                   const read_options& options = {});
+  /// The number of documents in the collection from its metadata (the `count` command without
+  /// a filter): fast, but may be off after an unclean shutdown or during chunk migrations. The
+  /// `count` command is not in version 1 of the Stable API before MongoDB 5.0.9.
+  outcome<std::int64_t> estimated_document_count(const read_options& options = {});
+
+  /// Renames the collection to `new_name` in the same database (renameCollection, run on
+  /// admin) and returns the renamed collection. With `drop_target`, a collection already named
+  /// `new_name` is dropped first; otherwise its existence is a server_error (NamespaceExists,
+  /// 48). Failures: invalid_value for an empty name (nothing is sent); server_error.
+  outcome<collection> rename(std::string_view new_name, bool drop_target = false);
+
+  /// Runs `models` (inserts, updates, replacements, deletes; see oid/mongo/bulk_write.hpp). Each
+  /// run of consecutive models of one kind is one insert, update or delete command, split into
+  /// batches of at most maxWriteBatchSize statements and maxMessageSizeBytes. Ordered writes
+  /// stop at the first refused one; unordered ones try every model. Failures, before anything
+  /// is sent: invalid_value for an empty list, an update without operators or a replacement
+  /// with one (the message names the model's index), too_large for a document above
+  /// maxBsonObjectSize. Then: duplicate_key (every refused write a duplicate key) or
+  /// server_error, with `write_errors` each carrying the model's index in `models`, and
+  /// `written` the documents inserted, matched, upserted or deleted; write_concern_failed;
+  /// transport codes. With w: 0 the commands are sent with moreToCome and nothing is read.
+  outcome<bulk_write_result> bulk_write(std::span<const write_model> models,
+                                        const bulk_write_options& options = {});
+
+  // ---- end of aggregate ... bulk write ----
 
   /// The database name.
   const std::string& database() const noexcept { return db_; }

@@ -2,12 +2,14 @@
 // connection, the client, cursors, write concerns and what operations return.
 #pragma once
 
+#include <oid/mongo/bulk_write.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/connection.hpp>
 #include <oid/mongo/cursor.hpp>
 #include <oid/mongo/failure.hpp>
 #include <oid/mongo/op_msg.hpp>
+#include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/read_preference.hpp>

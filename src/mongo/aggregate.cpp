@@ -1,0 +1,103 @@
+// collection::aggregate, distinct, estimated_document_count and rename: the read commands of the
+// CRUD specification beyond find, and renameCollection.
+#include <oid/bson/builder.hpp>
+#include <oid/mongo/collection.hpp>
+#include <string>
+#include <utility>
+
+#include "mongo/detail/cursor_state.hpp"
+#include "mongo/detail/pool.hpp"
+#include "mongo/detail/reply.hpp"
+
+namespace oid::mongo {
+
+namespace {
+
+void append_max_time(bson::builder& cmd, const std::optional<std::chrono::milliseconds>& t) {
+  if (t) cmd.append_int64("maxTimeMS", t->count());
+}
+
+}  // namespace
+
+outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipeline,
+                                      const aggregate_options& options) {
+  // A stage is {$name: spec}: one field, named after the stage. Anything else the server refuses
+  // with a less helpful message, after a round trip.
+  for (std::size_t i = 0; i < pipeline.size(); ++i) {
+    const auto first = pipeline[i].begin();
+    const bool one_field = first != pipeline[i].end() && std::next(first) == pipeline[i].end();
+    if (!one_field || first->key().size() < 2 || first->key().front() != '$') {
+      return failure(errc::invalid_value,
+                     "pipeline stage " + std::to_string(i) +
+                         " is not a document of one field named after a stage ({$match: ...})");
+    }
+  }
+  const bool writes = !pipeline.empty() && (pipeline.back().begin()->key() == "$out" ||
+                                            pipeline.back().begin()->key() == "$merge");
+  bson::builder cmd;
+  cmd.append_string("aggregate", name_);
+  cmd.open_array("pipeline");
+  for (std::size_t i = 0; i < pipeline.size(); ++i) {
+    cmd.append_document(std::to_string(i), pipeline[i]);
+  }
+  cmd.close();
+  // The spec: no batchSize with $out or $merge, where 0 would keep the pipeline from running.
+  cmd.open_document("cursor");
+  if (options.batch_size > 0 && !writes) cmd.append_int32("batchSize", options.batch_size);
+  cmd.close();
+  if (options.allow_disk_use) cmd.append_bool("allowDiskUse", *options.allow_disk_use);
+  append_max_time(cmd, options.max_time);
+  if (options.bypass_document_validation) {
+    cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
+  }
+  if (!options.collation.empty()) cmd.append_document("collation", options.collation);
+  if (!options.hint.empty()) cmd.append_document("hint", options.hint);
+  if (!options.let.empty()) cmd.append_document("let", options.let);
+  if (writes) options.write_concern.append_to(cmd);
+  auto state =
+      detail::cursor_state::open(state_, db_, name_, cmd.view(), writes ? 0 : options.batch_size);
+  if (!state) return std::move(state).error();
+  return cursor(std::move(*state));
+}
+
+outcome<bson::document> collection::distinct(std::string_view field, bson::document_view filter,
+                                             const read_options& options) {
+  if (field.empty()) return failure(errc::invalid_value, "distinct needs a field name");
+  bson::builder cmd;
+  cmd.append_string("distinct", name_).append_string("key", field);
+  cmd.append_document("query", filter);
+  append_max_time(cmd, options.max_time);
+  if (!options.collation.empty()) cmd.append_document("collation", options.collation);
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  const auto values = reply->view().find("values");
+  if (!values) return failure(errc::unexpected_reply, "distinct reply without values");
+  auto arr = values->get_array();
+  if (!arr) return failure(errc::unexpected_reply, "distinct reply whose values are no array");
+  return bson::document(*arr);
+}
+
+outcome<std::int64_t> collection::estimated_document_count(const read_options& options) {
+  bson::builder cmd;
+  cmd.append_string("count", name_);
+  append_max_time(cmd, options.max_time);
+  auto reply = detail::command(*state_, db_, cmd.view());
+  if (!reply) return reply.error();
+  const auto n = reply->view().find("n");
+  const auto count = n ? detail::as_integer(*n) : std::nullopt;
+  if (!count) return failure(errc::unexpected_reply, "count reply without n");
+  return *count;
+}
+
+outcome<collection> collection::rename(std::string_view new_name, bool drop_target) {
+  if (new_name.empty()) return failure(errc::invalid_value, "a collection name is not empty");
+  bson::builder cmd;
+  cmd.append_string("renameCollection", db_ + "." + name_);
+  cmd.append_string("to", db_ + "." + std::string(new_name));
+  if (drop_target) cmd.append_bool("dropTarget", true);
+  auto reply = detail::command(*state_, "admin", cmd.view());
+  if (!reply) return reply.error();
+  return collection(state_, db_, std::string(new_name));
+}
+
+}  // namespace oid::mongo

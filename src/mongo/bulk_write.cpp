@@ -1,0 +1,239 @@
+// collection::bulk_write: a mixed list of writes, each run of one kind sent as insert, update or
+// delete commands in batches the server accepts, and the results added up.
+#include <algorithm>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/ensure_id.hpp>
+#include <oid/mongo/collection.hpp>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "mongo/detail/pool.hpp"
+#include "mongo/detail/reply.hpp"
+#include "mongo/detail/write_checks.hpp"
+
+namespace oid::mongo {
+
+namespace {
+
+// The three write commands a model can go into.
+enum class kind { insert, update, remove };
+
+struct command_names {
+  std::string_view command, sequence;
+};
+command_names names_of(kind k) {
+  switch (k) {
+  case kind::insert: return {"insert", "documents"};
+  case kind::update: return {"update", "updates"};
+  case kind::remove: return {"delete", "deletes"};
+  }
+  return {};
+}
+
+// A model as it is sent: its command and its statement (the document for an insert, {q, u,
+// upsert, multi} for an update, {q, limit} for a delete).
+struct statement {
+  kind k = kind::insert;
+  bson::document_view doc;
+};
+
+bson::document update_statement(bson::document_view q, bson::document_view u, bool upsert,
+                                bool multi) {
+  bson::builder b;
+  b.append_document("q", q).append_document("u", u);
+  b.append_bool("upsert", upsert).append_bool("multi", multi);
+  return std::move(b).extract();
+}
+
+bson::document delete_statement(bson::document_view q, bool multi) {
+  bson::builder b;
+  b.append_document("q", q).append_int32("limit", multi ? 0 : 1);
+  return std::move(b).extract();
+}
+
+std::string model_at(std::size_t i) { return " (model " + std::to_string(i) + ")"; }
+
+// `{_id: value}`, with the value of `id`.
+bson::document id_of(const bson::element& id) {
+  bson::builder b;
+  b.append_element("_id", id);
+  return std::move(b).extract();
+}
+
+}  // namespace
+
+outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> models,
+                                                  const bulk_write_options& options) {
+  if (models.empty()) return failure(errc::invalid_value, "a bulk write needs at least one model");
+  bulk_write_result out;
+  // Statements the client makes (documents given an _id, update and delete statements) live in
+  // `owned`; reserved so that the views in `statements` stay valid.
+  std::vector<bson::document> owned;
+  owned.reserve(models.size());
+  std::vector<statement> statements;
+  statements.reserve(models.size());
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const auto& m = models[i];
+    if (const auto* ins = std::get_if<insert_one_model>(&m)) {
+      bson::document_view d = ins->document;
+      const auto first = d.begin();
+      if (first == d.end() || first->key() != "_id") {
+        owned.push_back(bson::ensure_id(d));
+        d = owned.back().view();
+      }
+      out.inserted_ids.push_back({i, id_of(*d.begin())});
+      statements.push_back({kind::insert, d});
+    } else if (const auto* u1 = std::get_if<update_one_model>(&m)) {
+      if (!detail::is_update(u1->update)) return detail::not_an_update(model_at(i));
+      owned.push_back(update_statement(u1->filter, u1->update, u1->upsert, false));
+      statements.push_back({kind::update, owned.back().view()});
+    } else if (const auto* um = std::get_if<update_many_model>(&m)) {
+      if (!detail::is_update(um->update)) return detail::not_an_update(model_at(i));
+      owned.push_back(update_statement(um->filter, um->update, um->upsert, true));
+      statements.push_back({kind::update, owned.back().view()});
+    } else if (const auto* r = std::get_if<replace_one_model>(&m)) {
+      if (!detail::is_replacement(r->replacement)) return detail::not_a_replacement(model_at(i));
+      owned.push_back(update_statement(r->filter, r->replacement, r->upsert, false));
+      statements.push_back({kind::update, owned.back().view()});
+    } else if (const auto* d1 = std::get_if<delete_one_model>(&m)) {
+      owned.push_back(delete_statement(d1->filter, false));
+      statements.push_back({kind::remove, owned.back().view()});
+    } else {
+      owned.push_back(delete_statement(std::get<delete_many_model>(m).filter, true));
+      statements.push_back({kind::remove, owned.back().view()});
+    }
+  }
+
+  auto l = state_->acquire();
+  if (!l) return l.error();
+  connection& c = **l;
+  const auto& server = c.server();
+  // An inserted document may be as large as maxBsonObjectSize; an update or delete statement
+  // wraps its documents, for which servers allow 16 KiB more.
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    const bool insert = statements[i].k == kind::insert;
+    const std::size_t limit =
+        static_cast<std::size_t>(server.max_bson_object_size) + (insert ? 0 : 16 * 1024);
+    if (statements[i].doc.size() > limit) {
+      return failure(errc::too_large, (insert ? "document " : "write ") + std::to_string(i) +
+                                          " has " + std::to_string(statements[i].doc.size()) +
+                                          " bytes, above the server's limit of " +
+                                          std::to_string(limit));
+    }
+  }
+
+  const bool acknowledged = options.write_concern.is_acknowledged();
+  const std::size_t max_count = static_cast<std::size_t>(std::max(1, server.max_write_batch_size));
+  failure errors{};
+  std::int64_t written = 0;
+  std::size_t start = 0;
+  while (start < statements.size()) {
+    const kind k = statements[start].k;
+    const auto names = names_of(k);
+    bson::builder cmd;
+    cmd.append_string(names.command, name_).append_bool("ordered", options.ordered);
+    if (options.bypass_document_validation && k != kind::remove) {
+      cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
+    }
+    options.write_concern.append_to(cmd);
+    const bson::document command = std::move(cmd).extract();
+    // Header, flags, section kinds, "$db" and the sequence's size and identifier, with room to
+    // spare.
+    const std::size_t overhead =
+        16 + 4 + 1 + command.size() + 16 + db_.size() + 1 + 4 + names.sequence.size() + 64;
+    const std::size_t max_bytes =
+        static_cast<std::size_t>(server.max_message_size_bytes) - overhead;
+    std::size_t end = start, bytes = 0;
+    document_sequence seq{names.sequence, {}};
+    while (end < statements.size() && statements[end].k == k && end - start < max_count &&
+           (end == start || bytes + statements[end].doc.size() <= max_bytes)) {
+      bytes += statements[end].doc.size();
+      seq.documents.push_back(statements[end].doc);
+      ++end;
+    }
+    if (!acknowledged) {
+      if (auto sent = c.send_unacknowledged(db_, command.view(), std::span(&seq, 1)); !sent) {
+        return failure(sent.error().code, detail::transport_message(sent.error(), c));
+      }
+      start = end;
+      continue;
+    }
+    auto reply = detail::command(*l, db_, command.view(), std::span(&seq, 1));
+    if (!reply) {
+      failure f = reply.error();
+      f.written = written;
+      f.write_errors.insert(f.write_errors.begin(), errors.write_errors.begin(),
+                            errors.write_errors.end());
+      return f;
+    }
+    const auto r = reply->view();
+    const std::int64_t n = detail::int64_field(r, "n", 0);
+    written += n;
+    if (k == kind::insert) {
+      out.inserted += n;
+    } else if (k == kind::remove) {
+      out.deleted += n;
+    } else {
+      std::int64_t upserted = 0;
+      if (const auto u = r.find("upserted")) {
+        if (auto arr = u->get_array()) {
+          for (const auto& e : *arr) {
+            auto d = e.get_document();
+            if (!d) continue;
+            ++upserted;
+            const auto at = d->find("index");
+            const auto index = at ? detail::as_integer(*at) : std::nullopt;
+            const auto id = d->find("_id");
+            if (index && *index >= 0 && id) {
+              out.upserted_ids.push_back({start + static_cast<std::size_t>(*index), id_of(*id)});
+            }
+          }
+        }
+      }
+      out.upserted += upserted;
+      out.matched += n - upserted;
+      out.modified += detail::int64_field(r, "nModified", 0);
+    }
+    if (const auto we = r.find("writeErrors")) {
+      if (auto arr = we->get_array()) {
+        for (const auto& e : *arr) {
+          if (auto d = e.get_document()) {
+            server_error s = detail::server_error_of(*d);
+            s.index = start + s.index.value_or(0);
+            errors.write_errors.push_back(std::move(s));
+          }
+        }
+      }
+    }
+    if (const auto wce = r.find("writeConcernError")) {
+      if (auto d = wce->get_document()) errors.write_concern_error = detail::server_error_of(*d);
+    }
+    if (options.ordered && !errors.write_errors.empty()) break;
+    start = end;
+  }
+  if (!errors.write_errors.empty()) {
+    const bool all_duplicates = std::all_of(errors.write_errors.begin(), errors.write_errors.end(),
+                                            [](const server_error& s) { return s.code == 11000; });
+    errors.code = all_duplicates ? errc::duplicate_key : errc::server_error;
+    const auto& first = errors.write_errors.front();
+    // insert_many's failures speak of documents, mixed bulk writes of writes.
+    const bool inserts = std::all_of(statements.begin(), statements.end(),
+                                     [](const statement& s) { return s.k == kind::insert; });
+    errors.message = std::to_string(errors.write_errors.size()) + " of " +
+                     std::to_string(models.size()) +
+                     (inserts ? " documents refused; document " : " writes refused; write ") +
+                     std::to_string(first.index.value_or(0)) + ": " + first.message;
+    errors.written = written;
+    return errors;
+  }
+  if (errors.write_concern_error) {
+    errors.code = errc::write_concern_failed;
+    errors.message = "write concern failed: " + errors.write_concern_error->message;
+    errors.written = written;
+    return errors;
+  }
+  return out;
+}
+
+}  // namespace oid::mongo

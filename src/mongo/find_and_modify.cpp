@@ -1,0 +1,99 @@
+// collection::find_one_and_update, find_one_and_replace and find_one_and_delete: the
+// findAndModify command.
+#include <oid/bson/builder.hpp>
+#include <oid/mongo/collection.hpp>
+#include <utility>
+
+#include "mongo/detail/pool.hpp"
+#include "mongo/detail/reply.hpp"
+#include "mongo/detail/write_checks.hpp"
+
+namespace oid::mongo {
+
+namespace {
+
+// What the three operations share: the query, the sort, the projection and the limits.
+struct modify_common {
+  bson::document_view projection, sort, collation, hint;
+  const std::optional<std::chrono::milliseconds>& max_time;
+  const mongo::write_concern& write_concern;
+};
+
+// Appends the options `common` holds to a findAndModify command; `change` has added remove or
+// update (and new, upsert) already.
+void append_common(bson::builder& cmd, const modify_common& common) {
+  if (!common.sort.empty()) cmd.append_document("sort", common.sort);
+  if (!common.projection.empty()) cmd.append_document("fields", common.projection);
+  if (!common.collation.empty()) cmd.append_document("collation", common.collation);
+  if (!common.hint.empty()) cmd.append_document("hint", common.hint);
+  if (common.max_time) cmd.append_int64("maxTimeMS", common.max_time->count());
+  common.write_concern.append_to(cmd);
+}
+
+// Runs the command and returns its `value`: a document, or nothing for null.
+outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_view db,
+                                           bson::document_view cmd) {
+  auto reply = detail::command(s, db, cmd);
+  if (!reply) return reply.error();
+  const auto r = reply->view();
+  if (const auto wce = r.find("writeConcernError")) {
+    if (auto d = wce->get_document()) {
+      failure f;
+      f.write_concern_error = detail::server_error_of(*d);
+      f.code = errc::write_concern_failed;
+      f.message = "write concern failed: " + f.write_concern_error->message;
+      return f;
+    }
+  }
+  const auto value = r.find("value");
+  if (!value || value->type() == bson::type::null) return std::optional<bson::document>();
+  auto doc = value->get_document();
+  if (!doc)
+    return failure(errc::unexpected_reply, "findAndModify reply whose value is no document");
+  return std::optional<bson::document>(bson::document(*doc));
+}
+
+outcome<std::optional<bson::document>> modify(detail::client_state& s, std::string_view db,
+                                              std::string_view coll, bson::document_view filter,
+                                              bson::document_view change,
+                                              const find_one_and_modify_options& options) {
+  bson::builder cmd;
+  cmd.append_string("findAndModify", coll).append_document("query", filter);
+  cmd.append_document("update", change);
+  cmd.append_bool("new", options.return_document == return_document::after);
+  if (options.upsert) cmd.append_bool("upsert", true);
+  if (options.bypass_document_validation) {
+    cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
+  }
+  append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
+                      options.max_time, options.write_concern});
+  return run(s, db, cmd.view());
+}
+
+}  // namespace
+
+outcome<std::optional<bson::document>> collection::find_one_and_update(
+    bson::document_view filter, bson::document_view update,
+    const find_one_and_modify_options& options) {
+  if (!detail::is_update(update)) return detail::not_an_update();
+  return modify(*state_, db_, name_, filter, update, options);
+}
+
+outcome<std::optional<bson::document>> collection::find_one_and_replace(
+    bson::document_view filter, bson::document_view replacement,
+    const find_one_and_modify_options& options) {
+  if (!detail::is_replacement(replacement)) return detail::not_a_replacement();
+  return modify(*state_, db_, name_, filter, replacement, options);
+}
+
+outcome<std::optional<bson::document>> collection::find_one_and_delete(
+    bson::document_view filter, const find_one_and_delete_options& options) {
+  bson::builder cmd;
+  cmd.append_string("findAndModify", name_).append_document("query", filter);
+  cmd.append_bool("remove", true);
+  append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
+                      options.max_time, options.write_concern});
+  return run(*state_, db_, cmd.view());
+}
+
+}  // namespace oid::mongo
