@@ -62,20 +62,21 @@ enum class uri_mode {
 class uri {
  public:
   /// Parses `text`. Failures (all `errc::invalid_uri` with the offset of the offending character):
-  /// a scheme other than `mongodb://` and `mongodb+srv://`; no host; an empty host; a port that is
+  /// a scheme other than `mongodb://` or `mongodb+srv://`; no host; an empty host; a port that is
   /// not 1-65535; a host with an unescaped
   /// `/` or an unbracketed `:` too many; a socket path not ending in ".sock"; user information with
   /// `@`, a second `:` or a bad `%` escape; a database name with `/ \ space " $`; an option without
   /// `=`; contradictory options (`tls` and `ssl` disagreeing, `directConnection=true` with several
-  /// hosts); for `mongodb+srv://`, more than one host, a port, an IP literal or socket path,
-  /// `directConnection=true`, and a positive `srvMaxHosts` with `replicaSet` or
-  /// `loadBalanced=true`; `srvServiceName` or `srvMaxHosts` in a `mongodb://` string; credentials
-  /// the authentication specification refuses (an empty `authSource`, SCRAM
+  /// hosts); credentials the authentication specification refuses (an empty `authSource`, SCRAM
   /// or PLAIN without a user name, MONGODB-X509 with a password or an `authSource` other than
   /// `$external`, a malformed `authMechanismProperties`); and, in `uri_mode::strict`, a known
   /// option with an invalid value. An `authMechanism` oid does not implement (GSSAPI, MONGODB-AWS,
   /// MONGODB-OIDC) is `errc::unsupported`, in either mode. The failure's
   /// `message` says what is wrong, naming the option where there is one, and its `offset` where.
+  /// `mongodb+srv://` (no DNS lookup here: see oid/mongo/srv.hpp) also fails with more than one
+  /// host, a port, an IP literal or socket path, `directConnection=true`, or a positive
+  /// `srvMaxHosts` with `replicaSet` or `loadBalanced=true`; `srvServiceName` and `srvMaxHosts`
+  /// are refused in a `mongodb://` string.
   ///
   ///   auto u = oid::mongo::uri::parse("mongodb://127.0.0.1:27017/app?appName=demo");
   ///   if (!u) std::cerr << u.error().message << " at " << u.error().offset << '\n';
