@@ -42,14 +42,6 @@ struct tally {
   std::vector<std::string> failures;
 };
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 std::string json(simdjson::dom::element e) { return simdjson::to_string(e); }
 
 // The last value of option `key` (lower case) in the options of a mongodb:// string.
@@ -171,7 +163,9 @@ void check_case(const fs::path& file, simdjson::dom::element c, tally& t) {
   if (c["options"].get(options) == simdjson::SUCCESS) {
     for (auto [key, value] : options) {
       ++t.parts_checked;
-      if (auto r = compare_option(u, *equivalent, lower(key), value); !r.empty()) fail(r);
+      if (auto r = compare_option(u, *equivalent, oid::mongo::detail::lower_ascii(key), value);
+          !r.empty())
+        fail(r);
     }
   }
   simdjson::dom::object parsed_options;

@@ -15,24 +15,18 @@
 #include <string>
 #include <utility>
 
+#include "detail/hex.hpp"
 #include "mongo/detail/srv_options.hpp"
 
 namespace oid::mongo {
 namespace detail {
 namespace {
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::string percent_decode(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    const int hi = s[i] == '%' && i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
-    const int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
+    const int hi = s[i] == '%' && i + 2 < s.size() ? oid::detail::hex_value(s[i + 1]) : -1;
+    const int lo = hi >= 0 ? oid::detail::hex_value(s[i + 2]) : -1;
     if (lo < 0) {
       out.push_back(s[i]);
       continue;
@@ -43,14 +37,15 @@ std::string percent_decode(std::string_view s) {
   return out;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) {
+}  // namespace
+
+std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
-  return s;
+  return out;
 }
-
-}  // namespace
 
 std::vector<written_option> split_options(std::string_view options) {
   std::vector<written_option> out;
@@ -62,7 +57,7 @@ std::vector<written_option> split_options(std::string_view options) {
     const std::size_t eq = pair.find('=');
     written_option o;
     o.text = pair;
-    o.key = lower(percent_decode(pair.substr(0, eq)));
+    o.key = lower_ascii(percent_decode(pair.substr(0, eq)));
     o.has_value = eq != std::string_view::npos;
     if (o.has_value) o.value = percent_decode(pair.substr(eq + 1));
     out.push_back(std::move(o));
@@ -254,14 +249,6 @@ class resolver {
   std::string server_;
 };
 
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 // The specification's rule: a target lies in the SRV name's domain, which is the name without
 // its first label when it has three labels or more, else the name itself (so the target has
 // at least one label more). Only letters, digits, '-', '_' and '.' are accepted, so that the
@@ -275,11 +262,11 @@ std::optional<failure> check_target(const std::string& srv_name, const std::stri
     return failure(errc::invalid_uri, "the SRV record of " + srv_name + " names '" + target +
                                           "', which is not a host name");
   }
-  const std::string name = lower_ascii(srv_name);
+  const std::string name = detail::lower_ascii(srv_name);
   const std::size_t labels =
       static_cast<std::size_t>(std::count(name.begin(), name.end(), '.')) + 1;
   const std::string domain = labels >= 3 ? name.substr(name.find('.') + 1) : name;
-  const std::string host = lower_ascii(target);
+  const std::string host = detail::lower_ascii(target);
   if (host.size() <= domain.size() + 1 || !host.ends_with("." + domain)) {
     return failure(errc::invalid_uri, "the SRV record of " + srv_name + " names host " + target +
                                           ", which is not in the domain " + domain +
@@ -463,7 +450,8 @@ outcome<srv_rescan> rescan_srv(const uri& u, const std::vector<host>& current) {
   out.rescan_after = std::max(out.ttl, min_rescan_interval);
 
   const auto same = [](const host& h, const srv_record& r) {
-    return lower_ascii(h.name) == lower_ascii(r.target) && h.port_or_default() == r.port;
+    return detail::lower_ascii(h.name) == detail::lower_ascii(r.target) &&
+           h.port_or_default() == r.port;
   };
   std::vector<srv_record> fresh;
   for (const host& h : current) {

@@ -20,6 +20,9 @@ struct written_option {
   std::string value;       ///< percent-decoded (a malformed escape is kept as written)
 };
 
+/// `s` with A-Z in lower case.
+std::string lower_ascii(std::string_view s);
+
 /// The non-empty `&`-separated pairs of `options`, in order.
 std::vector<written_option> split_options(std::string_view options);
 
