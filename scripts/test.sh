@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: plain build and tests (warnings are errors), every public
 # header compiled alone, formatting, then the same tests under AddressSanitizer and
-# UndefinedBehaviorSanitizer, then each fuzzer for a bounded time.
+# UndefinedBehaviorSanitizer, the code threads share under ThreadSanitizer, then each fuzzer for a
+# bounded time.
 #   FUZZ_SECONDS  seconds per fuzzer (default 45: ten fuzzers, and CI has a time budget)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,6 +82,16 @@ step "tests under AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake --preset asan >/dev/null
 cmake --build --preset asan
 ctest --preset asan
+
+step "ThreadSanitizer: the code threads share (generators, the client's pools and monitors)"
+# Only the test programs with shared state, and of the id tests only those with threads or fork:
+# the single-threaded stress tests take minutes under TSan and find nothing it looks for.
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan --target objectid_tests mongo_tests
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+build/tsan/tests/objectid_tests --gtest_filter='*Thread*:*Fork*' --gtest_brief=1
+build/tsan/tests/mongo_tests --gtest_brief=1
+unset TSAN_OPTIONS
 
 step "fuzzers (${FUZZ_SECONDS:-45} s each)"
 cmake --preset fuzz >/dev/null

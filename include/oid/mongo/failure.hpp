@@ -13,6 +13,7 @@
 #include <oid/error.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,17 @@ struct failure {
   std::optional<server_error> write_concern_error;
   /// For writes: how many documents the server reports written despite the errors.
   std::int64_t written = 0;
+  /// The server's `errorLabels` (e.g. "RetryableWriteError", "TransientTransactionError"), and
+  /// those the client adds by the specifications' rules.
+  std::vector<std::string> labels;
+
+  /// True when `labels` holds `label`.
+  bool has_label(std::string_view label) const noexcept {
+    for (const auto& l : labels) {
+      if (l == label) return true;
+    }
+    return false;
+  }
 };
 
 /// The exception `outcome<T>::value()` throws: an `oid::exception` (code, offset and the failure's

@@ -89,6 +89,13 @@ failure failure_of(bson::document_view reply, std::string_view what) {
   f.server = server_error_of(reply);
   f.code = f.server->code == 11000 ? errc::duplicate_key : errc::server_error;
   f.message = std::string(what) + ": " + f.server->message;
+  if (const auto labels = reply.find("errorLabels")) {
+    if (auto arr = labels->get_array()) {
+      for (const auto& l : *arr) {
+        if (auto text = l.get_string()) f.labels.emplace_back(*text);
+      }
+    }
+  }
   if (!f.server->code_name.empty() || f.server->code != 0) {
     f.message += " (" + (f.server->code_name.empty() ? std::string("code") : f.server->code_name) +
                  " " + std::to_string(f.server->code) + ")";

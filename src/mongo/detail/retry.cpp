@@ -1,0 +1,55 @@
+#include "mongo/detail/retry.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace oid::mongo::detail {
+
+namespace {
+
+// From the retryable writes specification; the retryable reads list adds 134.
+constexpr std::array<std::int32_t, 12> retryable_codes = {
+    11600,  // InterruptedAtShutdown
+    11602,  // InterruptedDueToReplStateChange
+    10107,  // NotWritablePrimary
+    13435,  // NotPrimaryNoSecondaryOk
+    13436,  // NotPrimaryOrSecondary
+    189,    // PrimarySteppedDown
+    91,     // ShutdownInProgress
+    7,      // HostNotFound
+    6,      // HostUnreachable
+    89,     // NetworkTimeout
+    9001,   // SocketException
+    262,    // ExceededTimeLimit
+};
+constexpr std::int32_t read_concern_majority_not_available_yet = 134;
+
+}  // namespace
+
+bool is_network_failure(const failure& f) noexcept {
+  return f.code == errc::connection_failed || f.code == errc::connection_closed ||
+         f.code == errc::timeout;
+}
+
+bool is_retryable_code(std::int32_t code) noexcept {
+  return std::find(retryable_codes.begin(), retryable_codes.end(), code) != retryable_codes.end();
+}
+
+void add_retryable_write_label(failure& f, int max_wire_version) {
+  if (f.has_label(retryable_write_label)) return;
+  bool retryable = is_network_failure(f);
+  if (!retryable && max_wire_version < 9) {
+    retryable = (f.server && is_retryable_code(f.server->code)) ||
+                (f.write_concern_error && is_retryable_code(f.write_concern_error->code));
+  }
+  if (retryable) f.labels.emplace_back(retryable_write_label);
+}
+
+bool is_retryable_read_failure(const failure& f) noexcept {
+  if (is_network_failure(f)) return true;
+  if (!f.server) return false;
+  return is_retryable_code(f.server->code) ||
+         f.server->code == read_concern_majority_not_available_yet;
+}
+
+}  // namespace oid::mongo::detail

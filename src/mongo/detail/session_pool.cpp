@@ -1,0 +1,67 @@
+#include "mongo/detail/session_pool.hpp"
+
+#include <openssl/rand.h>
+
+#include <oid/error.hpp>
+#include <utility>
+
+namespace oid::mongo::detail {
+
+server_session server_session::make(clock::time_point now) {
+  server_session s;
+  // OpenSSL's generator (already linked for SCRAM's nonces) rather than std::random_device:
+  // session ids must not repeat across the processes of a fleet.
+  if (RAND_bytes(s.id.data(), static_cast<int>(s.id.size())) != 1) {
+    throw oid::exception(oid::error{errc::entropy_unavailable, 0});
+  }
+  s.id[6] = static_cast<std::uint8_t>((s.id[6] & 0x0F) | 0x40);  // version 4
+  s.id[8] = static_cast<std::uint8_t>((s.id[8] & 0x3F) | 0x80);  // RFC 4122 variant
+  s.last_use = now;
+  return s;
+}
+
+bool server_session::about_to_expire(std::chrono::minutes timeout,
+                                     clock::time_point now) const noexcept {
+  return now - last_use > timeout - std::chrono::minutes(1);
+}
+
+void session_pool::drop_expired_at_back(std::chrono::minutes timeout, clock::time_point now) {
+  while (!sessions_.empty() && sessions_.back().about_to_expire(timeout, now)) {
+    sessions_.pop_back();
+  }
+}
+
+server_session session_pool::check_out(std::chrono::minutes timeout, clock::time_point now) {
+  {
+    std::lock_guard lock(mutex_);
+    drop_expired_at_back(timeout, now);
+    while (!sessions_.empty()) {
+      server_session s = std::move(sessions_.front());
+      sessions_.pop_front();
+      if (!s.about_to_expire(timeout, now)) return s;
+    }
+  }
+  return server_session::make(now);
+}
+
+void session_pool::check_in(server_session s, std::chrono::minutes timeout, clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  drop_expired_at_back(timeout, now);
+  if (s.dirty || s.about_to_expire(timeout, now)) return;
+  sessions_.push_front(std::move(s));
+}
+
+std::vector<server_session> session_pool::drain() {
+  std::lock_guard lock(mutex_);
+  std::vector<server_session> out(std::make_move_iterator(sessions_.begin()),
+                                  std::make_move_iterator(sessions_.end()));
+  sessions_.clear();
+  return out;
+}
+
+std::size_t session_pool::size() const {
+  std::lock_guard lock(mutex_);
+  return sessions_.size();
+}
+
+}  // namespace oid::mongo::detail
