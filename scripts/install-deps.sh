@@ -15,6 +15,7 @@ packages=(
   python3-bson python3-pymongo              # BSON interoperability test (json_util needs pymongo)
   strace util-linux                         # system-call counting, unshare for the fleet test
   python3                                   # scripts/uniqueness_model.py (the uniqueness tests)
+  nsd                                       # DNS server on loopback for the mongodb+srv:// tests
 )
 
 missing=()

@@ -24,7 +24,11 @@ step "FerretDB for the MongoDB client's integration tests"
 # authentication tests; by default a second FerretDB with --test-enable-new-auth (ferretdb.sh
 # start-secure), whose first line is the plain-TCP connection string.
 stops=()
-stop_servers() { for pidfile in "${stops[@]}"; do scripts/ferretdb.sh stop "$pidfile" || true; done; }
+dns_pidfile=""
+stop_servers() {
+  for pidfile in "${stops[@]}"; do scripts/ferretdb.sh stop "$pidfile" || true; done
+  if [ -n "$dns_pidfile" ]; then scripts/dns-server.sh stop "$dns_pidfile" || true; fi
+}
 trap stop_servers EXIT
 if [ -z "${MONGODB_URI:-}" ]; then
   MONGODB_URI=$(scripts/ferretdb.sh start "$root/build/ferretdb.pid")
@@ -47,6 +51,16 @@ fi
 export MONGODB_AUTH_URI MONGODB_TLS_URI="${MONGODB_TLS_URI:-}" MONGODB_TLS_CERTS="${MONGODB_TLS_CERTS:-}"
 echo "MONGODB_AUTH_URI=${MONGODB_AUTH_URI%%:*}://...  (password not shown)"
 echo "MONGODB_TLS_URI=${MONGODB_TLS_URI%%:*}://...  (password not shown), MONGODB_TLS_CERTS=$MONGODB_TLS_CERTS"
+
+step "DNS server for the mongodb+srv:// tests"
+# OID_DNS_SERVER (IPV4:PORT) points oid's SRV and TXT lookups at a DNS server serving
+# ../shared/data/dns-seedlist/records.zone; by default NSD on loopback (scripts/dns-server.sh).
+if [ -z "${OID_DNS_SERVER:-}" ]; then
+  dns_pidfile=$root/build/dns-server.pid
+  OID_DNS_SERVER=$(scripts/dns-server.sh start "$dns_pidfile")
+fi
+export OID_DNS_SERVER
+echo "OID_DNS_SERVER=$OID_DNS_SERVER"
 
 step "tests"
 ctest --preset ci

@@ -28,7 +28,7 @@ std::vector<std::string> lines(const std::string& text) {
 }
 
 TEST(MongoCliTest, RejectsBadArgumentsWithoutAServer) {
-  auto srv = run_cli({"mongo", "ping", "mongodb+srv://cluster.example.com"});
+  auto srv = run_cli({"mongo", "ping", "mongodb+srv://cluster.example.com:27017"});
   EXPECT_EQ(srv.status, 1);
   EXPECT_NE(srv.err.find("SRV"), std::string::npos);
   auto bad = run_cli({"mongo", "ping", "mongodb://h/?connectTimeoutMS=soon"});

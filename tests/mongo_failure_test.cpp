@@ -50,7 +50,7 @@ TEST(MongoFailureTest, ClientCreateSaysWhatItRefuses) {
   };
   const test_case cases[] = {
       {"mongodb://h/?connectTimeoutMS=-2", errc::invalid_uri, 30, "connectTimeoutMS"},
-      {"mongodb+srv://cluster0.example.net/", errc::unsupported, 0, "SRV"},
+      {"mongodb+srv://cluster0.example.net:27017/", errc::invalid_uri, 14, "SRV"},
       {"mongodb://h/?tls=true&tlsCAFile=/nonexistent/ca.pem", errc::tls_failed, 0,
        "tlsCAFile '/nonexistent/ca.pem'"},
       {"mongodb://user@h/", errc::invalid_uri, 0, "no password"},

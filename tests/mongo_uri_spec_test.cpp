@@ -1,7 +1,8 @@
 // Runs the connection string specification's own tests (../shared/data/connection-string and
 // ../shared/data/uri-options) against oid::mongo::uri::parse in lenient mode, as the specification
 // asks drivers to behave. Every case that uses only options oid supports must pass; a case that
-// fails and involves an option oid does not support (or mongodb+srv://) is listed, not failed.
+// fails and involves an option oid does not support is listed, not failed. mongodb+srv:// strings
+// are parsed without DNS lookups (mongo_srv_spec_test.cpp runs those).
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -152,6 +153,13 @@ std::string compare_option(const uri& u, const std::string& key, simdjson::dom::
     as_bool(u.retry_reads());
   } else if (key == "directconnection") {
     as_bool(u.direct_connection());
+  } else if (key == "srvservicename") {
+    as_string(u.srv_service_name());
+  } else if (key == "srvmaxhosts") {
+    int64_t w = 0;
+    if (want.get(w) != simdjson::SUCCESS || !u.srv_max_hosts() || *u.srv_max_hosts() != w) {
+      why << key << ": want " << simdjson::to_string(want);
+    }
   } else if (key == "compressors") {
     std::vector<std::string> w;
     simdjson::dom::array arr;
@@ -227,7 +235,6 @@ std::string check_case(simdjson::dom::element t) {
 
 // Why a case is outside what oid supports, or "" when it uses only supported parts.
 std::string unsupported_reason(std::string_view text) {
-  if (text.starts_with("mongodb+srv://")) return "mongodb+srv:// (SRV lookups)";
   const auto& supported = uri::supported_options();
   std::set<std::string> unknown;
   for (const auto& name : option_names(text)) {

@@ -1,6 +1,7 @@
 #include <memory>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/mongo/srv.hpp>
 #include <string>
 #include <utility>
 
@@ -17,6 +18,11 @@ outcome<client> client::create(std::string_view uri_text) {
 }
 
 outcome<client> client::create(const mongo::uri& u) {
+  if (u.srv_name() && !u.srv_resolved()) {  // mongodb+srv://: the hosts come from DNS
+    auto resolved = resolve_srv(u);
+    if (!resolved) return std::move(resolved).error();
+    return create(*resolved);
+  }
   if (u.username() && !u.password() && u.auth_mechanism() != "MONGODB-X509") {
     return failure(errc::invalid_uri, "user '" + *u.username() +
                                           "' has no password: give one in the connection string "

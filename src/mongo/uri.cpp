@@ -5,6 +5,8 @@
 #include <oid/mongo/uri.hpp>
 #include <utility>
 
+#include "mongo/detail/srv_options.hpp"
+
 namespace oid::mongo {
 namespace {
 
@@ -47,6 +49,8 @@ bool is_ipv4(std::string_view s) noexcept {
 }
 
 constexpr std::string_view supported[] = {
+    "srvservicename",  // mongodb+srv:// only
+    "srvmaxhosts",     // mongodb+srv:// only
     "appname",
     "connecttimeoutms",
     "sockettimeoutms",
@@ -88,15 +92,12 @@ class uri_parser {
   uri_parser(std::string_view text, uri_mode mode) : text_(text), mode_(mode) {}
 
   outcome<uri> run() {
-    if (text_.starts_with(srv_scheme)) {
-      return failure(errc::unsupported,
-                     "mongodb+srv:// needs DNS SRV lookups, which oid does not do; list the hosts "
-                     "in a mongodb:// connection string instead");
+    const bool srv = text_.starts_with(srv_scheme);
+    if (!srv && !text_.starts_with(scheme)) {
+      return failure(errc::invalid_uri,
+                     "a connection string starts with mongodb:// or mongodb+srv://");
     }
-    if (!text_.starts_with(scheme)) {
-      return failure(errc::invalid_uri, "a connection string starts with mongodb://");
-    }
-    std::size_t pos = scheme.size();
+    std::size_t pos = srv ? srv_scheme.size() : scheme.size();
     // The host information ends at the first '/' (or '?': the slash before options is optional).
     const std::size_t host_end = std::min(text_.find('/', pos), text_.find('?', pos));
     const std::size_t hosts_stop = host_end == std::string_view::npos ? text_.size() : host_end;
@@ -118,7 +119,7 @@ class uri_parser {
     if (pos < text_.size()) {  // text_[pos] == '?'
       if (!parse_options(pos + 1)) return std::move(error_);
     }
-    if (!check_combinations()) return std::move(error_);
+    if (!check_combinations() || !check_srv(srv, hosts_stop)) return std::move(error_);
     u_.redacted_ = std::string(text_);
     if (password_begin_ != 0) redact_.emplace_back(password_begin_, password_end_);
     // From the last range to the first, so that each replacement leaves the others' offsets.
@@ -446,6 +447,8 @@ class uri_parser {
         rest.remove_prefix(comma + 1);
       }
       u_.compressors_ = std::move(list);
+    } else if (key == "srvservicename" || key == "srvmaxhosts") {
+      return parse_srv_option(key, key_written, *value, value_offset);
     }
     return true;
   }
@@ -522,6 +525,81 @@ class uri_parser {
         u_.tls_insecure_ || u_.tls_allow_invalid_certificates_ || u_.tls_allow_invalid_hostnames_ ||
         u_.tls_disable_certificate_revocation_check_ || u_.tls_disable_ocsp_endpoint_check_;
     if (!u_.tls_ && any_tls_option) u_.tls_ = true;
+    return true;
+  }
+
+  // mongodb+srv:// (MongoDB's initial DNS seedlist discovery): the options and the checks made
+  // before any DNS lookup; resolve_srv (srv.cpp) does the lookups.
+  bool parse_srv_option(std::string_view key, std::string_view key_written,
+                        const std::string& value, std::size_t value_offset) {
+    if (key == "srvmaxhosts") {
+      std::uint32_t n = 0;
+      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc{} || ptr != value.data() + value.size() || !all_digits(value) ||
+          n > std::uint32_t{INT32_MAX}) {
+        return invalid_value(value_offset, key_written, value,
+                             "expected a whole number of hosts (0 for all)");
+      }
+      u_.srv_max_hosts_ = n;
+      return true;
+    }
+    // RFC 6335's service names (letters, digits, inner single hyphens, at least one letter),
+    // longer than its 15 characters as long as `_name` is one DNS label (63 bytes).
+    const bool letter = std::any_of(value.begin(), value.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    });
+    const bool chars = std::all_of(value.begin(), value.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+    });
+    if (!letter || !chars || value.size() > 62 || value.front() == '-' || value.back() == '-' ||
+        value.find("--") != std::string::npos) {
+      return invalid_value(value_offset, key_written, value,
+                           "expected a service name: letters, digits and inner hyphens, at most "
+                           "62 characters");
+    }
+    u_.srv_service_name_ = value;
+    return true;
+  }
+
+  bool check_srv(bool srv, std::size_t hosts_stop) {
+    const std::size_t at = srv ? srv_scheme.size() : scheme.size();
+    if (!srv) {
+      if (u_.srv_service_name_ || u_.srv_max_hosts_) {
+        return fail_bool(errc::invalid_uri, at,
+                         "options srvServiceName and srvMaxHosts need a mongodb+srv:// connection "
+                         "string");
+      }
+      return true;
+    }
+    if (u_.hosts_.size() != 1) {
+      return fail_bool(errc::invalid_uri, at,
+                       "a mongodb+srv:// connection string names exactly one host, whose SRV "
+                       "records list the others");
+    }
+    const host& h = u_.hosts_.front();
+    if (h.type == host::kind::ip_literal || h.type == host::kind::unix_socket) {
+      return fail_bool(errc::invalid_uri, at, "mongodb+srv:// needs a host name to look up");
+    }
+    if (h.port) {
+      return fail_bool(errc::invalid_uri, at,
+                       "a mongodb+srv:// host has no port: its SRV records give the ports");
+    }
+    if (u_.direct_connection_.value_or(false)) {
+      return fail_bool(errc::invalid_uri, at,
+                       "option directConnection=true cannot be used with mongodb+srv://");
+    }
+    const std::size_t q = text_.find('?', hosts_stop);
+    if (q != std::string_view::npos) u_.srv_options_ = std::string(text_.substr(q + 1));
+    if (u_.srv_max_hosts_.value_or(0) > 0) {
+      if (auto conflict = detail::srv_max_hosts_conflict(u_.srv_options_)) {
+        return fail_bool(errc::invalid_uri, at,
+                         "option srvMaxHosts=" + std::to_string(*u_.srv_max_hosts_) +
+                             " cannot be used with " + *conflict);
+      }
+    }
+    if (!u_.tls_) u_.tls_ = true;  // TLS is on for mongodb+srv:// unless tls=false is written
+    u_.srv_name_ = lower_ascii(h.name);
+    u_.srv_mode_ = mode_;
     return true;
   }
 

@@ -18,6 +18,7 @@
 #include <oid/mongo/secret.hpp>
 #include <oid/mongo/server_description.hpp>
 #include <oid/mongo/server_selection.hpp>
+#include <oid/mongo/srv.hpp>
 #include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/mongo/write_concern.hpp>

@@ -5,8 +5,10 @@
 // connection string specification says: several hosts, IP literals in brackets, Unix domain socket
 // paths (percent-encoded, ending in ".sock"), percent-decoding of every part, and case-insensitive
 // option names. It keeps the options oid uses as typed values; an option oid does not know is
-// ignored with a warning that `uri::warnings()` collects. `mongodb+srv://` needs DNS SRV lookups,
-// which oid does not do: it is rejected with `errc::unsupported`.
+// ignored with a warning that `uri::warnings()` collects. `mongodb+srv://NAME/...` is parsed and
+// checked here (one host name, no port, TLS on unless `tls=false`); `resolve_srv`
+// (oid/mongo/srv.hpp) then looks up NAME's SRV and TXT records, and `client::create` does that
+// itself.
 //
 // Credentials follow MongoDB's authentication specification: the password is held in a `secret`
 // (never in `to_string()` or any message), `auth_database()` is where the user is defined, and
@@ -64,9 +66,9 @@ enum class uri_mode {
 /// A parsed connection string. Unset optional fields mean "the driver's default".
 class uri {
  public:
-  /// Parses `text`. Failures (all `errc::invalid_uri` with the offset of the offending character,
-  /// except `mongodb+srv://` which is `errc::unsupported` at offset 0): a scheme other than
-  /// `mongodb://`; no host; an empty host; a port that is not 1-65535; a host with an unescaped
+  /// Parses `text`. Failures (all `errc::invalid_uri` with the offset of the offending character):
+  /// a scheme other than `mongodb://` or `mongodb+srv://`; no host; an empty host; a port that is
+  /// not 1-65535; a host with an unescaped
   /// `/` or an unbracketed `:` too many; a socket path not ending in ".sock"; user information with
   /// `@`, a second `:` or a bad `%` escape; a database name with `/ \ space " $`; an option without
   /// `=`; contradictory options (`tls` and `ssl` disagreeing, `directConnection=true` with several
@@ -76,6 +78,10 @@ class uri {
   /// option with an invalid value. An `authMechanism` oid does not implement (GSSAPI, MONGODB-AWS,
   /// MONGODB-OIDC) is `errc::unsupported`, in either mode. The failure's
   /// `message` says what is wrong, naming the option where there is one, and its `offset` where.
+  /// `mongodb+srv://` (no DNS lookup here: see oid/mongo/srv.hpp) also fails with more than one
+  /// host, a port, an IP literal or socket path, `directConnection=true`, or a positive
+  /// `srvMaxHosts` with `replicaSet` or `loadBalanced=true`; `srvServiceName` and `srvMaxHosts`
+  /// are refused in a `mongodb://` string.
   ///
   ///   auto u = oid::mongo::uri::parse("mongodb://127.0.0.1:27017/app?appName=demo");
   ///   if (!u) std::cerr << u.error().message << " at " << u.error().offset << '\n';
@@ -187,6 +193,17 @@ class uri {
     return tls_disable_ocsp_endpoint_check_;
   }
 
+  // mongodb+srv:// (MongoDB's initial DNS seedlist discovery; oid/mongo/srv.hpp resolves it).
+  /// For `mongodb+srv://NAME`: NAME, whose SRV and TXT records give the hosts and default options
+  /// (none for `mongodb://`). Before `resolve_srv`, `hosts()` is NAME alone, without a port.
+  const std::optional<std::string>& srv_name() const noexcept { return srv_name_; }
+  /// True once `resolve_srv` has replaced NAME by the hosts its SRV records list.
+  bool srv_resolved() const noexcept { return srv_resolved_; }
+  /// `srvServiceName`: the service looked up, `_{srvServiceName}._tcp.NAME`. Default "mongodb".
+  const std::optional<std::string>& srv_service_name() const noexcept { return srv_service_name_; }
+  /// `srvMaxHosts`: use at most this many of the SRV records' hosts, chosen at random (0: all).
+  const std::optional<std::uint32_t>& srv_max_hosts() const noexcept { return srv_max_hosts_; }
+
   /// The connection string as given, with the password and `tlsCertificateKeyFilePassword`
   /// (when there are) replaced by `secret::placeholder`: safe to print or log.
   const std::string& to_string() const noexcept { return redacted_; }
@@ -218,6 +235,14 @@ class uri {
   std::optional<secret> tls_certificate_key_file_password_;
   std::optional<bool> tls_allow_invalid_certificates_, tls_allow_invalid_hostnames_, tls_insecure_,
       tls_disable_certificate_revocation_check_, tls_disable_ocsp_endpoint_check_;
+  // mongodb+srv://: the name, its options, and what resolve_srv needs to re-read the options
+  // (as written after '?', which never holds the password) with the TXT record's.
+  std::optional<std::string> srv_name_, srv_service_name_;
+  std::optional<std::uint32_t> srv_max_hosts_;
+  bool srv_resolved_ = false;
+  std::string srv_options_;
+  uri_mode srv_mode_ = uri_mode::strict;
+  friend outcome<uri> resolve_srv(const uri& u);
 
   friend class uri_parser;
 };

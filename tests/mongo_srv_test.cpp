@@ -1,0 +1,287 @@
+// mongodb+srv:// beyond the specification's suite (mongo_srv_spec_test.cpp): the checks made
+// before any lookup, the errors of failed lookups (naming the record and the server asked),
+// rescan_srv (SRV polling), and a real connection: a zone made here points
+// _mongodb._tcp.ferret.0.0.1 at the FerretDB of MONGODB_URI, served by a DNS server of its own
+// (scripts/dns-server.sh), and `oid mongo ping mongodb+srv://ferret.0.0.1/?tls=false` answers.
+// The lookups need OID_DNS_SERVER (scripts/test.sh sets it) and the connection MONGODB_URI;
+// without them those tests skip, except in CI.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <oid/bson/builder.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/mongo/srv.hpp>
+#include <oid/mongo/uri.hpp>
+#include <string>
+#include <vector>
+
+#include "support/ci.hpp"
+#include "support/matchers.hpp"
+#include "support/run_shell.hpp"
+
+namespace {
+
+using oid::errc;
+using oid::mongo::host;
+using oid::mongo::rescan_srv;
+using oid::mongo::resolve_srv;
+using oid::mongo::uri;
+using oid::mongo::uri_mode;
+using oid::testing::HasError;
+using oid::testing::HasErrorAt;
+using ::testing::HasSubstr;
+
+// Sets an environment variable for the scope of a test and puts the old value back.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+  ~scoped_env() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string seed(const host& h) { return h.name + ":" + std::to_string(h.port_or_default()); }
+
+TEST(MongoSrvTest, ParsesWithoutLookingUpAndTurnsTlsOn) {
+  const auto u = uri::parse(
+      "mongodb+srv://u:p@Cluster0.Example.NET/app?srvServiceName=db-x&"
+      "srvMaxHosts=3&appName=a");
+  ASSERT_TRUE(u.has_value()) << u.error().message;
+  EXPECT_EQ(u->srv_name(), "cluster0.example.net");
+  EXPECT_FALSE(u->srv_resolved());
+  EXPECT_EQ(u->srv_service_name(), "db-x");
+  EXPECT_EQ(u->srv_max_hosts(), 3u);
+  EXPECT_EQ(u->tls(), true);
+  EXPECT_EQ(u->database(), "app");
+  ASSERT_EQ(u->hosts().size(), 1u);
+  EXPECT_FALSE(u->hosts()[0].port.has_value());
+  EXPECT_EQ(u->to_string().find(":p@"), std::string::npos);  // the password is hidden
+
+  EXPECT_EQ(uri::parse("mongodb+srv://c.example.net/?tls=false")->tls(), false);
+  EXPECT_EQ(uri::parse("mongodb+srv://c.example.net/?ssl=false")->tls(), false);
+  EXPECT_EQ(uri::parse("mongodb+srv://c.example.net/?srvMaxHosts=0&replicaSet=rs")->srv_max_hosts(),
+            0u);
+  EXPECT_FALSE(uri::parse("mongodb://h/")->srv_name().has_value());
+  // A name of one or two labels is accepted (the specification's rule since 2024).
+  EXPECT_TRUE(uri::parse("mongodb+srv://localhost").has_value());
+}
+
+TEST(MongoSrvTest, RefusesWhatTheSpecificationRefusesBeforeDns) {
+  struct test_case {
+    const char* text;
+    const char* says;
+    std::size_t offset;
+  };
+  const test_case cases[] = {
+      {"mongodb+srv://a.example.com:27017", "no port", 14},
+      {"mongodb+srv://a.example.com,b.example.com", "exactly one host", 14},
+      {"mongodb+srv://[::1]", "host name", 14},
+      {"mongodb+srv://%2Ftmp%2Fm.sock", "host name", 14},
+      {"mongodb+srv://a.example.com/?directConnection=true", "directConnection", 14},
+      {"mongodb+srv://a.example.com/?srvMaxHosts=1&replicaSet=rs", "replicaSet", 14},
+      {"mongodb+srv://a.example.com/?srvMaxHosts=2&loadBalanced=true", "loadBalanced=true", 14},
+      {"mongodb://h/?srvServiceName=mongodb", "mongodb+srv://", 10},
+      {"mongodb://h/?srvMaxHosts=1", "mongodb+srv://", 10},
+      {"mongodb+srv://a.example.com/?srvMaxHosts=-1", "srvMaxHosts", 41},
+      {"mongodb+srv://a.example.com/?srvServiceName=-x", "srvServiceName", 44},
+      {"mongodb+srv://a.example.com/?srvServiceName=a_b", "srvServiceName", 44},
+      {"mongodb+srv://a.example.com/?srvServiceName=123", "srvServiceName", 44},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    const auto u = uri::parse(c.text, uri_mode::strict);
+    ASSERT_THAT(u, HasErrorAt(errc::invalid_uri, c.offset));
+    EXPECT_THAT(u.error().message, HasSubstr(c.says));
+  }
+  // Lenient mode ignores a bad value with a warning, as for any option.
+  const auto lenient = uri::parse("mongodb+srv://a.example.com/?srvMaxHosts=x", uri_mode::lenient);
+  ASSERT_TRUE(lenient.has_value());
+  EXPECT_FALSE(lenient->srv_max_hosts().has_value());
+  EXPECT_EQ(lenient->warnings().size(), 1u);
+}
+
+TEST(MongoSrvTest, AMongodbUriIsResolvedAsItIs) {
+  const auto u = uri::parse("mongodb://h:1/");
+  const auto r = resolve_srv(*u);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(seed(r->hosts()[0]), "h:1");
+  EXPECT_FALSE(r->srv_resolved());
+  EXPECT_THAT(rescan_srv(*u, u->hosts()), HasError(errc::invalid_uri));
+}
+
+#define OID_DNS_SERVER_OR_SKIP()                                         \
+  do {                                                                   \
+    if (oid::testing::environment("OID_DNS_SERVER").empty()) {           \
+      OID_SKIP_OR_FAIL_IN_CI(                                            \
+          "OID_DNS_SERVER is not set; run scripts/test.sh (it starts a " \
+          "DNS server on loopback)");                                    \
+    }                                                                    \
+  } while (false)
+
+TEST(MongoSrvTest, ResolvesIntoTheUriItStandsFor) {
+  OID_DNS_SERVER_OR_SKIP();
+  const auto u = uri::parse("mongodb+srv://us%40r:pw@test5.test.build.10gen.cc/my%3Fdb?appName=x");
+  ASSERT_TRUE(u.has_value()) << u.error().message;
+  const auto r = resolve_srv(*u);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_TRUE(r->srv_resolved());
+  ASSERT_EQ(r->hosts().size(), 1u);
+  EXPECT_EQ(seed(r->hosts()[0]), "localhost.test.build.10gen.cc:27017");
+  EXPECT_EQ(r->username(), "us@r");
+  ASSERT_TRUE(r->password().has_value());
+  EXPECT_EQ(r->password()->reveal(), "pw");
+  EXPECT_EQ(r->database(), "my?db");
+  EXPECT_EQ(r->auth_source(), "thisDB");  // from the TXT record
+  EXPECT_EQ(r->app_name(), "x");
+  EXPECT_EQ(r->tls(), true);
+  EXPECT_EQ(r->to_string(), u->to_string());  // still the string as given, password hidden
+  EXPECT_EQ(r->srv_name(), "test5.test.build.10gen.cc");
+  // Resolving again changes nothing (client::create does it for an unresolved uri only).
+  EXPECT_EQ(seed(resolve_srv(*r)->hosts()[0]), "localhost.test.build.10gen.cc:27017");
+}
+
+TEST(MongoSrvTest, FailedLookupsNameTheRecordAndTheServer) {
+  OID_DNS_SERVER_OR_SKIP();
+  const auto none = resolve_srv(*uri::parse("mongodb+srv://test4.test.build.10gen.cc/"));
+  ASSERT_THAT(none, HasError(errc::connection_failed));
+  EXPECT_THAT(none.error().message,
+              HasSubstr("SRV lookup of _mongodb._tcp.test4.test.build.10gen.cc"));
+  EXPECT_THAT(none.error().message, HasSubstr("NXDOMAIN"));
+  EXPECT_THAT(none.error().message, HasSubstr("OID_DNS_SERVER"));
+
+  const auto service =
+      resolve_srv(*uri::parse("mongodb+srv://test1.test.build.10gen.cc/?srvServiceName=other"));
+  ASSERT_THAT(service, HasError(errc::connection_failed));
+  EXPECT_THAT(service.error().message, HasSubstr("_other._tcp.test1.test.build.10gen.cc"));
+
+  const auto two_txt = resolve_srv(*uri::parse("mongodb+srv://test6.test.build.10gen.cc/"));
+  ASSERT_THAT(two_txt, HasError(errc::invalid_uri));
+  EXPECT_THAT(two_txt.error().message, HasSubstr("2 TXT records"));
+  const auto txt_option = resolve_srv(*uri::parse("mongodb+srv://test10.test.build.10gen.cc/"));
+  ASSERT_THAT(txt_option, HasError(errc::invalid_uri));
+  EXPECT_THAT(txt_option.error().message, HasSubstr("socketTimeoutMS"));
+  const auto domain = resolve_srv(*uri::parse("mongodb+srv://test19.test.build.10gen.cc/"));
+  ASSERT_THAT(domain, HasError(errc::invalid_uri));
+  EXPECT_THAT(domain.error().message, HasSubstr("localhost.evil.build.10gen.cc"));
+
+  {
+    scoped_env bad("OID_DNS_SERVER", "dns.example.com:53");
+    const auto r = resolve_srv(*uri::parse("mongodb+srv://test1.test.build.10gen.cc/"));
+    ASSERT_THAT(r, HasError(errc::connection_failed));
+    EXPECT_THAT(r.error().message, HasSubstr("OID_DNS_SERVER"));
+  }
+}
+
+TEST(MongoSrvTest, RescanKeepsListedHostsAndAddsNewOnesUpToSrvMaxHosts) {
+  OID_DNS_SERVER_OR_SKIP();
+  host kept{host::kind::hostname, "localhost.test.build.10gen.cc", 27018};
+  host gone{host::kind::hostname, "localhost.test.build.10gen.cc", 27019};
+  const auto all = uri::parse("mongodb+srv://test1.test.build.10gen.cc/");
+  auto r = rescan_srv(*all, {gone, kept});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->hosts.size(), 2u);
+  EXPECT_EQ(seed(r->hosts[0]), "localhost.test.build.10gen.cc:27018");  // kept first
+  EXPECT_EQ(seed(r->hosts[1]), "localhost.test.build.10gen.cc:27017");  // then the new one
+  EXPECT_EQ(r->ttl, std::chrono::seconds(86400));
+  EXPECT_EQ(r->rescan_after, std::chrono::seconds(86400));
+
+  const auto one = uri::parse("mongodb+srv://test1.test.build.10gen.cc/?srvMaxHosts=1");
+  r = rescan_srv(*one, {kept});
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->hosts.size(), 1u);
+  EXPECT_EQ(seed(r->hosts[0]), "localhost.test.build.10gen.cc:27018");
+  r = rescan_srv(*one, {gone});  // replaced by one of the two listed
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->hosts.size(), 1u);
+  EXPECT_THAT(seed(r->hosts[0]), HasSubstr("localhost.test.build.10gen.cc:2701"));
+
+  // A name whose one record is outside the domain: nothing valid, keep the current hosts.
+  EXPECT_THAT(rescan_srv(*uri::parse("mongodb+srv://test12.test.build.10gen.cc/"), {kept}),
+              HasError(errc::connection_failed));
+  EXPECT_THAT(rescan_srv(*uri::parse("mongodb+srv://test4.test.build.10gen.cc/"), {kept}),
+              HasError(errc::connection_failed));
+}
+
+// The port of a mongodb://127.0.0.1:PORT/ connection string; 0 when it has another form.
+int loopback_port(const std::string& text) {
+  const std::string prefix = "mongodb://127.0.0.1:";
+  if (!text.starts_with(prefix)) return 0;
+  return std::atoi(text.c_str() + prefix.size());
+}
+
+TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
+  std::string server;
+  OID_SERVER_URI_OR_SKIP("MONGODB_URI", server);
+  const int port = loopback_port(server);
+  if (port == 0) GTEST_SKIP() << "MONGODB_URI is not mongodb://127.0.0.1:PORT/: " << server;
+  // The SRV target must be a name the client's getaddrinfo() finds without this DNS server: a
+  // dotted quad is one, and 127.0.0.1 lies under ferret.0.0.1's domain, 0.0.1. TTL 30 s: the
+  // rescan waits the 60 s minimum.
+  const std::string zone = oid::testing::scratch_path("ferret.zone");
+  std::ofstream(zone) << "$ORIGIN 0.0.1.\n$TTL 30\n"
+                      << "@ IN SOA ns.0.0.1. hostmaster.0.0.1. 1 3600 600 86400 30\n"
+                      << "@ IN NS ns.0.0.1.\nns IN A 127.0.0.1\n"
+                      << "_mongodb._tcp.ferret 30 IN SRV 0 0 " << port << " 127.0.0.1.\n"
+                      << "ferret 30 IN TXT \"authSource=admin\"\n";
+  const std::string script = std::string(OID_SOURCE_DIR) + "/scripts/dns-server.sh";
+  const std::string pidfile = oid::testing::scratch_path("dns.pid");
+  const auto started = oid::testing::run_shell(script + " start " + pidfile + " " + zone);
+  if (started.status != 0) {
+    OID_SKIP_OR_FAIL_IN_CI("scripts/dns-server.sh could not start a DNS server: " << started.err);
+  }
+  struct stop_server {
+    std::string command;
+    ~stop_server() { oid::testing::run_shell(command); }
+  } stop{script + " stop " + pidfile};
+  std::string address = started.out;
+  while (!address.empty() && address.back() == '\n') address.pop_back();
+  scoped_env dns("OID_DNS_SERVER", address);
+
+  const std::string text = "mongodb+srv://ferret.0.0.1/?tls=false&appName=srv-test";
+  const auto u = uri::parse(text);
+  ASSERT_TRUE(u.has_value()) << u.error().message;
+  const auto resolved = resolve_srv(*u);
+  ASSERT_TRUE(resolved.has_value()) << resolved.error().message;
+  ASSERT_EQ(resolved->hosts().size(), 1u);
+  EXPECT_EQ(seed(resolved->hosts()[0]), "127.0.0.1:" + std::to_string(port));
+  EXPECT_EQ(resolved->hosts()[0].type, host::kind::ipv4);
+  EXPECT_EQ(resolved->auth_source(), "admin");
+  EXPECT_EQ(resolved->tls(), false);
+
+  // The client resolves a mongodb+srv:// string itself, then talks to the host found.
+  auto client = oid::mongo::client::create(text);
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  EXPECT_EQ(seed(client->uri().hosts()[0]), "127.0.0.1:" + std::to_string(port));
+  oid::bson::builder ping;
+  ping.append_int32("ping", 1);
+  const auto pong = client->run_command("admin", ping.view());
+  ASSERT_TRUE(pong.has_value()) << pong.error().message;
+
+  // The oid command, as a user runs it.
+  const auto cli = oid::testing::run_cli({"mongo", "ping", text});
+  EXPECT_EQ(cli.status, 0) << cli.err;
+  EXPECT_FALSE(cli.out.empty());
+
+  const auto rescan = rescan_srv(*u, resolved->hosts());
+  ASSERT_TRUE(rescan.has_value()) << rescan.error().message;
+  EXPECT_EQ(rescan->hosts, resolved->hosts());
+  EXPECT_EQ(rescan->ttl, std::chrono::seconds(30));
+  EXPECT_EQ(rescan->rescan_after, std::chrono::seconds(60));
+}
+
+}  // namespace
