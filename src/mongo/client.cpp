@@ -9,13 +9,17 @@
 
 namespace oid::mongo {
 
-outcome<client> client::create(std::string_view uri_text) {
+outcome<client> client::create(std::string_view uri_text) { return create(uri_text, {}); }
+
+outcome<client> client::create(const mongo::uri& u) { return create(u, {}); }
+
+outcome<client> client::create(std::string_view uri_text, client_options options) {
   auto u = uri::parse(uri_text, uri_mode::strict);
   if (!u) return std::move(u).error();
-  return create(*u);
+  return create(*u, std::move(options));
 }
 
-outcome<client> client::create(const mongo::uri& u) {
+outcome<client> client::create(const mongo::uri& u, client_options options) {
   if (u.tls().value_or(false)) {
     return failure(errc::unsupported, "tls=true: oid does not do TLS yet");
   }
@@ -24,7 +28,8 @@ outcome<client> client::create(const mongo::uri& u) {
                                           "' has no password: give one in the connection string "
                                           "(mongodb://user:password@host) or set it on the uri");
   }
-  return client(std::make_shared<detail::client_state>(u));
+  return client(std::make_shared<detail::client_state>(
+      u, detail::listeners{std::move(options.on_topology), std::move(options.on_command)}));
 }
 
 outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {
@@ -38,7 +43,7 @@ collection client::collection(std::string_view db, std::string_view name) const 
 outcome<std::vector<bson::document>> client::list_databases() {
   bson::builder cmd;
   cmd.append_int32("listDatabases", 1);
-  auto reply = detail::command(*state_, "admin", cmd.view());
+  auto reply = detail::command(*state_, "admin", cmd.view(), state_->read_preference);
   if (!reply) return reply.error();
   std::vector<bson::document> out;
   const auto dbs = reply->view().find("databases");
@@ -74,6 +79,8 @@ outcome<handshake_info> client::server() {
   if (!l) return l.error();
   return (*l)->server();
 }
+
+topology_description client::topology() const { return state_->topology->description(); }
 
 const uri& client::uri() const noexcept { return state_->uri; }
 

@@ -17,12 +17,16 @@
 //     auto cur = people.find(filter, {.limit = 10});   // outcome<cursor>
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/command_event.hpp>
 #include <oid/mongo/connection.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/sdam_event.hpp>
+#include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>
 #include <string_view>
 #include <utility>
@@ -34,7 +38,18 @@ namespace detail {
 struct client_state;
 }
 
-/// A MongoDB client. Copies share one connection pool; thread-safe.
+/// What a client tells the application as it works. Listeners run on the client's threads (a
+/// monitor's, or the operation's), one event at a time for SDAM events; they must return quickly
+/// and must not run operations on the client.
+struct client_options {
+  /// Server discovery and monitoring: the topology opening and closing, servers added, removed
+  /// and changed, and the monitors' heartbeats.
+  std::function<void(const sdam_event&)> on_topology;
+  /// Command monitoring: each command started, succeeded or failed (authentication redacted).
+  std::function<void(const command_event&)> on_command;
+};
+
+/// A MongoDB client. Copies share one topology (a pool per server); thread-safe.
 class client {
  public:
   /// Parses `uri_text` (see `uri::parse`, strict mode) and makes a client; nothing is connected
@@ -47,6 +62,9 @@ class client {
   static outcome<client> create(std::string_view uri_text);
   /// A client for a parsed connection string; see `create` for what is refused.
   static outcome<client> create(const mongo::uri& u);
+  /// The same, with listeners for the client's events.
+  static outcome<client> create(std::string_view uri_text, client_options options);
+  static outcome<client> create(const mongo::uri& u, client_options options);
 
   /// Runs `command` on database `db` and returns the reply. Failures: the server's refusal
   /// (ok: 0) as server_error (duplicate_key for code 11000) with code, codeName and message;
@@ -60,6 +78,8 @@ class client {
   outcome<std::vector<bson::document>> list_collections(std::string_view db);
   /// What the handshake of a pooled connection learnt (connecting if none is open).
   outcome<handshake_info> server();
+  /// What the client knows about the deployment now (a copy; the monitors keep updating theirs).
+  topology_description topology() const;
   /// The connection string this client was made from.
   const mongo::uri& uri() const noexcept;
 
