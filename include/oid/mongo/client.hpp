@@ -1,11 +1,18 @@
 // oid/mongo/client.hpp: the MongoDB client: a pool of connections, commands, and collections.
 //
-// A `client` is made from a connection string and connects lazily, on the first operation. It is
-// a handle: copies share one pool of connections, bounded by maxPoolSize, and any number of
-// threads may use one client at once. Each operation borrows a connection, and returns it when
-// done; a connection that failed is closed instead, so the next operation starts on a fresh one.
-// Finding a server tries the hosts in order until one completes the handshake, for at most
-// serverSelectionTimeoutMS. The CRUD operations are on `collection` (oid/mongo/collection.hpp).
+// A `client` is made from a connection string and follows the deployment it names, as MongoDB's
+// server discovery and monitoring and server selection specifications say. It is a handle:
+// copies share one topology, with a pool of connections per server bounded by maxPoolSize, and
+// any number of threads may use one client at once. With several hosts, `replicaSet` or
+// `loadBalanced`, a monitor thread per server checks it (`hello`) every heartbeatFrequencyMS and
+// the client discovers the other members; each operation selects a server (writes: the primary
+// or a mongos; reads: the URI's readPreference, tags, maxStalenessSeconds and localThresholdMS),
+// waiting for the monitors up to serverSelectionTimeoutMS. One host without `replicaSet` is used
+// directly (topology Single), connecting lazily on the first operation, as `directConnection=true`
+// does. An operation's network error or "not writable primary"/"node is recovering" reply marks
+// its server Unknown (and clears its pool when the rules say so), so that the next operation
+// selects the new primary. The last copy of a client to go stops the monitors and closes every
+// connection. The CRUD operations are on `collection` (oid/mongo/collection.hpp).
 //
 // Operations return `outcome<T>` (oid/mongo/outcome.hpp): the result, or a failure with an
 // `oid::errc` and, when the server refused, its code, codeName and message.
