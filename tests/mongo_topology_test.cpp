@@ -53,9 +53,11 @@ class replica_set {
     std::lock_guard lock(mutex_);
     primary_ = i;
   }
-  void step_down_on_next_write(int new_primary) {
+  // The primary's next insert is refused with `code` (0: the connection is reset instead).
+  void step_down_on_next_write(int new_primary, int code = 10107) {
     std::lock_guard lock(mutex_);
     step_down_to_ = new_primary;
+    step_down_code_ = code;
   }
   // "member command mode" for each recorded command, in order.
   std::vector<std::string> seen() {
@@ -98,19 +100,25 @@ class replica_set {
         }
       }
       bool refuse = false;
+      int code = 0;
       {
         std::lock_guard lock(mutex_);
         seen_.push_back(std::to_string(i) + " " + name + " " + mode);
         if (name == "insert" && step_down_to_ >= 0 && primary_ == i) {
           refuse = true;
+          code = step_down_code_;
           primary_ = step_down_to_;
           step_down_to_ = -1;
         }
       }
       builder b;
+      if (refuse && code == 0) {
+        p.close();  // a reset
+        return;
+      }
       if (refuse) {
         b.append_double("ok", 0.0).append_string("errmsg", "not primary");
-        b.append_int32("code", 10107).append_string("codeName", "NotWritablePrimary");
+        b.append_int32("code", code);
       } else if (name == "find") {
         b.open_document("cursor").append_int64("id", 0).append_string("ns", "db.c");
         b.open_array("firstBatch").close().close();
@@ -125,7 +133,7 @@ class replica_set {
   }
 
   std::mutex mutex_;
-  int primary_ = 1, step_down_to_ = -1;
+  int primary_ = 1, step_down_to_ = -1, step_down_code_ = 10107;
   std::vector<std::string> seen_;
   std::array<std::string, 3> addresses_;
   std::array<std::unique_ptr<script_server>, 3> servers_;
@@ -185,21 +193,29 @@ TEST(MongoTopologyTest, ReadsFollowTheReadPreference) {
 }
 
 TEST(MongoTopologyTest, AStepdownFailsTheWriteAndTheNextGoesToTheNewPrimary) {
-  replica_set rs;
-  auto c = mongo::client::create(rs.uri(0, "")).value();
-  auto coll = c.collection("db", "c");
-  const document d = one_doc();
-  ASSERT_TRUE(coll.insert_one(d.view()).has_value());
-  rs.step_down_on_next_write(2);
-  auto refused = coll.insert_one(d.view());
-  ASSERT_FALSE(refused.has_value());
-  EXPECT_EQ(refused.error().code, errc::server_error);
-  ASSERT_TRUE(refused.error().server.has_value());
-  EXPECT_EQ(refused.error().server->code, 10107);
-  auto next = coll.insert_one(d.view());
-  ASSERT_TRUE(next.has_value()) << next.error().message;
-  EXPECT_EQ(rs.seen(), (std::vector<std::string>{"1 insert -", "1 insert -", "2 insert -"}));
-  EXPECT_EQ(c.topology().find(rs.address(2))->type, mongo::server_type::rs_primary);
+  // NotWritablePrimary, InterruptedDueToReplStateChange, ShutdownInProgress, and a reset.
+  for (const int code : {10107, 11602, 91, 0}) {
+    SCOPED_TRACE(code);
+    replica_set rs;
+    auto c = mongo::client::create(rs.uri(0, "")).value();
+    auto coll = c.collection("db", "c");
+    const document d = one_doc();
+    ASSERT_TRUE(coll.insert_one(d.view()).has_value());
+    rs.step_down_on_next_write(2, code);
+    auto refused = coll.insert_one(d.view());
+    ASSERT_FALSE(refused.has_value());
+    if (code == 0) {
+      EXPECT_EQ(refused.error().code, errc::connection_closed) << refused.error().message;
+    } else {
+      EXPECT_EQ(refused.error().code, errc::server_error);
+      ASSERT_TRUE(refused.error().server.has_value());
+      EXPECT_EQ(refused.error().server->code, code);
+    }
+    auto next = coll.insert_one(d.view());
+    ASSERT_TRUE(next.has_value()) << next.error().message;
+    EXPECT_EQ(rs.seen(), (std::vector<std::string>{"1 insert -", "1 insert -", "2 insert -"}));
+    EXPECT_EQ(c.topology().find(rs.address(2))->type, mongo::server_type::rs_primary);
+  }
 }
 
 TEST(MongoTopologyTest, SelectionTimeoutNamesEachServerAndTheReadPreference) {
