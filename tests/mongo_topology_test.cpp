@@ -251,6 +251,21 @@ TEST(MongoTopologyTest, SelectionTimeoutNamesEachServerAndTheReadPreference) {
       << cur.error().message;
 }
 
+TEST(MongoTopologyTest, AWrongSetNameFailsSelectionSayingWhatTheServerAnswered) {
+  replica_set rs;
+  auto c = mongo::client::create("mongodb://" + rs.address(0) +
+                                 "/?replicaSet=other&serverSelectionTimeoutMS=500")
+               .value();
+  const document cmd = ping();
+  auto r = c.run_command("admin", cmd.view());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::timeout);
+  EXPECT_NE(r.error().message.find(rs.address(0) +
+                                   " removed after answering as RSSecondary of replica set rs0"),
+            std::string::npos)
+      << r.error().message;
+}
+
 TEST(MongoTopologyTest, AnUnreachableMemberIsUnknownWithItsError) {
   // A port that was just free: nothing listens there.
   std::string dead;

@@ -178,6 +178,14 @@ void topology::on_hello(std::string_view address, bson::document_view reply, dou
   apply([&](const topology_description& d) {
     return apply_hello(d, address, reply, rtt_ms, now_ms());
   });
+  // A server its own answer removed (another set's member, a standalone among several seeds):
+  // selection errors say so, or the user would see no server at all.
+  const auto s = server_description::from_hello(address, reply, rtt_ms);
+  std::lock_guard lock(mutex_);
+  if (!closed_ && !description_.find(s.address)) {
+    removed_[s.address] = "removed after answering as " + std::string(to_string(s.type)) +
+                          (s.set_name ? " of replica set " + *s.set_name : "");
+  }
 }
 
 void topology::on_check_failure(std::string_view address, std::string_view error) {
@@ -264,6 +272,9 @@ std::string topology::explain(const read_preference& preference, operation_kind 
     if (s.error) out += " (last error: " + *s.error + ")";
   }
   if (first) out += " none";
+  for (const auto& [address, why] : removed_) {
+    if (!description_.find(address)) out += "; " + address + " " + why;
+  }
   return out;
 }
 

@@ -101,7 +101,8 @@ class topology {
   topology_description description_;
   std::map<std::string, std::shared_ptr<server_pool>, std::less<>> pools_;
   std::map<std::string, std::unique_ptr<monitor>, std::less<>> monitors_;
-  std::vector<std::unique_ptr<monitor>> retired_;  // stopped, joined later
+  std::vector<std::unique_ptr<monitor>> retired_;            // stopped, joined later
+  std::map<std::string, std::string, std::less<>> removed_;  // address -> why it was removed
   std::mt19937_64 random_{std::random_device{}()};
   bool closed_ = false;
 };
