@@ -1,8 +1,9 @@
-// oid mongo ping | insert | find: the MongoDB client commands.
+// oid mongo ping | insert | find | topology: the MongoDB client commands.
 #include <openssl/crypto.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli.hpp"
@@ -158,6 +160,64 @@ void run_ping(context& ctx, const std::string& uri_text) {
   }
   ctx.out << "\nround trip " << std::fixed << std::setprecision(3)
           << std::chrono::duration<double, std::milli>(rtt).count() << " ms\n";
+}
+
+// ---- topology -------------------------------------------------------------------------------
+
+// Waits until every server of the topology was checked (or serverSelectionTimeoutMS passed),
+// then prints the topology type and each server: type, round trip time, set name, last error.
+void run_topology(context& ctx, const std::string& uri_text, bool json) {
+  auto c = make_client(ctx, uri_text);
+  if (!c) return;
+  const auto timeout = c->uri().server_selection_timeout().value_or(std::chrono::seconds(30));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // A server used directly is described by the handshake of a connection: open one.
+  if (c->topology().type == mongo::topology_type::single) (void)c->server();
+  auto t = c->topology();
+  const auto all_checked = [](const mongo::topology_description& d) {
+    return std::all_of(d.servers.begin(), d.servers.end(),
+                       [](const auto& s) { return s.second.is_known() || s.second.error; });
+  };
+  while (!all_checked(t) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    t = c->topology();
+  }
+  bool any_known = false;
+  for (const auto& [address, s] : t.servers) any_known = any_known || s.is_known();
+  if (json) {
+    bson::builder b;
+    b.append_string("type", mongo::to_string(t.type));
+    if (t.set_name) b.append_string("setName", *t.set_name);
+    b.open_array("servers");
+    std::size_t i = 0;
+    for (const auto& [address, s] : t.servers) {
+      b.open_document(std::to_string(i++));
+      b.append_string("address", address).append_string("type", mongo::to_string(s.type));
+      if (s.round_trip_time_ms) b.append_double("rttMS", *s.round_trip_time_ms);
+      if (s.set_name) b.append_string("setName", *s.set_name);
+      if (s.error) b.append_string("error", *s.error);
+      b.close();
+    }
+    b.close();
+    ctx.out << bson::to_json(b.view()) << '\n';
+  } else {
+    ctx.out << "topology " << mongo::to_string(t.type);
+    if (t.set_name) ctx.out << " (replica set " << *t.set_name << ")";
+    ctx.out << '\n';
+    for (const auto& [address, s] : t.servers) {
+      ctx.out << "  " << address << "  " << mongo::to_string(s.type);
+      if (s.round_trip_time_ms) {
+        ctx.out << "  rtt " << std::fixed << std::setprecision(1) << *s.round_trip_time_ms << " ms";
+      }
+      if (s.set_name) ctx.out << "  set " << *s.set_name;
+      if (s.error) ctx.out << "  error: " << *s.error;
+      ctx.out << '\n';
+    }
+  }
+  if (!any_known) {
+    ctx.err << "oid: no server answered within serverSelectionTimeoutMS\n";
+    ctx.bad_input();
+  }
 }
 
 // ---- insert ---------------------------------------------------------------------------------
@@ -395,6 +455,15 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     auto* cmd = mongo->add_subcommand("ping", "Connect; print the server's version and round trip");
     cmd->add_option("URI", *uri, "Connection string, e.g. mongodb://127.0.0.1:27017/")->required();
     cmd->final_callback([&ctx, uri] { run_ping(ctx, *uri); });
+  }
+  {
+    auto uri = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    auto* cmd = mongo->add_subcommand(
+        "topology", "Print the deployment the client sees: each server's type, round trip, set");
+    cmd->add_option("URI", *uri, "Connection string")->required();
+    cmd->add_flag("--json", *json, "One JSON document instead of lines of text");
+    cmd->final_callback([&ctx, uri, json] { run_topology(ctx, *uri, *json); });
   }
   {
     auto o = std::make_shared<insert_options>();

@@ -202,3 +202,26 @@ TEST_F(MongoCliServerTest, DuplicateKeysPerDocumentAndUnordered) {
 }
 
 }  // namespace
+
+TEST(MongoCliTest, TopologyOfAnUnreachableServerShowsItsError) {
+  auto r = run_cli({"mongo", "topology", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.rfind("topology Single\n  127.0.0.1:1  Unknown  error: ", 0), 0u) << r.out;
+  EXPECT_NE(r.err.find("no server answered"), std::string::npos) << r.err;
+}
+
+// Against the server of MONGODB_URI (FerretDB without replica set: a Standalone used directly).
+TEST(MongoCliTest, TopologyOfAStandalone) {
+  std::string uri;
+  OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri);
+  auto text = run_cli({"mongo", "topology", uri});
+  EXPECT_EQ(text.status, 0) << text.err;
+  const auto l = lines(text.out);
+  ASSERT_EQ(l.size(), 2u) << text.out;
+  EXPECT_EQ(l[0], "topology Single");
+  EXPECT_NE(l[1].find("  Standalone  rtt "), std::string::npos) << l[1];
+  auto json = run_cli({"mongo", "topology", uri, "--json"});
+  EXPECT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(json.out.rfind("{\"type\":\"Single\",\"servers\":[{\"address\":", 0), 0u) << json.out;
+  EXPECT_NE(json.out.find("\"type\":\"Standalone\",\"rttMS\":"), std::string::npos) << json.out;
+}

@@ -336,6 +336,11 @@ TEST(ReadPreferenceTest, CommandFieldFollowsTheServerType) {
   EXPECT_EQ(json(primary.to_command_field(topology_type::single, server_type::rs_secondary)),
             R"({"mode":"primaryPreferred"})");
   EXPECT_EQ(json(primary.to_command_field(topology_type::single, server_type::mongos)), "none");
+  // "Topology type: Single": a Standalone gets no read preference, whatever the mode.
+  EXPECT_EQ(json(primary.to_command_field(topology_type::single, server_type::standalone)), "none");
+  EXPECT_EQ(json(tagged.to_command_field(topology_type::single, server_type::standalone)), "none");
+  EXPECT_EQ(json(tagged.to_command_field(topology_type::single, server_type::rs_secondary)),
+            R"({"mode":"secondary","tags":[{"dc":"ny","rack":"1"},{}],"maxStalenessSeconds":120})");
   EXPECT_EQ(json(tagged.to_command_field(topology_type::sharded, server_type::mongos)),
             R"({"mode":"secondary","tags":[{"dc":"ny","rack":"1"},{}],"maxStalenessSeconds":120})");
   EXPECT_EQ(json(read_preference{read_mode::nearest, {}, {}}.to_command_field(

@@ -167,6 +167,42 @@ std::string compare_option(const uri& u, const std::string& key, simdjson::dom::
       for (auto item : arr) w.emplace_back(std::string_view(item.get_string().value_unsafe()));
     }
     if (!u.compressors() || *u.compressors() != w) why << "compressors differ";
+  } else if (key == "replicaset") {
+    as_string(u.replica_set());
+  } else if (key == "readpreference") {
+    std::string_view w;
+    const auto& got = u.read_preference_mode();
+    if (want.get(w) != simdjson::SUCCESS || !got || to_string(*got) != w) {
+      why << key << ": want " << simdjson::to_string(want);
+    }
+  } else if (key == "readpreferencetags") {
+    std::vector<oid::mongo::tag_set> w;
+    simdjson::dom::array arr;
+    if (want.get(arr) == simdjson::SUCCESS) {
+      for (auto set : arr) {
+        oid::mongo::tag_set tags;
+        simdjson::dom::object object;
+        if (set.get(object) == simdjson::SUCCESS) {
+          for (auto [name, value] : object) {
+            std::string_view text;
+            if (value.get(text) == simdjson::SUCCESS) tags.emplace_back(name, text);
+          }
+        }
+        w.push_back(std::move(tags));
+      }
+    }
+    if (!u.read_preference_tags() || *u.read_preference_tags() != w) why << key << " differ";
+  } else if (key == "maxstalenessseconds") {
+    int64_t w = 0;
+    if (want.get(w) != simdjson::SUCCESS || !u.max_staleness() || u.max_staleness()->count() != w) {
+      why << key << ": want " << simdjson::to_string(want);
+    }
+  } else if (key == "localthresholdms") {
+    as_ms(u.local_threshold());
+  } else if (key == "heartbeatfrequencyms") {
+    as_ms(u.heartbeat_frequency());
+  } else if (key == "loadbalanced") {
+    as_bool(u.load_balanced());
   } else {
     why << "option " << key << " is not one oid supports";
   }

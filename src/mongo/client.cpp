@@ -11,31 +11,37 @@
 
 namespace oid::mongo {
 
-outcome<client> client::create(std::string_view uri_text) {
+outcome<client> client::create(std::string_view uri_text) { return create(uri_text, {}); }
+
+outcome<client> client::create(const mongo::uri& u) { return create(u, {}); }
+
+outcome<client> client::create(std::string_view uri_text, client_options options) {
   auto u = uri::parse(uri_text, uri_mode::strict);
   if (!u) return std::move(u).error();
-  return create(*u);
+  return create(*u, std::move(options));
 }
 
-outcome<client> client::create(const mongo::uri& u) {
+outcome<client> client::create(const mongo::uri& u, client_options options) {
   if (u.srv_name() && !u.srv_resolved()) {  // mongodb+srv://: the hosts come from DNS
     auto resolved = resolve_srv(u);
     if (!resolved) return std::move(resolved).error();
-    return create(*resolved);
+    return create(*resolved, std::move(options));
   }
   if (u.username() && !u.password() && u.auth_mechanism() != "MONGODB-X509") {
     return failure(errc::invalid_uri, "user '" + *u.username() +
                                           "' has no password: give one in the connection string "
                                           "(mongodb://user:password@host) or set it on the uri");
   }
-  auto state = std::make_shared<detail::client_state>(u);
+  std::shared_ptr<const detail::tls_context> tls;
   if (u.tls().value_or(false)) {
     // One TLS context for the client: its connections share the CA store and the key.
-    auto tls = detail::tls_context::create(u);
-    if (!tls) return std::move(tls).error();
-    state->options.tls = std::move(*tls);
+    auto made = detail::tls_context::create(u);
+    if (!made) return std::move(made).error();
+    tls = std::move(*made);
   }
-  return client(std::move(state));
+  return client(std::make_shared<detail::client_state>(
+      u, detail::listeners{std::move(options.on_topology), std::move(options.on_command)},
+      std::move(tls)));
 }
 
 outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {
@@ -49,7 +55,7 @@ collection client::collection(std::string_view db, std::string_view name) const 
 outcome<std::vector<bson::document>> client::list_databases() {
   bson::builder cmd;
   cmd.append_int32("listDatabases", 1);
-  auto reply = detail::command(*state_, "admin", cmd.view());
+  auto reply = detail::command(*state_, "admin", cmd.view(), state_->read_preference);
   if (!reply) return reply.error();
   std::vector<bson::document> out;
   const auto dbs = reply->view().find("databases");
@@ -85,6 +91,8 @@ outcome<handshake_info> client::server() {
   if (!l) return l.error();
   return (*l)->server();
 }
+
+topology_description client::topology() const { return state_->topology->description(); }
 
 const uri& client::uri() const noexcept { return state_->uri; }
 

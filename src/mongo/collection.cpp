@@ -95,7 +95,7 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter) {
   cmd.open_document("n").append_int32("$sum", 1).close().close().close();
   cmd.close();
   cmd.open_document("cursor").close();
-  auto reply = detail::command(*state_, db_, cmd.view());
+  auto reply = detail::command(*state_, db_, cmd.view(), state_->read_preference);
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();

@@ -28,9 +28,10 @@ outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view ba
 outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
     std::shared_ptr<client_state> client, std::string db, std::string coll, bson::document_view cmd,
     std::int32_t batch_size) {
-  auto l = client->acquire();
+  auto l = client->acquire(client->read_preference, operation_kind::read);
   if (!l) return l.error();
   auto reply = command(*l, db, cmd);
+  l->read_preference.reset();  // getMore and killCursors follow the cursor to its server
   if (!reply) return reply.error();
   auto state = std::make_unique<cursor_state>();
   state->client = std::move(client);

@@ -77,6 +77,14 @@ constexpr std::string_view supported[] = {
     "tlsinsecure",
     "tlsdisablecertificaterevocationcheck",
     "tlsdisableocspendpointcheck",
+    // Deployment options (replica sets, read preferences, monitoring).
+    "replicaset",
+    "readpreference",
+    "readpreferencetags",
+    "maxstalenessseconds",
+    "localthresholdms",
+    "heartbeatfrequencyms",
+    "loadbalanced",
 };
 
 // The mechanisms oid implements, and those MongoDB's authentication specification defines that
@@ -328,6 +336,7 @@ class uri_parser {
     if (value->empty() && key == "authsource") {
       return fail_bool(errc::invalid_uri, value_offset, "option authSource is empty");
     }
+    if (key == "readpreferencetags") return parse_tag_set(value_offset, key_written, *value);
     if (value->empty()) {
       u_.warnings_.push_back("option " + key_written + " has an empty value; ignored");
       return true;
@@ -432,6 +441,10 @@ class uri_parser {
       return as_bool(u_.retry_reads_);
     } else if (key == "directconnection") {
       return as_bool(u_.direct_connection_);
+    } else if (key == "replicaset" || key == "readpreference" || key == "maxstalenessseconds" ||
+               key == "localthresholdms" || key == "heartbeatfrequencyms" ||
+               key == "loadbalanced") {
+      return parse_deployment_option(key, key_written, *value, value_offset);
     } else if (key == "compressors") {
       std::vector<std::string> list;
       std::string_view rest = *value;
@@ -485,6 +498,76 @@ class uri_parser {
       return parse_bool(u_.tls_disable_certificate_revocation_check_, key_written, value, offset);
     } else if (key == "tlsdisableocspendpointcheck") {
       return parse_bool(u_.tls_disable_ocsp_endpoint_check_, key_written, value, offset);
+    }
+    return true;
+  }
+
+  // readPreferenceTags (repeatable): one tag set, `name:value` pairs separated by commas.
+  bool parse_tag_set(std::size_t offset, const std::string& key_written, std::string_view value) {
+    tag_set set;
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const auto item = rest.substr(0, comma);
+      const auto colon = item.find(':');
+      if (colon == std::string_view::npos || colon == 0) {
+        return invalid_value(offset, key_written, value,
+                             "expected a comma-separated list of name:value tags");
+      }
+      set.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    if (!u_.read_preference_tags_) u_.read_preference_tags_.emplace();
+    u_.read_preference_tags_->push_back(std::move(set));
+    return true;
+  }
+
+  // replicaSet, readPreference, maxStalenessSeconds, localThresholdMS, heartbeatFrequencyMS,
+  // loadBalanced.
+  bool parse_deployment_option(const std::string& key, const std::string& key_written,
+                               const std::string& value, std::size_t offset) {
+    const auto whole_number = [&](std::int64_t min, std::int64_t& out) {
+      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+      return ec == std::errc{} && ptr == value.data() + value.size() && out >= min &&
+             out <= std::int64_t{INT32_MAX};
+    };
+    std::int64_t n = 0;
+    if (key == "replicaset") {
+      u_.replica_set_ = value;
+    } else if (key == "readpreference") {
+      auto mode = read_mode_from_string(value);
+      if (!mode) {
+        return invalid_value(offset, key_written, value,
+                             "expected primary, primaryPreferred, secondary, secondaryPreferred "
+                             "or nearest");
+      }
+      u_.read_mode_ = *mode;
+    } else if (key == "maxstalenessseconds") {
+      if (!whole_number(-1, n) || n == 0) {
+        return invalid_value(offset, key_written, value,
+                             "expected -1 (no limit) or a positive number of seconds");
+      }
+      if (n > 0) u_.max_staleness_ = std::chrono::seconds(n);
+      if (n < 0) u_.max_staleness_.reset();
+    } else if (key == "localthresholdms") {
+      if (!whole_number(0, n)) {
+        return invalid_value(offset, key_written, value,
+                             "expected milliseconds, a whole number from 0 to 2147483647");
+      }
+      u_.local_threshold_ = std::chrono::milliseconds(n);
+    } else if (key == "heartbeatfrequencyms") {
+      if (!whole_number(500, n)) {
+        return invalid_value(offset, key_written, value,
+                             "expected milliseconds, a whole number from 500 (the least "
+                             "minHeartbeatFrequencyMS allows) to 2147483647");
+      }
+      u_.heartbeat_frequency_ = std::chrono::milliseconds(n);
+    } else if (key == "loadbalanced") {
+      if (value != "true" && value != "false") {
+        return invalid_value(offset, key_written, value, "expected true or false");
+      }
+      u_.load_balanced_ = value == "true";
     }
     return true;
   }
@@ -603,6 +686,31 @@ class uri_parser {
     return true;
   }
 
+  // The deployment options that contradict each other or the hosts.
+  bool check_deployment() {
+    if (u_.load_balanced_.value_or(false)) {
+      const char* why = u_.hosts_.size() > 1                    ? "several hosts"
+                        : u_.direct_connection_.value_or(false) ? "directConnection=true"
+                        : u_.replica_set_                       ? "replicaSet"
+                                                                : nullptr;
+      if (why) {
+        return fail_bool(errc::invalid_uri, scheme.size(),
+                         std::string("option loadBalanced=true cannot go with ") + why);
+      }
+    }
+    const auto rp = u_.read_preference();
+    if (mode_ == uri_mode::strict &&
+        !rp.validate(u_.heartbeat_frequency_.value_or(std::chrono::milliseconds(10'000)))) {
+      return fail_bool(errc::invalid_uri, scheme.size(),
+                       rp.mode == read_mode::primary
+                           ? "readPreference=primary (the default) takes no readPreferenceTags "
+                             "and no maxStalenessSeconds"
+                           : "maxStalenessSeconds must be at least 90 and at least "
+                             "heartbeatFrequencyMS + 10 s");
+    }
+    return true;
+  }
+
   bool check_combinations() {
     if (tls_ && ssl_ && *tls_ != *ssl_) {
       return fail_bool(errc::invalid_uri, scheme.size(),
@@ -614,6 +722,7 @@ class uri_parser {
       return fail_bool(errc::invalid_uri, scheme.size(),
                        "option directConnection=true needs exactly one host");
     }
+    if (!check_deployment()) return false;
     return check_credential();
   }
 
@@ -659,6 +768,14 @@ std::string uri::auth_database() const {
   if (auth_mechanism_ == "MONGODB-X509") return "$external";
   if (database_) return *database_;
   return auth_mechanism_ == "PLAIN" ? "$external" : "admin";
+}
+
+read_preference uri::read_preference() const {
+  mongo::read_preference rp;
+  rp.mode = read_mode_.value_or(read_mode::primary);
+  if (read_preference_tags_) rp.tag_sets = *read_preference_tags_;
+  rp.max_staleness = max_staleness_;
+  return rp;
 }
 
 const std::vector<std::string_view>& uri::supported_options() noexcept {

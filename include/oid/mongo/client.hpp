@@ -1,11 +1,18 @@
 // oid/mongo/client.hpp: the MongoDB client: a pool of connections, commands, and collections.
 //
-// A `client` is made from a connection string and connects lazily, on the first operation. It is
-// a handle: copies share one pool of connections, bounded by maxPoolSize, and any number of
-// threads may use one client at once. Each operation borrows a connection, and returns it when
-// done; a connection that failed is closed instead, so the next operation starts on a fresh one.
-// Finding a server tries the hosts in order until one completes the handshake, for at most
-// serverSelectionTimeoutMS. The CRUD operations are on `collection` (oid/mongo/collection.hpp).
+// A `client` is made from a connection string and follows the deployment it names, as MongoDB's
+// server discovery and monitoring and server selection specifications say. It is a handle:
+// copies share one topology, with a pool of connections per server bounded by maxPoolSize, and
+// any number of threads may use one client at once. With several hosts, `replicaSet` or
+// `loadBalanced`, a monitor thread per server checks it (`hello`) every heartbeatFrequencyMS and
+// the client discovers the other members; each operation selects a server (writes: the primary
+// or a mongos; reads: the URI's readPreference, tags, maxStalenessSeconds and localThresholdMS),
+// waiting for the monitors up to serverSelectionTimeoutMS. One host without `replicaSet` is used
+// directly (topology Single), connecting lazily on the first operation, as `directConnection=true`
+// does. An operation's network error or "not writable primary"/"node is recovering" reply marks
+// its server Unknown (and clears its pool when the rules say so), so that the next operation
+// selects the new primary. The last copy of a client to go stops the monitors and closes every
+// connection. The CRUD operations are on `collection` (oid/mongo/collection.hpp).
 //
 // Operations return `outcome<T>` (oid/mongo/outcome.hpp): the result, or a failure with an
 // `oid::errc` and, when the server refused, its code, codeName and message.
@@ -17,12 +24,16 @@
 //     auto cur = people.find(filter, {.limit = 10});   // outcome<cursor>
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/command_event.hpp>
 #include <oid/mongo/connection.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/sdam_event.hpp>
+#include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>
 #include <string_view>
 #include <utility>
@@ -34,7 +45,18 @@ namespace detail {
 struct client_state;
 }
 
-/// A MongoDB client. Copies share one connection pool; thread-safe.
+/// What a client tells the application as it works. Listeners run on the client's threads (a
+/// monitor's, or the operation's), one event at a time for SDAM events; they must return quickly
+/// and must not run operations on the client.
+struct client_options {
+  /// Server discovery and monitoring: the topology opening and closing, servers added, removed
+  /// and changed, and the monitors' heartbeats.
+  std::function<void(const sdam_event&)> on_topology;
+  /// Command monitoring: each command started, succeeded or failed (authentication redacted).
+  std::function<void(const command_event&)> on_command;
+};
+
+/// A MongoDB client. Copies share one topology (a pool per server); thread-safe.
 class client {
  public:
   /// Parses `uri_text` (see `uri::parse`, strict mode) and makes a client; nothing is connected
@@ -50,6 +72,9 @@ class client {
   static outcome<client> create(std::string_view uri_text);
   /// A client for a parsed connection string; see `create` for what is refused.
   static outcome<client> create(const mongo::uri& u);
+  /// The same, with listeners for the client's events.
+  static outcome<client> create(std::string_view uri_text, client_options options);
+  static outcome<client> create(const mongo::uri& u, client_options options);
 
   /// Runs `command` on database `db` and returns the reply. Failures: the server's refusal
   /// (ok: 0) as server_error (duplicate_key for code 11000) with code, codeName and message;
@@ -63,6 +88,8 @@ class client {
   outcome<std::vector<bson::document>> list_collections(std::string_view db);
   /// What the handshake of a pooled connection learnt (connecting if none is open).
   outcome<handshake_info> server();
+  /// What the client knows about the deployment now (a copy; the monitors keep updating theirs).
+  topology_description topology() const;
   /// The connection string this client was made from.
   const mongo::uri& uri() const noexcept;
 

@@ -127,6 +127,8 @@ class connection {
   const handshake_info& server() const noexcept { return server_; }
   /// The host this connection talks to.
   const mongo::host& host() const noexcept { return host_; }
+  /// The request id the next message will carry (command monitoring reports it).
+  std::int32_t next_request_id() const noexcept { return next_request_id_; }
   /// True after a transport error: the connection must not be used again.
   bool broken() const noexcept { return fd_ < 0; }
   /// Closes the socket; `broken()` becomes true. After fire-and-forget writes it first

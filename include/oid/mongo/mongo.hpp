@@ -5,6 +5,7 @@
 #include <oid/mongo/bulk_write.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/command_event.hpp>
 #include <oid/mongo/connection.hpp>
 #include <oid/mongo/cursor.hpp>
 #include <oid/mongo/failure.hpp>

@@ -61,10 +61,10 @@ struct read_preference {
   result<void> validate(std::chrono::milliseconds heartbeat_frequency) const;
 
   /// The `$readPreference` a command sent to `server` (of a deployment of type `topology`)
-  /// carries, or nothing. With OP_MSG: nothing for mode primary, except to a server used
-  /// directly (Single) that is not a mongos or load balancer, which gets `{mode:
-  /// "primaryPreferred"}` so that a secondary answers; otherwise the mode, its tag sets and
-  /// maxStalenessSeconds.
+  /// carries, or nothing. With OP_MSG: nothing to a Standalone used directly (Single); nothing
+  /// for mode primary, except to a server used directly that is not a mongos or load balancer
+  /// (a replica set member, or not known yet), which gets `{mode: "primaryPreferred"}` so that a
+  /// secondary answers; otherwise the mode, its tag sets and maxStalenessSeconds.
   std::optional<bson::document> to_command_field(topology_type topology, server_type server) const;
 
   friend bool operator==(const read_preference&, const read_preference&) = default;

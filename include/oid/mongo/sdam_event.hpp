@@ -5,6 +5,8 @@
 // listeners. Heartbeat events come from the monitors, which the state machine does not see.
 #pragma once
 
+#include <chrono>
+#include <oid/bson/document.hpp>
 #include <oid/mongo/server_description.hpp>
 #include <oid/mongo/topology_description.hpp>
 #include <string>
@@ -34,9 +36,28 @@ struct server_description_changed_event {
   server_description previous, current;
 };
 
-/// One SDAM event.
+/// A monitor is about to check a server (send `hello`, opening a connection first if needed).
+struct server_heartbeat_started_event {
+  std::string address;
+};
+/// A monitor's check succeeded.
+struct server_heartbeat_succeeded_event {
+  std::string address;
+  std::chrono::microseconds duration{0};
+  bson::document reply;  ///< the `hello` reply
+};
+/// A monitor's check failed.
+struct server_heartbeat_failed_event {
+  std::string address;
+  std::chrono::microseconds duration{0};
+  std::string failure;  ///< what went wrong, naming the server
+};
+
+/// One SDAM event. The state machine returns the first six; monitors publish the heartbeats.
 using sdam_event =
     std::variant<topology_opening_event, topology_closed_event, topology_description_changed_event,
-                 server_opening_event, server_closed_event, server_description_changed_event>;
+                 server_opening_event, server_closed_event, server_description_changed_event,
+                 server_heartbeat_started_event, server_heartbeat_succeeded_event,
+                 server_heartbeat_failed_event>;
 
 }  // namespace oid::mongo

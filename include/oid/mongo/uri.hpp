@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/secret.hpp>
 #include <optional>
 #include <string>
@@ -72,8 +73,10 @@ class uri {
   /// `/` or an unbracketed `:` too many; a socket path not ending in ".sock"; user information with
   /// `@`, a second `:` or a bad `%` escape; a database name with `/ \ space " $`; an option without
   /// `=`; contradictory options (`tls` and `ssl` disagreeing, `directConnection=true` with several
-  /// hosts); credentials the authentication specification refuses (an empty `authSource`, SCRAM
-  /// or PLAIN without a user name, MONGODB-X509 with a password or an `authSource` other than
+  /// hosts, `loadBalanced=true` with several hosts, `directConnection=true` or `replicaSet`, and
+  /// in strict mode `readPreference=primary` with tags or maxStalenessSeconds); credentials the
+  /// authentication specification refuses (an empty `authSource`, SCRAM or PLAIN without a user
+  /// name, MONGODB-X509 with a password or an `authSource` other than
   /// `$external`, a malformed `authMechanismProperties`); and, in `uri_mode::strict`, a known
   /// option with an invalid value. An `authMechanism` oid does not implement (GSSAPI, MONGODB-AWS,
   /// MONGODB-OIDC) is `errc::unsupported`, in either mode. The failure's
@@ -204,6 +207,34 @@ class uri {
   /// `srvMaxHosts`: use at most this many of the SRV records' hosts, chosen at random (0: all).
   const std::optional<std::uint32_t>& srv_max_hosts() const noexcept { return srv_max_hosts_; }
 
+  // Deployment options (replica sets, read preferences, monitoring), as the server discovery and
+  // monitoring, server selection and max staleness specifications define them.
+  /// `replicaSet`: the name of the replica set to discover (the deployment is then a replica set).
+  const std::optional<std::string>& replica_set() const noexcept { return replica_set_; }
+  /// `readPreference`: the mode reads use (any case). Default primary.
+  const std::optional<read_mode>& read_preference_mode() const noexcept { return read_mode_; }
+  /// `readPreferenceTags`, one tag set per occurrence in the order written (`dc:ny,rack:1`; an
+  /// empty value is the empty tag set, which matches any member).
+  const std::optional<std::vector<tag_set>>& read_preference_tags() const noexcept {
+    return read_preference_tags_;
+  }
+  /// `maxStalenessSeconds`: unset, or -1 as written, means no limit.
+  const std::optional<std::chrono::seconds>& max_staleness() const noexcept {
+    return max_staleness_;
+  }
+  /// `localThresholdMS`: the latency window's width. Default 15 ms.
+  const std::optional<std::chrono::milliseconds>& local_threshold() const noexcept {
+    return local_threshold_;
+  }
+  /// `heartbeatFrequencyMS`: how often each server is checked (at least 500). Default 10 s.
+  const std::optional<std::chrono::milliseconds>& heartbeat_frequency() const noexcept {
+    return heartbeat_frequency_;
+  }
+  /// `loadBalanced`: the one host is a load balancer in front of mongos routers.
+  const std::optional<bool>& load_balanced() const noexcept { return load_balanced_; }
+  /// The read preference the options make (mode, tag sets, max staleness); primary by default.
+  mongo::read_preference read_preference() const;
+
   /// The connection string as given, with the password and `tlsCertificateKeyFilePassword`
   /// (when there are) replaced by `secret::placeholder`: safe to print or log.
   const std::string& to_string() const noexcept { return redacted_; }
@@ -243,6 +274,12 @@ class uri {
   std::string srv_options_;
   uri_mode srv_mode_ = uri_mode::strict;
   friend outcome<uri> resolve_srv(const uri& u);
+  std::optional<std::string> replica_set_;
+  std::optional<read_mode> read_mode_;
+  std::optional<std::vector<tag_set>> read_preference_tags_;
+  std::optional<std::chrono::seconds> max_staleness_;
+  std::optional<std::chrono::milliseconds> local_threshold_, heartbeat_frequency_;
+  std::optional<bool> load_balanced_;
 
   friend class uri_parser;
 };

@@ -1,78 +1,83 @@
 #include "mongo/detail/pool.hpp"
 
-#include <algorithm>
+#include <oid/bson/builder.hpp>
 #include <thread>
 
+#include "mongo/detail/command_events.hpp"
 #include "mongo/detail/reply.hpp"
 
 namespace oid::mongo::detail {
 
-void client_state::give_back(connection&& c) {
-  std::lock_guard lock(mutex);
-  if (c.broken()) {
-    --open;
-  } else {
-    idle.push_back(std::move(c));
-  }
-  freed.notify_one();
-}
-
-outcome<connection> client_state::open_any(clock::time_point deadline) {
-  std::string last = "no host";
-  errc last_code = errc::connection_failed;
-  while (true) {
-    for (const auto& h : uri.hosts()) {
-      connection_options o = options;
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
-      if (o.connect_timeout.count() == 0 || left < o.connect_timeout) {
-        o.connect_timeout = std::max(left, std::chrono::milliseconds(1));
-      }
-      auto c = connection::open(h, o);
-      if (c) return std::move(*c);
-      last_code = c.error().code;
-      last = c.error().message;
-      // An old server, or one that refused the credential, will not change its mind.
-      if (last_code == errc::unsupported || last_code == errc::authentication_failed) {
-        return std::move(c).error();
-      }
-    }
-    // Like drivers' server selection: keep trying until serverSelectionTimeoutMS, at a pace that
-    // does not hammer a server that is starting up.
-    if (clock::now() + std::chrono::milliseconds(250) >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  return failure(last_code == errc::timeout ? errc::timeout : errc::connection_failed,
-                 "no server answered within serverSelectionTimeoutMS (" +
-                     std::to_string(selection_timeout.count()) + " ms); last: " + last);
+client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_context> tls)
+    : uri(std::move(u)), events(std::move(l)) {
+  options.tls = std::move(tls);
+  options.connect_timeout = uri.connect_timeout().value_or(options.connect_timeout);
+  options.socket_timeout = uri.socket_timeout().value_or(options.socket_timeout);
+  options.app_name = uri.app_name().value_or("");
+  selection_timeout = uri.server_selection_timeout().value_or(std::chrono::milliseconds(30'000));
+  read_preference = uri.read_preference();
+  options.auth = credential::from(uri);
+  // One cache per client: its connections after the first skip PBKDF2.
+  if (options.auth) options.scram_cache = std::make_shared<scram_cache>();
+  topology = std::make_unique<mongo::detail::topology>(uri, options, events.on_topology);
 }
 
 outcome<lease> client_state::acquire() {
+  return acquire(mongo::read_preference{}, operation_kind::write);
+}
+
+outcome<lease> client_state::acquire(const mongo::read_preference& preference,
+                                     operation_kind kind) {
   const auto deadline = clock::now() + selection_timeout;
-  std::unique_lock lock(mutex);
-  while (idle.empty() && max_pool != 0 && open >= max_pool) {
-    if (freed.wait_until(lock, deadline) == std::cv_status::timeout && idle.empty() &&
-        open >= max_pool) {
-      return failure(errc::timeout, "all " + std::to_string(max_pool) +
-                                        " pooled connections stayed busy for "
-                                        "serverSelectionTimeoutMS");
+  while (true) {
+    auto server = topology->select(preference, kind, deadline);
+    if (!server) return std::move(server).error();
+    const auto started = clock::now();
+    const std::uint64_t generation = server->pool->generation();
+    auto c = server->pool->check_out(deadline);
+    if (c) {
+      server_type type = server->type;
+      if (c->fresh && !topology->monitored()) {
+        // Single topology: the handshake is the check that describes the server.
+        const double rtt =
+            std::chrono::duration<double, std::milli>(clock::now() - started).count();
+        topology->on_hello(server->address, c->conn.server().hello.view(), rtt);
+        type = topology->type_of(server->address);
+      }
+      lease l(shared_from_this(), server->pool, std::move(*c), server->address);
+      if (kind == operation_kind::read) {
+        l.read_preference = preference.to_command_field(server->topology, type);
+      }
+      return l;
     }
+    const errc code = c.error().code;
+    if (clock::now() < deadline || code != errc::timeout) {
+      // A connection that could not be opened (not a pool that stayed full).
+      application_error e;
+      e.address = server->address;
+      e.generation = generation;
+      e.phase = error_phase::before_handshake;
+      e.kind = code == errc::timeout ? error_kind::timeout : error_kind::network;
+      e.message = c.error().message;
+      topology->on_application_error(e);
+    }
+    // An old server, one that refused the credential, or a certificate that failed its checks
+    // will not change its mind; with monitors, the operation fails as drivers' do when a
+    // connection cannot be checked out.
+    if (code == errc::unsupported || code == errc::authentication_failed ||
+        code == errc::tls_failed || topology->monitored() || clock::now() >= deadline) {
+      return std::move(c).error();
+    }
+    // Single topology: keep trying until serverSelectionTimeoutMS, at a pace that does not
+    // hammer a server that is starting up.
+    if (clock::now() + std::chrono::milliseconds(250) >= deadline) {
+      return failure(code == errc::timeout ? errc::timeout : errc::connection_failed,
+                     "no server answered within serverSelectionTimeoutMS (" +
+                         std::to_string(selection_timeout.count()) +
+                         " ms); last: " + c.error().message);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  if (!idle.empty()) {
-    connection c = std::move(idle.back());
-    idle.pop_back();
-    return lease(shared_from_this(), std::move(c));
-  }
-  ++open;
-  lock.unlock();
-  auto c = open_any(deadline);
-  if (!c) {
-    std::lock_guard relock(mutex);
-    --open;
-    freed.notify_one();
-    return std::move(c).error();
-  }
-  return lease(shared_from_this(), std::move(*c));
 }
 
 std::string transport_message(const oid::error& e, const connection& c) {
@@ -83,19 +88,71 @@ std::string transport_message(const oid::error& e, const connection& c) {
          ")";
 }
 
+namespace {
+
+// `cmd` with `$readPreference` appended.
+bson::document with_read_preference(bson::document_view cmd, bson::document_view preference) {
+  bson::builder b;
+  for (const auto& e : cmd) b.append_element(e);
+  b.append_document("$readPreference", preference);
+  return std::move(b).extract();
+}
+
+// Reports an error that concerns the topology (SDAM's "error handling").
+void report(lease& l, application_error e) {
+  e.address = l.address;
+  e.generation = l.generation;
+  e.max_wire_version = l->server().max_wire_version;
+  l.state->topology->on_application_error(e);
+}
+
+}  // namespace
+
 outcome<bson::document> command(lease& l, std::string_view db, bson::document_view cmd,
                                 std::span<const document_sequence> sequences) {
+  bson::document with_preference;
+  if (l.read_preference) {
+    with_preference = with_read_preference(cmd, l.read_preference->view());
+    cmd = with_preference.view();
+  }
+  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd);
   auto reply = l->run(db, cmd, sequences);
-  if (!reply) return failure(reply.error().code, transport_message(reply.error(), *l));
+  if (!reply) {
+    auto f = failure(reply.error().code, transport_message(reply.error(), *l));
+    application_error e;
+    e.kind = reply.error().code == errc::timeout ? error_kind::timeout : error_kind::network;
+    e.message = f.message;
+    report(l, std::move(e));
+    events.failed(f.message);
+    return f;
+  }
   if (!is_ok(reply->view())) {
     const auto first = cmd.begin();
-    return failure_of(reply->view(), first == cmd.end() ? "command" : first->key());
+    auto f = failure_of(reply->view(), first == cmd.end() ? "command" : first->key());
+    const auto code = static_cast<std::int32_t>(int64_field(reply->view(), "code", 0));
+    if (is_not_writable_primary_code(code) || is_node_recovering_code(code) || code == 0) {
+      application_error e;
+      e.kind = error_kind::command;
+      e.reply = reply->view();
+      e.message = f.message;
+      report(l, std::move(e));
+    }
+    events.failed(f.message);
+    return f;
   }
+  events.succeeded(reply->view());
   return std::move(*reply);
 }
 
 outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd) {
   auto l = s.acquire();
+  if (!l) return std::move(l).error();
+  return command(*l, db, cmd);
+}
+
+outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd,
+                                const mongo::read_preference& preference) {
+  auto l = s.acquire(preference, operation_kind::read);
   if (!l) return std::move(l).error();
   return command(*l, db, cmd);
 }

@@ -1,84 +1,101 @@
-// The pool of connections a client, its copies, its collections and its cursors share, and
-// running one command on a connection borrowed from it.
+// The state a client, its copies, its collections and its cursors share (the topology with a
+// pool per server), and the executor: select a server, borrow a connection from its pool, run a
+// command, and report its errors to the topology.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
+#include <oid/mongo/command_event.hpp>
 #include <oid/mongo/connection.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/read_preference.hpp>
+#include <oid/mongo/sdam_event.hpp>
+#include <oid/mongo/server_selection.hpp>
 #include <oid/mongo/uri.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include "mongo/detail/scram.hpp"
+#include "mongo/detail/server_pool.hpp"
+#include "mongo/detail/topology.hpp"
 
 namespace oid::mongo::detail {
 
-using clock = std::chrono::steady_clock;
-
 struct lease;
 
-// The pool shared by a client and its copies, collections and cursors.
-struct client_state : std::enable_shared_from_this<client_state> {
-  explicit client_state(mongo::uri u) : uri(std::move(u)) {
-    options.connect_timeout = uri.connect_timeout().value_or(options.connect_timeout);
-    options.socket_timeout = uri.socket_timeout().value_or(options.socket_timeout);
-    options.app_name = uri.app_name().value_or("");
-    selection_timeout = uri.server_selection_timeout().value_or(std::chrono::milliseconds(30'000));
-    max_pool = uri.max_pool_size().value_or(100);
-    options.auth = credential::from(uri);
-    // One cache per client: its connections after the first skip PBKDF2.
-    if (options.auth) options.scram_cache = std::make_shared<scram_cache>();
-  }
+// The listeners a client was made with (see `client_options`).
+struct listeners {
+  std::function<void(const sdam_event&)> on_topology;
+  std::function<void(const command_event&)> on_command;
+};
 
+// Shared by a client and its copies, collections and cursors; the last one to go closes the
+// topology (stopping and joining its monitors).
+struct client_state : std::enable_shared_from_this<client_state> {
+  // `tls`: the client's one TLS context (null: plain TCP), shared by every connection.
+  client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_context> tls = nullptr);
+
+  // A connection to a server suitable for `kind` under `preference`. For reads, the lease's
+  // commands carry the `$readPreference` the server selection specification asks for.
+  outcome<lease> acquire(const read_preference& preference, operation_kind kind);
+  // A connection to the primary (or mongos, or the one server of a Single topology).
   outcome<lease> acquire();
-  void give_back(connection&& c);
-  outcome<connection> open_any(clock::time_point deadline);
 
   mongo::uri uri;
   connection_options options;
   std::chrono::milliseconds selection_timeout{30'000};
-  std::size_t max_pool = 100;  // 0: no limit
-
-  std::mutex mutex;
-  std::condition_variable freed;
-  std::vector<connection> idle;
-  std::size_t open = 0;  // connections lent out or idle
+  mongo::read_preference read_preference;  // the connection string's, for reads
+  listeners events;
+  std::unique_ptr<mongo::detail::topology> topology;
 };
 
-// A connection borrowed from the pool; returned (or, when broken, closed) on destruction.
+// A connection borrowed from a server's pool; returned (or, when broken or of an old
+// generation, closed) on destruction.
 struct lease {
-  lease(std::shared_ptr<client_state> s, connection&& c)
-      : state(std::move(s)), conn(std::move(c)) {}
+  lease(std::shared_ptr<client_state> s, std::shared_ptr<server_pool> p, pooled_connection&& c,
+        std::string a)
+      : state(std::move(s)),
+        pool(std::move(p)),
+        conn(std::move(c.conn)),
+        generation(c.generation),
+        address(std::move(a)) {}
   lease(lease&&) noexcept = default;
   lease& operator=(lease&&) = delete;
   lease(const lease&) = delete;
   ~lease() {
-    if (state && conn) state->give_back(std::move(*conn));
+    if (pool && conn) pool->check_in(pooled_connection{std::move(*conn), generation, false});
   }
   connection& operator*() { return *conn; }
   connection* operator->() { return &*conn; }
 
   std::shared_ptr<client_state> state;
+  std::shared_ptr<server_pool> pool;
   std::optional<connection> conn;
+  std::uint64_t generation = 0;
+  std::string address;  // as the topology names the server
+  // The `$readPreference` this lease's next commands carry, if any.
+  std::optional<bson::document> read_preference;
 };
 
 // The transport error `e` of connection `c` as a sentence naming the host.
 std::string transport_message(const oid::error& e, const connection& c);
 
-// Runs a command on a borrowed connection: transport errors and ok: 0 become failures.
+// Runs a command on a borrowed connection: transport errors and ok: 0 become failures; errors
+// that concern the topology (network errors, "not writable primary", "node is recovering") are
+// reported to it; command events are published.
 outcome<bson::document> command(lease& l, std::string_view db, bson::document_view cmd,
                                 std::span<const document_sequence> sequences = {});
-// The same on a connection borrowed for this command only.
+// A write or primary command on a connection borrowed for this command only.
 outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd);
+// A read under `preference` on a connection borrowed for this command only.
+outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd,
+                                const mongo::read_preference& preference);
 
 }  // namespace oid::mongo::detail

@@ -60,6 +60,9 @@ std::optional<bson::document> read_preference::to_command_field(topology_type to
   const bool router = server == server_type::mongos || server == server_type::load_balancer ||
                       topology == topology_type::sharded ||
                       topology == topology_type::load_balanced;
+  // The server selection specification, "Topology type: Single": a Standalone gets no read
+  // preference at all.
+  if (topology == topology_type::single && server == server_type::standalone) return std::nullopt;
   bson::builder b;
   if (mode == read_mode::primary) {
     // A server used directly may be a secondary: primaryPreferred lets it answer.

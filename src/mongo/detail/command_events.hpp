@@ -1,0 +1,33 @@
+// Publishing the command monitoring events of one command: started on construction, then
+// succeeded or failed; nothing at all when the client has no command listener.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <oid/bson/view.hpp>
+#include <oid/mongo/command_event.hpp>
+#include <oid/mongo/connection.hpp>
+#include <string>
+#include <string_view>
+
+namespace oid::mongo::detail {
+
+class command_monitor {
+ public:
+  // Publishes the started event of `cmd`, about to go to `address` on `conn`.
+  command_monitor(const std::function<void(const command_event&)>& listener, const connection& conn,
+                  std::string_view address, std::string_view db, bson::document_view cmd);
+  void succeeded(bson::document_view reply);
+  void failed(std::string_view why);
+
+ private:
+  std::chrono::microseconds elapsed() const;
+
+  const std::function<void(const command_event&)>& listener_;
+  std::string name_, db_, address_;
+  std::int32_t request_id_ = 0;
+  bool sensitive_ = false;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace oid::mongo::detail

@@ -1,0 +1,308 @@
+#include "mongo/detail/topology.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+namespace oid::mongo::detail {
+
+namespace {
+
+// "host:port" as a connection string writes it ("[::1]:27017"; a socket path as is).
+std::string address_of(const mongo::host& h) {
+  switch (h.type) {
+  case host::kind::unix_socket: return h.name;
+  case host::kind::ip_literal: return "[" + h.name + "]:" + std::to_string(h.port_or_default());
+  default: return h.name + ":" + std::to_string(h.port_or_default());
+  }
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock::now().time_since_epoch())
+      .count();
+}
+
+std::string describe(const read_preference& p) {
+  std::string out(to_string(p.mode));
+  if (!p.tag_sets.empty()) {
+    out += ", tag sets [";
+    for (std::size_t i = 0; i < p.tag_sets.size(); ++i) {
+      out += i == 0 ? "{" : ", {";
+      for (std::size_t j = 0; j < p.tag_sets[i].size(); ++j) {
+        out += (j == 0 ? "" : ", ") + p.tag_sets[i][j].first + ": " + p.tag_sets[i][j].second;
+      }
+      out += "}";
+    }
+    out += "]";
+  }
+  if (p.max_staleness) {
+    out += ", maxStalenessSeconds " + std::to_string(p.max_staleness->count());
+  }
+  return out;
+}
+
+}  // namespace
+
+topology::topology(const mongo::uri& u, const connection_options& pool_options,
+                   std::function<void(const sdam_event&)> listener)
+    : pool_options_(pool_options),
+      max_pool_size_(u.max_pool_size().value_or(100)),
+      listener_(std::move(listener)),
+      selection_timeout_(u.server_selection_timeout().value_or(std::chrono::milliseconds(30'000))) {
+  monitor_options_.connection = pool_options;
+  monitor_options_.connection.auth.reset();
+  monitor_options_.connection.scram_cache.reset();
+  // A monitor's reads wait as long as its connecting may (connectTimeoutMS).
+  monitor_options_.connection.socket_timeout = pool_options.connect_timeout.count() == 0
+                                                   ? std::chrono::milliseconds(10'000)
+                                                   : pool_options.connect_timeout;
+  monitor_options_.heartbeat_frequency =
+      u.heartbeat_frequency().value_or(std::chrono::milliseconds(10'000));
+  selection_.heartbeat_frequency = monitor_options_.heartbeat_frequency;
+  selection_.local_threshold = u.local_threshold().value_or(std::chrono::milliseconds(15));
+
+  topology_settings settings;
+  for (const auto& h : u.hosts()) {
+    settings.seeds.push_back(address_of(h));
+    seed_hosts_.emplace(normalize_address(settings.seeds.back()), h);
+  }
+  settings.replica_set = u.replica_set();
+  settings.load_balanced = u.load_balanced().value_or(false);
+  // One host without replicaSet is used directly, as oid always did.
+  settings.direct_connection = u.direct_connection().value_or(false) ||
+                               (u.hosts().size() == 1 && !u.replica_set() &&
+                                !settings.load_balanced && !u.direct_connection().has_value());
+  monitored_ = !settings.direct_connection.value_or(false) && !settings.load_balanced;
+  auto opened = open_topology(settings);
+  apply([&](const topology_description&) { return std::move(opened); });
+}
+
+topology::~topology() { close(); }
+
+mongo::host topology::host_of(const std::string& address) const {
+  if (const auto seed = seed_hosts_.find(address); seed != seed_hosts_.end()) return seed->second;
+  if (auto parsed = uri::parse("mongodb://" + address); parsed && parsed->hosts().size() == 1) {
+    return parsed->hosts()[0];
+  }
+  return mongo::host{host::kind::hostname, address, std::nullopt};
+}
+
+void topology::apply(const std::function<topology_update(const topology_description&)>& step) {
+  std::vector<sdam_event> events;
+  {
+    std::lock_guard publish_lock(publish_mutex_);
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return;
+      topology_update update = step(description_);
+      description_ = std::move(update.description);
+      sync_servers();
+      for (const auto& a : update.cleared_pools) {
+        if (const auto p = pools_.find(a); p != pools_.end()) p->second->clear();
+      }
+      for (const auto& a : update.check_now) {
+        if (const auto m = monitors_.find(a); m != monitors_.end()) m->second->request_check();
+      }
+      events = std::move(update.events);
+      changed_.notify_all();
+    }
+    publish(events);
+  }
+  reap();
+}
+
+void topology::sync_servers() {
+  for (const auto& [address, server] : description_.servers) {
+    if (pools_.find(address) != pools_.end()) continue;
+    const mongo::host h = host_of(address);
+    pools_.emplace(address, std::make_shared<server_pool>(h, pool_options_, max_pool_size_));
+    if (monitored_) {
+      monitors_.emplace(address, std::make_unique<monitor>(*this, address, h, monitor_options_));
+    }
+  }
+  for (auto p = pools_.begin(); p != pools_.end();) {
+    if (description_.servers.find(p->first) != description_.servers.end()) {
+      ++p;
+      continue;
+    }
+    p->second->close();
+    p = pools_.erase(p);
+  }
+  for (auto m = monitors_.begin(); m != monitors_.end();) {
+    if (description_.servers.find(m->first) != description_.servers.end()) {
+      ++m;
+      continue;
+    }
+    m->second->stop();
+    retired_.push_back(std::move(m->second));
+    m = monitors_.erase(m);
+  }
+}
+
+void topology::reap() {
+  std::vector<std::unique_ptr<monitor>> done;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto m = retired_.begin(); m != retired_.end();) {
+      if ((*m)->exited() && !(*m)->is_current_thread()) {
+        done.push_back(std::move(*m));
+        m = retired_.erase(m);
+      } else {
+        ++m;
+      }
+    }
+  }
+  // `done` joins (at once: their threads have returned) as it goes.
+}
+
+void topology::publish(const std::vector<sdam_event>& events) {
+  if (!listener_) return;
+  for (const auto& e : events) {
+    try {
+      listener_(e);
+    } catch (...) {  // a listener's exception must not stop a monitor
+    }
+  }
+}
+
+void topology::publish_heartbeat(const sdam_event& e) {
+  std::lock_guard publish_lock(publish_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+  }
+  publish(std::vector<sdam_event>{e});
+}
+
+void topology::on_hello(std::string_view address, bson::document_view reply, double rtt_ms) {
+  apply([&](const topology_description& d) {
+    return apply_hello(d, address, reply, rtt_ms, now_ms());
+  });
+  // A server its own answer removed (another set's member, a standalone among several seeds):
+  // selection errors say so, or the user would see no server at all.
+  const auto s = server_description::from_hello(address, reply, rtt_ms);
+  std::lock_guard lock(mutex_);
+  if (!closed_ && !description_.find(s.address)) {
+    removed_[s.address] = "removed after answering as " + std::string(to_string(s.type)) +
+                          (s.set_name ? " of replica set " + *s.set_name : "");
+  }
+}
+
+void topology::on_check_failure(std::string_view address, std::string_view error) {
+  apply([&](const topology_description& d) { return apply_check_failure(d, address, error); });
+}
+
+void topology::on_application_error(const application_error& error) {
+  apply([&](const topology_description& d) { return apply_application_error(d, error); });
+}
+
+topology_description topology::description() const {
+  std::lock_guard lock(mutex_);
+  return description_;
+}
+
+server_type topology::type_of(std::string_view address) const {
+  std::lock_guard lock(mutex_);
+  const auto* s = description_.find(address);
+  return s ? s->type : server_type::unknown;
+}
+
+outcome<selected_server> topology::select(const read_preference& preference, operation_kind kind,
+                                          clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    if (closed_) return failure(errc::connection_failed, "the client is closed");
+    if (!monitored_) {
+      // Single or LoadBalanced: the one server, whatever it is; its pool's attempts decide.
+      if (pools_.empty()) return failure(errc::connection_failed, "no server in the topology");
+      const auto& [address, pool] = *pools_.begin();
+      const auto* s = description_.find(address);
+      return selected_server{address, pool, s ? s->type : server_type::unknown, description_.type};
+    }
+    auto chosen = select_servers(description_, preference, kind, selection_);
+    if (!chosen) {
+      if (chosen.error().code == errc::invalid_read_preference) {
+        return failure(errc::invalid_read_preference,
+                       "read preference " + describe(preference) +
+                           " is invalid: mode primary takes no tag sets and no "
+                           "maxStalenessSeconds, and maxStalenessSeconds must be at least 90 and "
+                           "heartbeatFrequencyMS + 10 s");
+      }
+      return failure(chosen.error().code,
+                     description_.compatibility_error.value_or("the deployment is incompatible"));
+    }
+    if (!chosen->in_window.empty()) {
+      std::vector<std::uint64_t> counts;
+      for (const auto* s : chosen->in_window) {
+        const auto p = pools_.find(s->address);
+        counts.push_back(p == pools_.end() ? 0 : p->second->in_use());
+      }
+      const server_description* s = choose_server(chosen->in_window, counts, random_);
+      const auto p = pools_.find(s->address);
+      if (p != pools_.end()) {
+        return selected_server{s->address, p->second, s->type, description_.type};
+      }
+    }
+    for (auto& [address, m] : monitors_) m->request_check();
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      return failure(errc::timeout, explain(preference, kind));
+    }
+  }
+}
+
+std::string topology::explain(const read_preference& preference, operation_kind kind) const {
+  std::string out = "no suitable server for ";
+  out += kind == operation_kind::write ? "a write (a primary or mongos)"
+                                       : "a read with read preference " + describe(preference);
+  out += " within serverSelectionTimeoutMS (" + std::to_string(selection_timeout_.count()) +
+         " ms); topology " + std::string(to_string(description_.type));
+  if (description_.set_name) out += " (replica set " + *description_.set_name + ")";
+  out += ", servers:";
+  bool first = true;
+  for (const auto& [address, s] : description_.servers) {
+    out += first ? " " : "; ";
+    first = false;
+    out += address + " " + std::string(to_string(s.type));
+    if (s.set_name) out += " set " + *s.set_name;
+    if (s.round_trip_time_ms) {
+      char rtt[32];
+      std::snprintf(rtt, sizeof rtt, "%.1f", *s.round_trip_time_ms);
+      out += " rtt " + std::string(rtt) + " ms";
+    }
+    if (s.error) out += " (last error: " + *s.error + ")";
+  }
+  if (first) out += " none";
+  for (const auto& [address, why] : removed_) {
+    if (!description_.find(address)) out += "; " + address + " " + why;
+  }
+  return out;
+}
+
+void topology::close() {
+  std::vector<std::unique_ptr<monitor>> stopping;
+  std::vector<std::string> addresses;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    for (auto& [address, m] : monitors_) stopping.push_back(std::move(m));
+    for (auto& m : retired_) stopping.push_back(std::move(m));
+    monitors_.clear();
+    retired_.clear();
+    for (auto& [address, p] : pools_) {
+      p->close();
+      addresses.push_back(address);
+    }
+    pools_.clear();
+    changed_.notify_all();
+  }
+  for (auto& m : stopping) m->stop();
+  for (auto& m : stopping) m->join();
+  std::lock_guard publish_lock(publish_mutex_);
+  std::vector<sdam_event> events;
+  for (const auto& a : addresses) events.emplace_back(server_closed_event{a});
+  events.emplace_back(topology_closed_event{});
+  publish(events);
+}
+
+}  // namespace oid::mongo::detail

@@ -1,0 +1,110 @@
+// The deployment a client follows: the topology description (updated under a mutex with the pure
+// SDAM functions), a monitor and a pool per server, server selection that waits for changes, and
+// the SDAM events handed to the application's listener.
+//
+// Topology Single (directConnection=true, or one host without replicaSet) and LoadBalanced talk
+// to their one server without a monitor: the handshakes of the pool's connections update its
+// description, and selection always returns it (the pool's connection attempts then decide).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oid/mongo/outcome.hpp>
+#include <oid/mongo/read_preference.hpp>
+#include <oid/mongo/sdam.hpp>
+#include <oid/mongo/sdam_event.hpp>
+#include <oid/mongo/server_selection.hpp>
+#include <oid/mongo/topology_description.hpp>
+#include <oid/mongo/uri.hpp>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mongo/detail/monitor.hpp"
+#include "mongo/detail/server_pool.hpp"
+
+namespace oid::mongo::detail {
+
+// The server an operation goes to.
+struct selected_server {
+  std::string address;
+  std::shared_ptr<server_pool> pool;
+  server_type type = server_type::unknown;
+  topology_type topology = topology_type::unknown;
+};
+
+class topology {
+ public:
+  // Opens the topology the connection string describes and starts its monitors. Pools open
+  // their connections with `pool_options`; `listener` (may be empty) receives every SDAM event.
+  topology(const mongo::uri& u, const connection_options& pool_options,
+           std::function<void(const sdam_event&)> listener);
+  topology(const topology&) = delete;
+  topology& operator=(const topology&) = delete;
+  ~topology();  // close()
+
+  // A server for an operation of `kind` under `preference`, waiting for checks until `deadline`.
+  // Failures: timeout, with what the client saw (each server, its type and last error);
+  // invalid_read_preference; unsupported (a server whose wire versions oid does not speak);
+  // connection_failed once the topology is closed.
+  outcome<selected_server> select(const read_preference& preference, operation_kind kind,
+                                  clock::time_point deadline);
+
+  // A check's result (from a monitor, or a pool connection's handshake in Single topology).
+  void on_hello(std::string_view address, bson::document_view reply, double rtt_ms);
+  void on_check_failure(std::string_view address, std::string_view error);
+  // An application operation's error (SDAM's error handling).
+  void on_application_error(const application_error& error);
+  void publish_heartbeat(const sdam_event& e);
+
+  // True when monitors check the servers (not Single, not LoadBalanced).
+  bool monitored() const noexcept { return monitored_; }
+  topology_description description() const;
+  // The type of the server at `address` (Unknown when it is not in the topology).
+  server_type type_of(std::string_view address) const;
+  std::chrono::milliseconds heartbeat_frequency() const noexcept {
+    return selection_.heartbeat_frequency;
+  }
+
+  // Stops the monitors (joining their threads), closes the pools and publishes the closing
+  // events. Idempotent.
+  void close();
+
+ private:
+  // Makes the next description from the current one with `step` and applies it, atomically;
+  // then publishes its events (in order) and joins retired monitors that have ended.
+  void apply(const std::function<topology_update(const topology_description&)>& step);
+  // Adds pools and monitors for new servers and retires those of removed ones (under mutex_).
+  void sync_servers();
+  void reap();
+  void publish(const std::vector<sdam_event>& events);
+  std::string explain(const read_preference& preference, operation_kind kind) const;
+  mongo::host host_of(const std::string& address) const;
+
+  const connection_options pool_options_;
+  const std::size_t max_pool_size_;
+  const std::function<void(const sdam_event&)> listener_;
+  monitor_options monitor_options_;
+  selection_options selection_;
+  std::chrono::milliseconds selection_timeout_;
+  bool monitored_ = true;
+  std::map<std::string, mongo::host, std::less<>> seed_hosts_;  // normalized address -> as written
+
+  std::mutex publish_mutex_;  // held while publishing, so that listeners see events in order
+  mutable std::mutex mutex_;  // guards everything below
+  std::condition_variable changed_;
+  topology_description description_;
+  std::map<std::string, std::shared_ptr<server_pool>, std::less<>> pools_;
+  std::map<std::string, std::unique_ptr<monitor>, std::less<>> monitors_;
+  std::vector<std::unique_ptr<monitor>> retired_;            // stopped, joined later
+  std::map<std::string, std::string, std::less<>> removed_;  // address -> why it was removed
+  std::mt19937_64 random_{std::random_device{}()};
+  bool closed_ = false;
+};
+
+}  // namespace oid::mongo::detail
