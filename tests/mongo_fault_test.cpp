@@ -285,6 +285,15 @@ TEST(MongoFaultTest, InsertsAreSplitByMaxWriteBatchSizeIntoDocumentSequences) {
   EXPECT_EQ(flags, (std::vector<std::uint32_t>{0, 0, 0, 0, w0_flag, w0_flag, w0_flag, w0_flag, 0}));
 }
 
+// Inserts {n: 1} three times with w: 0 (fire-and-forget: the client reads no reply).
+void insert_three_unacknowledged(mongo::collection& coll) {
+  mongo::insert_options w0;
+  w0.write_concern = mongo::write_concern::unacknowledged();
+  builder d;
+  d.append_int32("n", 1);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(coll.insert_one(d.view(), w0).has_value());
+}
+
 TEST(MongoFaultTest, UnrequestedRepliesToFireAndForgetMessagesAreSkipped) {
   // FerretDB's behaviour: it answers every OP_MSG, moreToCome or not.
   script_server server([](peer& p, int) {
@@ -298,11 +307,7 @@ TEST(MongoFaultTest, UnrequestedRepliesToFireAndForgetMessagesAreSkipped) {
   });
   auto c = mongo::client::create(server.uri()).value();
   auto coll = c.collection("db", "c");
-  mongo::insert_options w0;
-  w0.write_concern = mongo::write_concern::unacknowledged();
-  builder d;
-  d.append_int32("n", 1);
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(coll.insert_one(d.view(), w0).has_value());
+  insert_three_unacknowledged(coll);
   const document cmd = ping();
   auto r = c.run_command("admin", cmd.view());
   ASSERT_TRUE(r.has_value()) << r.error().message;
@@ -359,11 +364,7 @@ TEST(MongoFaultTest, SeveralMessagesInOneReadAreTakenOneByOne) {
   });
   auto c = mongo::client::create(server.uri("&maxPoolSize=1")).value();
   auto coll = c.collection("db", "c");
-  mongo::insert_options w0;
-  w0.write_concern = mongo::write_concern::unacknowledged();
-  builder d;
-  d.append_int32("n", 1);
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(coll.insert_one(d.view(), w0).has_value());
+  insert_three_unacknowledged(coll);
   auto cur = coll.find();
   ASSERT_TRUE(cur.has_value()) << cur.error().message;
   ASSERT_TRUE(cur->next().value());
