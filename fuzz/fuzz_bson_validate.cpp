@@ -2,13 +2,17 @@
 // input. When it accepts, iterating every element recursively and rebuilding the document with the
 // builder's typed appends from the typed getters' values gives back exactly the same bytes (with
 // UTF-8 checks on and off), building code-with-scope both from a finished scope and in place.
-// Unchecked iteration over the raw input must stay in bounds too.
+// Unchecked iteration over the raw input must stay in bounds too. Validation checks keys and text
+// eight and sixteen bytes at a time while they are ASCII: what it accepts with UTF-8 checks must
+// be exactly what it accepts without them and whose every key and text passes check_utf8, the
+// byte-at-a-time decoder, and it must reject the rest with invalid_utf8.
 #include <cstdint>
 #include <cstdlib>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/validate.hpp>
 #include <oid/bson/view.hpp>
 #include <span>
+#include <string_view>
 
 namespace {
 
@@ -82,6 +86,32 @@ void rebuild(document_view doc, builder& b, scopes how) {
   for (const element& e : doc) rebuild_value(e, b, how);
 }
 
+bool utf8(std::string_view s) { return check_utf8(s).has_value(); }
+
+bool all_utf8(document_view doc) {
+  for (const element& e : doc) {
+    if (!utf8(e.key())) return false;
+    bool ok = true;
+    switch (e.type()) {
+    case type::string: ok = utf8(*e.get_string()); break;
+    case type::javascript: ok = utf8(*e.get_javascript()); break;
+    case type::symbol: ok = utf8(*e.get_symbol()); break;
+    case type::document: ok = all_utf8(*e.get_document()); break;
+    case type::array: ok = all_utf8(*e.get_array()); break;
+    case type::regex: ok = utf8(e.get_regex()->pattern) && utf8(e.get_regex()->options); break;
+    case type::db_pointer: ok = utf8(e.get_db_pointer()->ref); break;
+    case type::javascript_with_scope: {
+      const code_with_scope_view v = *e.get_javascript_with_scope();
+      ok = utf8(v.code) && all_utf8(v.scope);
+      break;
+    }
+    default: break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 void check(std::span<const std::uint8_t> bytes, const validate_options& options) {
   const auto v = validate(bytes, options);
   if (!v) {
@@ -105,6 +135,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.check_utf8 = false;
   options.max_depth = 5;
   check(bytes, options);
+  validate_options lax;
+  lax.check_utf8 = false;
+  if (const auto loose = validate(bytes, lax); loose) {
+    const auto strict = validate(bytes);
+    if (strict.has_value() != all_utf8(*loose)) std::abort();
+    if (!strict && strict.error().code != oid::errc::invalid_utf8) std::abort();
+  }
   // A streaming reader's view: the document at the front, whatever follows.
   if (const auto front = validate_prefix(bytes); front) {
     if (front->size() > size || !validate(bytes.first(front->size()))) std::abort();

@@ -493,4 +493,42 @@ TEST(BsonValidateTest, Utf8RulesOfUnicodeTable37) {
   }
 }
 
+// Keys and strings are checked eight and sixteen bytes at a time when they are ASCII; a byte with
+// its high bit at any position of a key or string of any length, in the last element (where a
+// word would read past the document) or before another one, must still be found at its exact
+// offset, and a valid two-byte sequence anywhere must still pass.
+TEST(BsonValidateTest, WordAtATimeChecksFindEveryNonAsciiByte) {
+  for (const bool last : {true, false}) {
+    for (std::size_t n = 1; n <= 40; ++n) {
+      for (std::size_t j = 0; j < n; ++j) {
+        SCOPED_TRACE("length " + std::to_string(n) + ", byte " + std::to_string(j) +
+                     (last ? ", last element" : ", before another"));
+        std::string text(n, 'k');
+        text[j] = '\xFF';
+        const auto doc = [&](std::string_view key, std::string_view value) {
+          builder b;
+          b.append_string(key, value);
+          if (!last) b.append_int32("z", 1);
+          return std::move(b).extract();
+        };
+        const std::string plain(n, 'k');
+        const auto fine = doc(plain, plain), bad_key = doc(text, "v"), bad_value = doc("a", text);
+        EXPECT_TRUE(validate(fine.view().bytes()).has_value());
+        EXPECT_THAT(validate(bad_key.view().bytes()), HasErrorAt(errc::invalid_utf8, 5 + j));
+        EXPECT_THAT(validate(bad_value.view().bytes()), HasErrorAt(errc::invalid_utf8, 11 + j));
+        if (j + 1 < n) {
+          std::string accented = plain;
+          accented[j] = '\xC3';
+          accented[j + 1] = '\xA9';
+          const auto two_byte = doc(accented, accented), both_bad = doc(text, text);
+          EXPECT_TRUE(validate(two_byte.view().bytes()).has_value());
+          validate_options lax;
+          lax.check_utf8 = false;
+          EXPECT_TRUE(validate(both_bad.view().bytes(), lax).has_value());
+        }
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -285,6 +285,15 @@ TEST(MongoFaultTest, InsertsAreSplitByMaxWriteBatchSizeIntoDocumentSequences) {
   EXPECT_EQ(flags, (std::vector<std::uint32_t>{0, 0, 0, 0, w0_flag, w0_flag, w0_flag, w0_flag, 0}));
 }
 
+// Inserts {n: 1} three times with w: 0 (fire-and-forget: the client reads no reply).
+void insert_three_unacknowledged(mongo::collection& coll) {
+  mongo::insert_options w0;
+  w0.write_concern = mongo::write_concern::unacknowledged();
+  builder d;
+  d.append_int32("n", 1);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(coll.insert_one(d.view(), w0).has_value());
+}
+
 TEST(MongoFaultTest, UnrequestedRepliesToFireAndForgetMessagesAreSkipped) {
   // FerretDB's behaviour: it answers every OP_MSG, moreToCome or not.
   script_server server([](peer& p, int) {
@@ -298,15 +307,79 @@ TEST(MongoFaultTest, UnrequestedRepliesToFireAndForgetMessagesAreSkipped) {
   });
   auto c = mongo::client::create(server.uri()).value();
   auto coll = c.collection("db", "c");
-  mongo::insert_options w0;
-  w0.write_concern = mongo::write_concern::unacknowledged();
-  builder d;
-  d.append_int32("n", 1);
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(coll.insert_one(d.view(), w0).has_value());
+  insert_three_unacknowledged(coll);
   const document cmd = ping();
   auto r = c.run_command("admin", cmd.view());
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->view().find("seq")->get_int32().value(), 3);  // its own reply, not a stale one
+}
+
+// A connection reads as much as has arrived, so one read may hold several messages: here stale
+// replies to fire-and-forget inserts arrive in one segment around a find's reply. The cursor
+// keeps the buffer its batch is in; the stale replies after it stay with the connection, which
+// skips them before the next command's own reply; and the batch's documents stay valid while
+// the connection is used again.
+TEST(MongoFaultTest, SeveralMessagesInOneReadAreTakenOneByOne) {
+  script_server server([](peer& p, int) {
+    if (!p.handshake()) return;
+    std::vector<std::int32_t> unanswered;
+    const auto stale = [&](std::int32_t to) {
+      mongo::op_msg r;
+      r.request_id = 500 + to;
+      r.response_to = to;
+      const document ok = ok_reply();
+      r.body = ok.view();
+      return mongo::encode_op_msg(r).value();
+    };
+    while (auto msg = p.read()) {
+      if (msg->flags & mongo::op_msg_flags::more_to_come) {
+        unanswered.push_back(msg->request_id);
+        continue;
+      }
+      builder b;
+      if (command_name(*msg) == "find") {
+        b.open_document("cursor").append_int64("id", 0).append_string("ns", "db.c");
+        b.open_array("firstBatch");
+        b.open_document("0").append_int32("n", 1).close();
+        b.open_document("1").append_int32("n", 2).close();
+        b.close().close();
+      } else {
+        b.append_string("seq", "ping");
+      }
+      b.append_double("ok", 1.0);
+      mongo::op_msg r;
+      r.request_id = 900;
+      r.response_to = msg->request_id;
+      r.body = b.view();
+      std::vector<std::uint8_t> all;
+      const auto append = [&](const std::vector<std::uint8_t>& m) {
+        all.insert(all.end(), m.begin(), m.end());
+      };
+      if (!unanswered.empty()) append(stale(unanswered[0]));
+      append(mongo::encode_op_msg(r).value());
+      for (std::size_t i = 1; i < unanswered.size(); ++i) append(stale(unanswered[i]));
+      unanswered.clear();
+      p.send(all);
+    }
+  });
+  auto c = mongo::client::create(server.uri("&maxPoolSize=1")).value();
+  auto coll = c.collection("db", "c");
+  insert_three_unacknowledged(coll);
+  auto cur = coll.find();
+  ASSERT_TRUE(cur.has_value()) << cur.error().message;
+  ASSERT_TRUE(cur->next().value());
+  const document_view first = cur->current();
+  const document cmd = ping();
+  for (int i = 0; i < 2; ++i) {  // the stale replies carried over are skipped, then none
+    auto r = c.run_command("admin", cmd.view());
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ(r->view().find("seq")->get_string().value(), "ping");
+  }
+  EXPECT_EQ(first.find("n")->get_int32().value(), 1);  // the batch outlives the reuse
+  ASSERT_TRUE(cur->next().value());
+  EXPECT_EQ(cur->current().find("n")->get_int32().value(), 2);
+  EXPECT_FALSE(cur->next().value());
+  EXPECT_EQ(server.connections(), 1);
 }
 
 TEST(MongoFaultTest, ServerErrorsAreTyped) {

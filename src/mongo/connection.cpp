@@ -289,7 +289,10 @@ connection::connection(connection&& other) noexcept
       host_(std::move(other.host_)),
       server_(std::move(other.server_)),
       unacknowledged_(std::move(other.unacknowledged_)),
-      tls_(std::move(other.tls_)) {}
+      tls_(std::move(other.tls_)),
+      in_(std::move(other.in_)),
+      in_message_(std::exchange(other.in_message_, 0)),
+      in_end_(std::exchange(other.in_end_, 0)) {}
 
 connection& connection::operator=(connection&& other) noexcept {
   if (this != &other) {
@@ -301,6 +304,9 @@ connection& connection::operator=(connection&& other) noexcept {
     server_ = std::move(other.server_);
     unacknowledged_ = std::move(other.unacknowledged_);
     tls_ = std::move(other.tls_);
+    in_ = std::move(other.in_);
+    in_message_ = std::exchange(other.in_message_, 0);
+    in_end_ = std::exchange(other.in_end_, 0);
   }
   return *this;
 }
@@ -387,38 +393,88 @@ result<void> connection::write_all(std::span<const std::uint8_t> bytes,
   return {};
 }
 
-result<void> connection::read_exact(std::uint8_t* out, std::size_t n, clock::time_point deadline) {
-  std::size_t got = 0;
-  while (got < n) {
-    const auto step = recv_some(fd_, tls_.get(), out + got, n - got);
-    got += step.done;
+result<std::size_t> connection::read_some(std::uint8_t* out, std::size_t n,
+                                          clock::time_point deadline) {
+  while (true) {
+    const auto step = recv_some(fd_, tls_.get(), out, n);
+    if (step.done > 0) return step.done;
     if (step.error != errc{}) return fail(oid::error{step.error, 0});
     if (step.wait != 0) {
       if (auto w = wait_for(fd_, step.wait, deadline); !w) return fail(w.error());
     }
   }
+}
+
+result<void> connection::read_exact(std::uint8_t* out, std::size_t n, clock::time_point deadline) {
+  for (std::size_t got = 0; got < n;) {
+    auto r = read_some(out + got, n - got, deadline);
+    if (!r) return r.error();
+    got += *r;
+  }
   return {};
 }
 
-result<std::vector<std::uint8_t>> connection::read_message(clock::time_point deadline) {
-  std::uint8_t head[message_header_size];
-  if (auto r = read_exact(head, sizeof head, deadline); !r) return r.error();
+// Reads the next message into in_, reusing it: no allocation once it has grown to the largest
+// message, no zero-fill. A small reply comes whole with its header in one recv; a large one's
+// rest is read to its exact length. Bytes that came after the message (the server sent several,
+// as FerretDB does when it answers fire-and-forget messages) stay in in_ for the next call.
+result<std::span<const std::uint8_t>> connection::read_message(clock::time_point deadline) {
+  constexpr std::size_t first_read = 64 * 1024;
+  const std::size_t carried = in_end_ - in_message_;
+  if (carried > 0 && in_message_ > 0) std::memmove(in_.data(), in_.data() + in_message_, carried);
+  in_message_ = 0;
+  in_end_ = carried;
+  in_.reserve(first_read, in_end_);
+  while (in_end_ < message_header_size) {
+    auto r = read_some(in_.data() + in_end_, in_.capacity() - in_end_, deadline);
+    if (!r) return r.error();
+    in_end_ += *r;
+  }
   op_msg_limits limits;
   limits.max_message_size = std::max<std::size_t>(
       limits.max_message_size, static_cast<std::size_t>(server_.max_message_size_bytes));
-  const auto h = decode_header(head, limits);
+  const auto h = decode_header(std::span(in_.data(), in_end_), limits);
   if (!h) return fail(h.error());
-  std::vector<std::uint8_t> message(static_cast<std::size_t>(h->message_length));
-  std::memcpy(message.data(), head, sizeof head);
-  if (auto r = read_exact(message.data() + sizeof head, message.size() - sizeof head, deadline);
-      !r) {
-    return r.error();
+  const auto length = static_cast<std::size_t>(h->message_length);
+  if (in_end_ < length) {
+    in_.reserve(length, in_end_);
+    if (auto r = read_exact(in_.data() + in_end_, length - in_end_, deadline); !r) {
+      return r.error();
+    }
+    in_end_ = length;
   }
-  return message;
+  in_message_ = length;
+  return std::span<const std::uint8_t>(in_.data(), length);
+}
+
+void connection::take_reply(detail::receive_buffer& into) {
+  in_.swap(into);
+  const std::size_t carried = in_end_ - in_message_;
+  if (carried > 0) {
+    in_.reserve(carried, 0);
+    std::memcpy(in_.data(), into.data() + in_message_, carried);
+  }
+  in_message_ = 0;
+  in_end_ = carried;
+}
+
+void detail::receive_buffer::reserve(std::size_t n, std::size_t keep) {
+  if (n <= capacity_) return;
+  auto grown = std::make_unique_for_overwrite<std::uint8_t[]>(n);
+  if (keep > 0) std::memcpy(grown.get(), bytes_.get(), std::min(keep, capacity_));
+  bytes_ = std::move(grown);
+  capacity_ = n;
 }
 
 result<bson::document> connection::run(std::string_view db, bson::document_view command,
                                        std::span<const document_sequence> sequences) {
+  auto body = run_view(db, command, sequences);
+  if (!body) return body.error();
+  return bson::document(*body);
+}
+
+result<bson::document_view> connection::run_view(std::string_view db, bson::document_view command,
+                                                 std::span<const document_sequence> sequences) {
   if (broken()) return oid::error{errc::connection_closed, 0};
   std::int32_t request_id = 0;
   auto bytes = encode(db, command, sequences, 0, request_id);
@@ -430,7 +486,7 @@ result<bson::document> connection::run(std::string_view db, bson::document_view 
     if (!message) return message.error();
     auto reply = decode_op_msg(*message);
     if (!reply) return fail(reply.error());
-    if (reply->response_to == request_id) return bson::document(reply->body);
+    if (reply->response_to == request_id) return reply->body;
     const auto stale =
         std::find(unacknowledged_.begin(), unacknowledged_.end(), reply->response_to);
     if (stale == unacknowledged_.end()) return fail(oid::error{errc::unexpected_reply, 8});

@@ -9,7 +9,11 @@ namespace oid::mongo {
 
 outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view batch_key) {
   reply = std::move(r);
-  const auto c = reply.view().find("cursor");
+  return load(reply.view(), batch_key);
+}
+
+outcome<done> detail::cursor_state::load(bson::document_view r, std::string_view batch_key) {
+  const auto c = r.find("cursor");
   auto doc =
       c ? c->get_document() : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
   if (!doc) return failure(errc::unexpected_reply, "reply without a cursor document");
@@ -25,21 +29,29 @@ outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view ba
   return done{};
 }
 
+outcome<bson::document_view> detail::cursor_state::fetch(lease& l, std::string_view db,
+                                                         bson::document_view cmd) {
+  auto r = command_view(l, db, cmd);
+  if (!r) return r;
+  l->take_reply(received);
+  return r;
+}
+
 outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
     std::shared_ptr<client_state> client, std::string db, std::string coll, bson::document_view cmd,
     std::int32_t batch_size) {
   auto l = client->acquire(client->read_preference, operation_kind::read);
   if (!l) return l.error();
-  auto reply = command(*l, db, cmd);
+  auto state = std::make_unique<cursor_state>();
+  auto reply = state->fetch(*l, db, cmd);
   l->read_preference.reset();  // getMore and killCursors follow the cursor to its server
   if (!reply) return reply.error();
-  auto state = std::make_unique<cursor_state>();
   state->client = std::move(client);
   state->db = std::move(db);
   state->coll = std::move(coll);
   state->batch_size = batch_size;
   state->conn.emplace(std::move(*l));
-  if (auto loaded = state->load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
+  if (auto loaded = state->load(*reply, "firstBatch"); !loaded) return loaded.error();
   return state;
 }
 
@@ -86,14 +98,14 @@ outcome<bool> cursor::next() {
     bson::builder more;
     more.append_int64("getMore", s.id).append_string("collection", s.coll);
     if (s.batch_size > 0) more.append_int32("batchSize", s.batch_size);
-    auto reply = detail::command(*s.conn, s.db, more.view());
+    auto reply = s.fetch(*s.conn, s.db, more.view());
     if (!reply) {
       s.id = 0;  // the cursor is lost with the connection (or the server no longer has it)
       s.conn.reset();
       s.current = {};
       return std::move(reply).error();
     }
-    if (auto loaded = s.load(std::move(*reply), "nextBatch"); !loaded) {
+    if (auto loaded = s.load(*reply, "nextBatch"); !loaded) {
       s.id = 0;
       s.conn.reset();
       return std::move(loaded).error();

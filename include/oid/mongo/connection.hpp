@@ -8,7 +8,9 @@
 // write waits at most `socket_timeout` (poll()), so a server that stops answering is a timeout,
 // not a hang. A reply to another request is skipped when it answers an earlier fire-and-forget
 // message (servers such as FerretDB answer those although OP_MSG says they must not), and is an
-// `unexpected_reply` otherwise. After any transport error the connection is `broken()` and must
+// `unexpected_reply` otherwise. Replies are read into one buffer per connection, reused from reply
+// to reply (`run_view` and `take_reply` let a caller keep a reply without copying it). After any
+// transport error the connection is `broken()` and must
 // be thrown away: the bytes on the wire can no longer be trusted.
 //
 // With TLS (connection_options::tls), the TLS handshake runs first, under the same connect
@@ -21,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -34,6 +37,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace oid::mongo {
@@ -42,6 +46,34 @@ namespace detail {
 class scram_cache;
 class tls_context;
 class tls_session;
+
+/// Bytes received from a server. Grows to the largest message read and keeps its size; never
+/// zero-filled (every byte used is first written by a read). Moving or swapping it keeps the
+/// bytes where they are, so views into them stay valid.
+class receive_buffer {
+ public:
+  receive_buffer() = default;
+  receive_buffer(receive_buffer&& other) noexcept
+      : bytes_(std::move(other.bytes_)), capacity_(std::exchange(other.capacity_, 0)) {}
+  receive_buffer& operator=(receive_buffer&& other) noexcept {
+    bytes_ = std::move(other.bytes_);
+    capacity_ = std::exchange(other.capacity_, 0);
+    return *this;
+  }
+  std::uint8_t* data() noexcept { return bytes_.get(); }
+  std::size_t capacity() const noexcept { return capacity_; }
+  /// Room for at least `n` bytes, keeping the first `keep` (at most the capacity). O(keep) when
+  /// it grows.
+  void reserve(std::size_t n, std::size_t keep);
+  void swap(receive_buffer& other) noexcept {
+    bytes_.swap(other.bytes_);
+    std::swap(capacity_, other.capacity_);
+  }
+
+ private:
+  std::unique_ptr<std::uint8_t[]> bytes_;
+  std::size_t capacity_ = 0;
+};
 }  // namespace detail
 
 /// Who a connection authenticates as, and how.
@@ -118,6 +150,17 @@ class connection {
   result<bson::document> run(std::string_view db, bson::document_view command,
                              std::span<const document_sequence> sequences = {});
 
+  /// As `run`, without copying the reply: the body is a view into this connection's receive
+  /// buffer, valid until the next call that reads from this connection (or `take_reply`, which
+  /// keeps it valid).
+  result<bson::document_view> run_view(std::string_view db, bson::document_view command,
+                                       std::span<const document_sequence> sequences = {});
+
+  /// Hands the buffer holding the last reply to `into` and keeps the buffer `into` had for the
+  /// next reply: views into that reply stay valid for as long as `into` holds it, whatever
+  /// happens to the connection. How cursors keep a batch without copying it.
+  void take_reply(detail::receive_buffer& into);
+
   /// Sends `command` with moreToCome set and reads nothing: fire-and-forget (w: 0). Errors as
   /// `run` for sending.
   result<void> send_unacknowledged(std::string_view db, bson::document_view command,
@@ -145,7 +188,10 @@ class connection {
                          std::chrono::steady_clock::time_point deadline);
   result<void> read_exact(std::uint8_t* out, std::size_t n,
                           std::chrono::steady_clock::time_point deadline);
-  result<std::vector<std::uint8_t>> read_message(std::chrono::steady_clock::time_point deadline);
+  result<std::size_t> read_some(std::uint8_t* out, std::size_t n,
+                                std::chrono::steady_clock::time_point deadline);
+  result<std::span<const std::uint8_t>> read_message(
+      std::chrono::steady_clock::time_point deadline);
   std::chrono::steady_clock::time_point deadline() const;
   oid::error fail(oid::error e) noexcept;
   void drain_before_close() noexcept;
@@ -160,6 +206,11 @@ class connection {
   // The TLS session over fd_, when the connection uses TLS. Kept after close() until the
   // connection is destroyed, for its description of what failed.
   std::unique_ptr<detail::tls_session> tls_;
+  // The last message read is in_[0, in_message_); the bytes received after it (the start of the
+  // next message, when the server sent several) are in_[in_message_, in_end_).
+  detail::receive_buffer in_;
+  std::size_t in_message_ = 0;
+  std::size_t in_end_ = 0;
 };
 
 /// The handshake's `client` document (driver, os, platform, application): what `open` sends.

@@ -5,6 +5,10 @@
 // `getMore` for the next batch. Dropping a cursor the server still holds sends `killCursors`, so
 // the server frees it at once instead of after its ten-minute idle timeout.
 //
+// The documents are not copied: `current()` is a view into the reply as it was received (and
+// validated), which the cursor keeps until it fetches the next batch. Copy a document that must
+// outlive the next `next()` (`oid::bson::document(c->current())`).
+//
 //     auto c = coll.find(filter);                       // outcome<cursor>
 //     while (true) {
 //       auto more = c->next();                          // outcome<bool>
@@ -42,7 +46,8 @@ class cursor {
   /// end. Fetches the next batch with getMore when needed. Errors: those of a command (transport
   /// codes, or server_error such as CursorNotFound); after an error the cursor is exhausted.
   outcome<bool> next();
-  /// The document `next()` moved to. Valid until the next call to `next()` or the cursor's end.
+  /// The document `next()` moved to: a view into the received batch, valid until the next call
+  /// to `next()` or the cursor's destruction.
   bson::document_view current() const noexcept;
   /// The server's cursor id: 0 once the server has no more results.
   std::int64_t id() const noexcept;

@@ -1,5 +1,7 @@
 // What a cursor holds: its batch, its server cursor id and the connection it reads from. Shared by
-// the cursor and the operations that open one (find, aggregate, listCollections).
+// the cursor and the operations that open one (find, aggregate, listCollections). The batch stays
+// in the buffer the reply was received in (taken from the connection, which gets the previous
+// batch's buffer in exchange): its documents are views, never copied.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +23,19 @@ struct cursor_state {
   std::string db, coll;
   std::int64_t id = 0;
   std::int32_t batch_size = 0;
-  bson::document reply;
+  detail::receive_buffer received;  // the reply the batch is in (from fetch)
+  bson::document reply;             // or the reply given to load
   bson::document_iterator it, end;
   bson::document_view current;
 
   // Takes the cursor document of a find/getMore/aggregate reply. Failure: unexpected_reply.
   outcome<done> load(bson::document&& r, std::string_view batch_key);
+  // The same for a reply in `received`, after `fetch`.
+  outcome<done> load(bson::document_view r, std::string_view batch_key);
+
+  // Runs `cmd` on `l` and keeps the reply in `received` (`l` gets the previous batch's buffer):
+  // transport errors and ok: 0 become failures, as detail::command.
+  outcome<bson::document_view> fetch(lease& l, std::string_view db, bson::document_view cmd);
 
   // Runs `cmd`, which opens a server cursor on `coll` (find, listCollections), on a connection
   // borrowed from `client`'s pool, and returns the state holding the first batch and, while the

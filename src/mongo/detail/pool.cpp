@@ -108,15 +108,15 @@ void report(lease& l, application_error e) {
 
 }  // namespace
 
-outcome<bson::document> command(lease& l, std::string_view db, bson::document_view cmd,
-                                std::span<const document_sequence> sequences) {
+outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::document_view cmd,
+                                          std::span<const document_sequence> sequences) {
   bson::document with_preference;
   if (l.read_preference) {
     with_preference = with_read_preference(cmd, l.read_preference->view());
     cmd = with_preference.view();
   }
   command_monitor events(l.state->events.on_command, *l, l.address, db, cmd);
-  auto reply = l->run(db, cmd, sequences);
+  auto reply = l->run_view(db, cmd, sequences);
   if (!reply) {
     auto f = failure(reply.error().code, transport_message(reply.error(), *l));
     application_error e;
@@ -126,22 +126,29 @@ outcome<bson::document> command(lease& l, std::string_view db, bson::document_vi
     events.failed(f.message);
     return f;
   }
-  if (!is_ok(reply->view())) {
+  if (!is_ok(*reply)) {
     const auto first = cmd.begin();
-    auto f = failure_of(reply->view(), first == cmd.end() ? "command" : first->key());
-    const auto code = static_cast<std::int32_t>(int64_field(reply->view(), "code", 0));
+    auto f = failure_of(*reply, first == cmd.end() ? "command" : first->key());
+    const auto code = static_cast<std::int32_t>(int64_field(*reply, "code", 0));
     if (is_not_writable_primary_code(code) || is_node_recovering_code(code) || code == 0) {
       application_error e;
       e.kind = error_kind::command;
-      e.reply = reply->view();
+      e.reply = *reply;
       e.message = f.message;
       report(l, std::move(e));
     }
     events.failed(f.message);
     return f;
   }
-  events.succeeded(reply->view());
-  return std::move(*reply);
+  events.succeeded(*reply);
+  return *reply;
+}
+
+outcome<bson::document> command(lease& l, std::string_view db, bson::document_view cmd,
+                                std::span<const document_sequence> sequences) {
+  auto reply = command_view(l, db, cmd, sequences);
+  if (!reply) return std::move(reply).error();
+  return bson::document(*reply);
 }
 
 outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd) {

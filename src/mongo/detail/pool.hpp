@@ -89,7 +89,11 @@ std::string transport_message(const oid::error& e, const connection& c);
 
 // Runs a command on a borrowed connection: transport errors and ok: 0 become failures; errors
 // that concern the topology (network errors, "not writable primary", "node is recovering") are
-// reported to it; command events are published.
+// reported to it; command events are published. The reply is a view into the connection's
+// receive buffer, valid until the connection reads again (or `take_reply` keeps it).
+outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::document_view cmd,
+                                          std::span<const document_sequence> sequences = {});
+// The same, with the reply copied out.
 outcome<bson::document> command(lease& l, std::string_view db, bson::document_view cmd,
                                 std::span<const document_sequence> sequences = {});
 // A write or primary command on a connection borrowed for this command only.
