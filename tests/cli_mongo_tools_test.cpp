@@ -372,11 +372,13 @@ TEST_F(MongoToolsCliTest, TruncatedGzipIsReported) {
       << r.out;
 }
 
-// A Python with PyMongo's bson module, or "" when there is none.
+// A Python with PyMongo's bson module, or "" when there is none. /usr/bin/python3 is Debian's,
+// which has it from scripts/install-deps.sh (python3-bson) when the `python3` on PATH is another.
 std::string pymongo_python() {
   for (const std::string& candidate :
        {oid::testing::environment("OID_PYMONGO_PYTHON"),
-        std::string(OID_SOURCE_DIR) + "/build/pymongo-venv/bin/python", std::string("python3")}) {
+        std::string(OID_SOURCE_DIR) + "/build/pymongo-venv/bin/python", std::string("python3"),
+        std::string("/usr/bin/python3")}) {
     if (candidate.empty()) continue;
     if (oid::testing::run_shell(candidate + " -c 'import bson, bson.json_util'").status == 0) {
       return candidate;
