@@ -82,6 +82,11 @@ if [ -x "$bench/client_driverbench" ] && [ -x "$bench/canned_server" ]; then
   kill "$canned_pid"
   rm -f "$canned_log"
 fi
+if [ -x "$bench/connect_bench" ]; then
+  # What opening a connection costs with SCRAM (first vs later: the salted-password cache) and TLS.
+  "$bench/connect_bench" --uri "$MONGODB_AUTH_URI" --count 3
+  [ -z "$MONGODB_TLS_URI" ] || "$bench/connect_bench" --uri "$MONGODB_TLS_URI" --count 3
+fi
 
 step "formatting (clang-format 14)"
 git ls-files -- '*.hpp' '*.cpp' | xargs clang-format-14 --dry-run -Werror
