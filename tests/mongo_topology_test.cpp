@@ -68,6 +68,11 @@ class replica_set {
     std::lock_guard lock(mutex_);
     seen_.clear();
   }
+  // Member `i` stops answering: it closes every connection at its next message, hello included.
+  void silence(int i) {
+    std::lock_guard lock(mutex_);
+    silenced_[static_cast<std::size_t>(i)] = true;
+  }
 
  private:
   document hello(int i) {
@@ -87,6 +92,13 @@ class replica_set {
 
   void serve(peer& p, int i) {
     while (auto m = p.read()) {
+      {
+        std::lock_guard lock(mutex_);
+        if (silenced_[static_cast<std::size_t>(i)]) {
+          p.close();
+          return;
+        }
+      }
       const std::string name = command_name(*m);
       if (name == "hello" || name == "isMaster" || name == "ismaster") {
         const document h = hello(i);
@@ -135,6 +147,7 @@ class replica_set {
   std::mutex mutex_;
   int primary_ = 1, step_down_to_ = -1, step_down_code_ = 10107;
   std::vector<std::string> seen_;
+  std::array<bool, 3> silenced_{};
   std::array<std::string, 3> addresses_;
   std::array<std::unique_ptr<script_server>, 3> servers_;
 };
@@ -283,6 +296,39 @@ TEST(MongoTopologyTest, AnUnreachableMemberIsUnknownWithItsError) {
   EXPECT_EQ(r.error().code, errc::timeout);
   EXPECT_NE(r.error().message.find(dead + " Unknown (last error: "), std::string::npos)
       << r.error().message;
+}
+
+TEST(MongoTopologyTest, AMemberThatStopsAnsweringBecomesUnknownAndReadsAvoidIt) {
+  replica_set rs;
+  auto c = mongo::client::create(rs.uri(1, "&readPreference=secondary")).value();
+  const auto type_of = [&c](const std::string& address) {
+    const auto t = c.topology();
+    const auto s = t.servers.find(address);
+    return s == t.servers.end() ? mongo::server_type::unknown : s->second.type;
+  };
+  // Both secondaries known, then member 0 goes quiet.
+  for (int i = 0; i < 500 && (type_of(rs.address(0)) != mongo::server_type::rs_secondary ||
+                              type_of(rs.address(2)) != mongo::server_type::rs_secondary);
+       ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(type_of(rs.address(0)), mongo::server_type::rs_secondary);
+  ASSERT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+  rs.silence(0);
+  // Its monitor's next hello (heartbeatFrequencyMS=500) fails, and so does the one retry on a new
+  // connection: Unknown. The bound is generous: this waits for a state, it does not time it.
+  for (int i = 0; i < 1000 && type_of(rs.address(0)) != mongo::server_type::unknown; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(type_of(rs.address(0)), mongo::server_type::unknown);
+  rs.forget();
+  for (int i = 0; i < 6; ++i) {
+    auto cur = c.collection("db", "c").find();
+    ASSERT_TRUE(cur.has_value()) << cur.error().message;
+  }
+  const auto seen = rs.seen();
+  ASSERT_EQ(seen.size(), 6u);
+  for (const auto& s : seen) EXPECT_EQ(s, "2 find secondary");
 }
 
 TEST(MongoTopologyTest, ListenersSeeTopologyHeartbeatAndCommandEvents) {
