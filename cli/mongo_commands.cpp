@@ -497,6 +497,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     cmd->final_callback([&ctx, o] { run_find(ctx, *o); });
   }
   add_mongo_tool_commands(*mongo, ctx);
+  add_mongo_crud_commands(*mongo, ctx);
 }
 
 }  // namespace oid::cli

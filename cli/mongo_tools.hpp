@@ -51,6 +51,8 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx);     // mongo_dump.cp
 void add_mongo_restore_command(CLI::App& mongo, context& ctx);  // mongo_restore.cpp
 void add_mongo_transfer_commands(CLI::App& mongo,
                                  context& ctx);  // mongo_transfer.cpp: export, import
+/// Registers `count`, `update`, `delete`, `aggregate`, `indexes` and `drop` (mongo_crud.cpp).
+void add_mongo_crud_commands(CLI::App& mongo, context& ctx);
 
 /// Calls `work(i)` for every i in [0, count) on at most `threads` threads (at least one); each
 /// index once. `work` must not throw.

@@ -1,0 +1,269 @@
+// oid mongo count | update | delete | aggregate | indexes list|create|drop | drop: the rest of the
+// collection operations, one subcommand each.
+#include <iterator>
+#include <memory>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
+#include <oid/mongo/client.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "mongo_tools.hpp"
+#include "text_io.hpp"
+
+namespace oid::cli {
+
+namespace {
+
+struct crud_options {
+  std::string uri, ns, filter, update, pipeline, since, until, keys, name;
+  bool many = false, upsert = false, unique = false, all = false;
+};
+
+// The collection of `o.ns` on a new client; nullopt (reported) when the client is refused.
+std::optional<mongo::collection> collection_of(context& ctx, const crud_options& o) {
+  const auto [db, coll] = namespace_of(o.ns);
+  auto c = make_client(ctx, o.uri);
+  if (!c) return std::nullopt;
+  return c->collection(db, coll);
+}
+
+// Prints the cursor's documents as relaxed Extended JSON lines, as `find` does.
+void print_documents(context& ctx, mongo::cursor& cur) {
+  output_buffer out(ctx.out);
+  std::string line;
+  while (true) {
+    auto more = cur.next();
+    if (!more) return report(ctx, more.error());
+    if (!*more) break;
+    line.clear();
+    bson::to_json(cur.current(), bson::json_mode::relaxed, line);
+    line += '\n';
+    out.write(line);
+    if (!ctx.out) break;
+  }
+}
+
+// ---- count ----------------------------------------------------------------------------------
+
+void run_count(context& ctx, const crud_options& o) {
+  namespace_of(o.ns);  // a usage error before anything else
+  std::optional<bson::document> filter = bson::document();
+  if (!o.filter.empty() && !(filter = json_argument(ctx, "--filter", o.filter))) return;
+  bool times_ok = true;
+  const auto since = time_argument(ctx, "--since", o.since, times_ok);
+  const auto until = time_argument(ctx, "--until", o.until, times_ok);
+  if (!times_ok) return;
+  auto f = mongo::created_between_filter(since, until, filter->view());
+  if (!f) {
+    ctx.err << "oid: --since/--until: " << f.error().message() << '\n';
+    return ctx.bad_input();
+  }
+  auto coll = collection_of(ctx, o);
+  if (!coll) return;
+  auto n = coll->count_documents(f->view());
+  if (!n) return report(ctx, n.error());
+  ctx.out << *n << " documents\n";
+}
+
+// ---- update and delete ----------------------------------------------------------------------
+
+void run_update(context& ctx, const crud_options& o) {
+  namespace_of(o.ns);
+  auto filter = json_argument(ctx, "FILTER", o.filter);
+  if (!filter) return;
+  auto update = json_argument(ctx, "UPDATE", o.update);
+  if (!update) return;
+  auto coll = collection_of(ctx, o);
+  if (!coll) return;
+  mongo::write_options wo;
+  wo.upsert = o.upsert;
+  auto r = o.many ? coll->update_many(filter->view(), update->view(), wo)
+                  : coll->update_one(filter->view(), update->view(), wo);
+  if (!r) return report(ctx, r.error());
+  ctx.out << "matched " << r->matched << ", modified " << r->modified;
+  if (r->upserted_id) {
+    // An ObjectId as its hex, any other _id as Extended JSON (as `insert` prints them).
+    std::string id = bson::to_json(r->upserted_id->view());
+    if (const auto e = r->upserted_id->view().find("_id")) {
+      if (const auto object_id = e->get_object_id()) id = object_id->to_hex();
+    }
+    ctx.out << ", upserted " << id;
+  }
+  ctx.out << '\n';
+}
+
+void run_delete(context& ctx, const crud_options& o) {
+  namespace_of(o.ns);
+  auto filter = json_argument(ctx, "FILTER", o.filter);
+  if (!filter) return;
+  auto coll = collection_of(ctx, o);
+  if (!coll) return;
+  auto n = o.many ? coll->delete_many(filter->view()) : coll->delete_one(filter->view());
+  if (!n) return report(ctx, n.error());
+  ctx.out << "deleted " << *n << '\n';
+}
+
+// ---- aggregate ------------------------------------------------------------------------------
+
+void run_aggregate(context& ctx, const crud_options& o) {
+  namespace_of(o.ns);
+  // The array is read as the value of a one-field document; offsets are taken back to the text.
+  static constexpr std::string_view prefix = "{\"pipeline\":";
+  const std::string wrapped = std::string(prefix) + o.pipeline + "\n}";
+  auto d = bson::from_json(wrapped);
+  if (!d) {
+    const std::size_t offset =
+        d.error().offset > prefix.size() ? d.error().offset - prefix.size() : 0;
+    const auto where = bson::position_of(o.pipeline, offset);
+    ctx.err << "oid: PIPELINE: " << d.error().message() << " at column " << where.column << '\n';
+    return ctx.bad_input();
+  }
+  const auto doc = d->view();
+  const auto stages = doc.find("pipeline");
+  if (std::next(doc.begin()) != doc.end() || !stages || !stages->get_array()) {
+    ctx.err << "oid: PIPELINE: expected a JSON array of stages, e.g. '[{\"$match\": {}}]'\n";
+    return ctx.bad_input();
+  }
+  const bson::document_view array = *stages->get_array();
+  std::vector<bson::document_view> pipeline;
+  for (const auto& stage : array) {
+    const auto s = stage.get_document();
+    if (!s) {
+      ctx.err << "oid: PIPELINE: stage " << pipeline.size() + 1 << " is not a document\n";
+      return ctx.bad_input();
+    }
+    pipeline.push_back(*s);
+  }
+  auto coll = collection_of(ctx, o);
+  if (!coll) return;
+  auto cur = coll->aggregate(pipeline);
+  if (!cur) return report(ctx, cur.error());
+  print_documents(ctx, *cur);
+}
+
+// ---- indexes and drop -----------------------------------------------------------------------
+
+void run_indexes_list(context& ctx, const crud_options& o) {
+  auto coll = collection_of(ctx, o);
+  if (!coll) return;
+  auto list = coll->list_indexes();
+  if (!list) return report(ctx, list.error());
+  for (const auto& spec : *list) ctx.out << bson::to_json(spec.view()) << '\n';
+}
+
+void run_indexes_create(context& ctx, const crud_options& o) {
+  namespace_of(o.ns);
+  auto keys = json_argument(ctx, "KEYS", o.keys);
+  if (!keys) return;
+  auto coll = collection_of(ctx, o);
+  if (!coll) return;
+  mongo::index_model model;
+  model.keys = keys->view();
+  model.options.unique = o.unique;
+  model.options.name = o.name;
+  auto names = coll->create_indexes({&model, 1});
+  if (!names) return report(ctx, names.error());
+  ctx.out << "created index " << (names->empty() ? o.name : names->front()) << '\n';
+}
+
+void run_indexes_drop(context& ctx, const crud_options& o) {
+  namespace_of(o.ns);
+  if (o.all == !o.name.empty()) {
+    throw CLI::ValidationError("NAME", "give an index NAME or --all, not both or neither");
+  }
+  auto coll = collection_of(ctx, o);
+  if (!coll) return;
+  auto r = o.all ? coll->drop_indexes() : coll->drop_index(o.name);
+  if (!r) return report(ctx, r.error());
+  if (o.all) {
+    ctx.out << "dropped every index but _id_\n";
+  } else {
+    ctx.out << "dropped index " << o.name << '\n';
+  }
+}
+
+void run_drop(context& ctx, const crud_options& o) {
+  auto coll = collection_of(ctx, o);
+  if (!coll) return;
+  auto r = coll->drop();
+  if (!r) return report(ctx, r.error());
+  ctx.out << "dropped " << o.ns << '\n';
+}
+
+// A subcommand of `parent` taking URI and DB.COLL; its options go to a crud_options it shares.
+CLI::App* add(CLI::App& parent, const char* name, const char* description,
+              const std::shared_ptr<crud_options>& o) {
+  auto* cmd = parent.add_subcommand(name, description);
+  cmd->add_option("URI", o->uri, "Connection string")->required();
+  cmd->add_option("DB.COLL", o->ns, "Database and collection, e.g. shop.orders")->required();
+  return cmd;
+}
+
+}  // namespace
+
+void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
+  {
+    auto o = std::make_shared<crud_options>();
+    auto* cmd = add(mongo, "count", "Print how many documents match", o);
+    cmd->add_option("--filter", o->filter, "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
+    cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
+    cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
+    cmd->final_callback([&ctx, o] { run_count(ctx, *o); });
+  }
+  {
+    auto o = std::make_shared<crud_options>();
+    auto* cmd = add(mongo, "update", "Apply update operators to the first match (or all)", o);
+    cmd->add_option("FILTER", o->filter, "Query filter as Extended JSON")->required();
+    cmd->add_option("UPDATE", o->update, "Update operators, e.g. '{\"$set\": {\"n\": 2}}'")
+        ->required();
+    cmd->add_flag("--many", o->many, "Update every match, not only the first");
+    cmd->add_flag("--upsert", o->upsert, "Insert a document when none matches");
+    cmd->final_callback([&ctx, o] { run_update(ctx, *o); });
+  }
+  {
+    auto o = std::make_shared<crud_options>();
+    auto* cmd = add(mongo, "delete", "Delete the first match (or all)", o);
+    cmd->add_option("FILTER", o->filter, "Query filter as Extended JSON")->required();
+    cmd->add_flag("--many", o->many, "Delete every match, not only the first");
+    cmd->final_callback([&ctx, o] { run_delete(ctx, *o); });
+  }
+  {
+    auto o = std::make_shared<crud_options>();
+    auto* cmd =
+        add(mongo, "aggregate", "Run a pipeline; print its results as Extended JSON lines", o);
+    cmd->add_option("PIPELINE", o->pipeline,
+                    "A JSON array of stages, e.g. '[{\"$match\": {\"n\": 1}}]'")
+        ->required();
+    cmd->final_callback([&ctx, o] { run_aggregate(ctx, *o); });
+  }
+  {
+    auto* indexes = mongo.add_subcommand("indexes", "List, create or drop a collection's indexes");
+    indexes->require_subcommand(1);
+    auto list = std::make_shared<crud_options>();
+    add(*indexes, "list", "Print each index specification as an Extended JSON line", list)
+        ->final_callback([&ctx, list] { run_indexes_list(ctx, *list); });
+    auto create = std::make_shared<crud_options>();
+    auto* c = add(*indexes, "create", "Create an index on KEYS; print its name", create);
+    c->add_option("KEYS", create->keys, "The key pattern, e.g. '{\"name\": 1, \"n\": -1}'")
+        ->required();
+    c->add_flag("--unique", create->unique, "Reject documents whose key is already present");
+    c->add_option("--name", create->name, "The index name (default: from the keys, e.g. name_1)");
+    c->final_callback([&ctx, create] { run_indexes_create(ctx, *create); });
+    auto drop = std::make_shared<crud_options>();
+    auto* d = add(*indexes, "drop", "Drop the index NAME, or every index but _id_ (--all)", drop);
+    d->add_option("NAME", drop->name, "The index name (oid mongo indexes list shows them)");
+    d->add_flag("--all", drop->all, "Drop every index but _id_");
+    d->final_callback([&ctx, drop] { run_indexes_drop(ctx, *drop); });
+  }
+  {
+    auto o = std::make_shared<crud_options>();
+    add(mongo, "drop", "Drop the collection (one that does not exist is not an error)", o)
+        ->final_callback([&ctx, o] { run_drop(ctx, *o); });
+  }
+}
+
+}  // namespace oid::cli

@@ -1,0 +1,235 @@
+// oid mongo count | update | delete | aggregate | indexes | drop, run in-process against the server
+// of MONGODB_URI (FerretDB under scripts/test.sh); without it the tests skip, and fail under
+// CI=true.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/object_id.hpp>
+#include <oid/time.hpp>
+#include <string>
+#include <vector>
+
+#include "support/run_cli.hpp"
+#include "support/scratch_database.hpp"
+
+namespace {
+
+namespace mongo = oid::mongo;
+using oid::bson::document;
+using oid::testing::run_cli;
+
+document json(std::string_view text) {
+  auto d = oid::bson::from_json(text);
+  EXPECT_TRUE(d.has_value()) << text;
+  return d ? std::move(*d) : document();
+}
+
+// The hex of an ObjectId of time `when` (ISO-8601) whose other bytes are `n`.
+std::string id_at(const char* when, int n) {
+  const auto t = oid::parse_time(when).value();
+  char hex[25];
+  std::snprintf(hex, sizeof hex, "%08llx%016x",
+                static_cast<unsigned long long>(t.time_since_epoch().count()), n);
+  return hex;
+}
+
+class MongoCrudCliTest : public oid::testing::scratch_database_test {
+ protected:
+  MongoCrudCliTest() : scratch_database_test("oid_crud_") {}
+  void SetUp() override {
+    scratch_database_test::SetUp();
+    ns_ = db_ + ".c";
+  }
+  mongo::collection coll() { return client_->collection(db_, "c"); }
+  // Five documents: n 1..5, made on the first day of October 2010 (n 1, 2), November (n 3, 4)
+  // and December (n 5); s "a" for odd n, "b" for even.
+  void fill() {
+    const char* days[] = {"2010-10-01", "2010-10-01", "2010-11-01", "2010-11-01", "2010-12-01"};
+    std::vector<document> docs;
+    for (int n = 1; n <= 5; ++n) {
+      docs.push_back(json(R"({"_id": {"$oid": ")" + id_at(days[n - 1], n) + R"("}, "n": )" +
+                          std::to_string(n) + R"(, "s": ")" + (n % 2 == 1 ? "a" : "b") + "\"}"));
+    }
+    std::vector<oid::bson::document_view> views;
+    for (const auto& d : docs) views.push_back(d.view());
+    auto r = coll().insert_many(views);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+  }
+  // The documents of the collection without their _id, as relaxed Extended JSON, sorted by n.
+  std::vector<std::string> contents() {
+    const auto sort = json(R"({"n": 1})");
+    const auto projection = json(R"({"_id": 0})");
+    mongo::find_options fo;
+    fo.sort = sort.view();
+    fo.projection = projection.view();
+    auto cur = coll().find({}, fo);
+    EXPECT_TRUE(cur.has_value());
+    std::vector<std::string> out;
+    while (cur && cur->next().value_or(false)) out.push_back(oid::bson::to_json(cur->current()));
+    return out;
+  }
+  std::vector<std::string> index_names() {
+    std::vector<std::string> out;
+    const auto list = coll().list_indexes();
+    EXPECT_TRUE(list.has_value());
+    if (!list) return out;
+    for (const auto& spec : *list) {
+      out.emplace_back(spec.view().find("name")->get_string().value_or("?"));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  void expect_run(std::vector<std::string_view> args, const std::string& out) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.out, out);
+  }
+  // Runs `args`, which must fail with `status`, print nothing and say exactly `err`.
+  void expect_refused(std::vector<std::string_view> args, int status, const std::string& err) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.status, status);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, err);
+  }
+
+  std::string ns_;
+};
+
+TEST_F(MongoCrudCliTest, CountWithFilterAndIdTime) {
+  fill();
+  expect_run({"mongo", "count", uri_, ns_}, "5 documents\n");
+  expect_run({"mongo", "count", uri_, ns_, "--filter", R"({"s": "a"})"}, "3 documents\n");
+  expect_run({"mongo", "count", uri_, ns_, "--since", "2010-11-01"}, "3 documents\n");
+  expect_run({"mongo", "count", uri_, ns_, "--since", "2010-10-01", "--until", "2010-11-01"},
+             "2 documents\n");
+  expect_run({"mongo", "count", uri_, ns_, "--filter", R"({"s": "a"})", "--until", "2010-12-01"},
+             "2 documents\n");
+  const std::string none = db_ + ".none";
+  expect_run({"mongo", "count", uri_, none}, "0 documents\n");
+}
+
+TEST_F(MongoCrudCliTest, UpdateOneManyAndUpsert) {
+  fill();
+  expect_run({"mongo", "update", uri_, ns_, R"({"s": "a"})", R"({"$set": {"t": 1}})"},
+             "matched 1, modified 1\n");
+  expect_run({"mongo", "update", uri_, ns_, R"({"s": "a"})", R"({"$set": {"t": 1}})", "--many"},
+             "matched 3, modified 2\n");
+  expect_run({"mongo", "update", uri_, ns_, R"({"n": 9})", R"({"$set": {"t": 2}})"},
+             "matched 0, modified 0\n");
+  expect_run({"mongo", "update", uri_, ns_, R"({"_id": 9, "n": 9})", R"({"$set": {"s": "c"}})",
+              "--upsert"},
+             "matched 0, modified 0, upserted {\"_id\":9}\n");
+  EXPECT_EQ(contents(),
+            (std::vector<std::string>{R"({"n":1,"s":"a","t":1})", R"({"n":2,"s":"b"})",
+                                      R"({"n":3,"s":"a","t":1})", R"({"n":4,"s":"b"})",
+                                      R"({"n":5,"s":"a","t":1})", R"({"n":9,"s":"c"})"}));
+  // An upserted document without an _id in the filter gets an ObjectId: printed as its hex.
+  const auto r = run_cli(
+      {"mongo", "update", uri_, ns_, R"({"n": 10})", R"({"$set": {"s": "d"}})", "--upsert"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string prefix = "matched 0, modified 0, upserted ";
+  ASSERT_EQ(r.out.size(), prefix.size() + 25) << r.out;
+  EXPECT_EQ(r.out.substr(0, prefix.size()), prefix);
+  EXPECT_TRUE(oid::object_id::from_hex(r.out.substr(prefix.size(), 24)).has_value()) << r.out;
+}
+
+TEST_F(MongoCrudCliTest, DeleteOneAndMany) {
+  fill();
+  expect_run({"mongo", "delete", uri_, ns_, R"({"s": "b"})"}, "deleted 1\n");
+  expect_run({"mongo", "delete", uri_, ns_, R"({"s": "a"})", "--many"}, "deleted 3\n");
+  expect_run({"mongo", "delete", uri_, ns_, R"({"s": "a"})", "--many"}, "deleted 0\n");
+  EXPECT_EQ(contents(), (std::vector<std::string>{R"({"n":4,"s":"b"})"}));
+}
+
+TEST_F(MongoCrudCliTest, AggregatePrintsExtendedJsonLines) {
+  fill();
+  expect_run({"mongo", "aggregate", uri_, ns_,
+              R"([{"$match": {"n": {"$gte": 3}}}, {"$sort": {"n": -1}},
+                  {"$project": {"_id": 0, "n": 1}}])"},
+             "{\"n\":5}\n{\"n\":4}\n{\"n\":3}\n");
+  expect_run({"mongo", "aggregate", uri_, ns_,
+              R"([{"$group": {"_id": "$s", "total": {"$sum": "$n"}}}, {"$sort": {"_id": 1}}])"},
+             "{\"_id\":\"a\",\"total\":9}\n{\"_id\":\"b\",\"total\":6}\n");
+  const auto all = run_cli({"mongo", "aggregate", uri_, ns_, R"([{"$sort": {"n": 1}}])"});
+  EXPECT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(oid::testing::lines(all.out).size(), 5u);
+  EXPECT_EQ(oid::testing::lines(all.out).front(),
+            R"({"_id":{"$oid":")" + id_at("2010-10-01", 1) + R"("},"n":1,"s":"a"})");
+}
+
+TEST_F(MongoCrudCliTest, IndexesCreateListDrop) {
+  fill();
+  expect_run({"mongo", "indexes", "create", uri_, ns_, R"({"n": 1})", "--unique"},
+             "created index n_1\n");
+  expect_run({"mongo", "indexes", "create", uri_, ns_, R"({"s": 1, "n": -1})", "--name", "by_s"},
+             "created index by_s\n");
+  EXPECT_EQ(index_names(), (std::vector<std::string>{"_id_", "by_s", "n_1"}));
+  const auto list = run_cli({"mongo", "indexes", "list", uri_, ns_});
+  EXPECT_EQ(list.status, 0) << list.err;
+  auto specs = oid::testing::lines(list.out);
+  std::sort(specs.begin(), specs.end());
+  EXPECT_EQ(specs, (std::vector<std::string>{R"({"v":2,"key":{"_id":1},"name":"_id_"})",
+                                             R"({"v":2,"key":{"n":1},"name":"n_1","unique":true})",
+                                             R"({"v":2,"key":{"s":1,"n":-1},"name":"by_s"})"}));
+  // The unique index refuses a second n 1.
+  const auto dup = run_cli({"mongo", "update", uri_, ns_, R"({"n": 2})", R"({"$set": {"n": 1}})"});
+  EXPECT_EQ(dup.status, 1);
+  EXPECT_EQ(dup.out, "");
+  // The server's words: MongoDB says E11000, FerretDB its SQLite constraint.
+  EXPECT_EQ(dup.err.rfind("oid: update: ", 0), 0u) << dup.err;
+  EXPECT_EQ(contents()[1], R"({"n":2,"s":"b"})");
+  expect_run({"mongo", "indexes", "drop", uri_, ns_, "n_1"}, "dropped index n_1\n");
+  EXPECT_EQ(index_names(), (std::vector<std::string>{"_id_", "by_s"}));
+  expect_run({"mongo", "indexes", "drop", uri_, ns_, "--all"}, "dropped every index but _id_\n");
+  EXPECT_EQ(index_names(), (std::vector<std::string>{"_id_"}));
+}
+
+TEST_F(MongoCrudCliTest, DropTheCollection) {
+  fill();
+  expect_run({"mongo", "drop", uri_, ns_}, "dropped " + ns_ + "\n");
+  EXPECT_EQ(contents(), std::vector<std::string>{});
+  expect_run({"mongo", "drop", uri_, ns_}, "dropped " + ns_ + "\n");  // gone: not an error
+}
+
+TEST_F(MongoCrudCliTest, BadInputIsReportedWithWhatAndWhere) {
+  fill();
+  // Bad Extended JSON: exit 1, naming the argument and the column.
+  expect_refused({"mongo", "count", uri_, ns_, "--filter", R"({"n": })"}, 1,
+                 "oid: --filter: invalid JSON at column 7\n");
+  expect_refused({"mongo", "update", uri_, ns_, R"({"n" 1})", R"({"$set": {"t": 1}})"}, 1,
+                 "oid: FILTER: invalid JSON at column 6\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", R"({"$set": {"t": })"}, 1,
+                 "oid: UPDATE: invalid JSON at column 16\n");
+  expect_refused({"mongo", "delete", uri_, ns_, "{,}"}, 1,
+                 "oid: FILTER: invalid JSON at column 2\n");
+  expect_refused({"mongo", "aggregate", uri_, ns_, R"([{"$match": }])"}, 1,
+                 "oid: PIPELINE: invalid JSON at column 13\n");
+  expect_refused({"mongo", "aggregate", uri_, ns_, R"({"$match": {}})"}, 1,
+                 "oid: PIPELINE: expected a JSON array of stages, e.g. '[{\"$match\": {}}]'\n");
+  expect_refused({"mongo", "aggregate", uri_, ns_, R"([{"$match": {}}, 1])"}, 1,
+                 "oid: PIPELINE: stage 2 is not a document\n");
+  expect_refused({"mongo", "indexes", "create", uri_, ns_, "{n: 1}"}, 1,
+                 "oid: KEYS: invalid JSON at column 2\n");
+  expect_refused({"mongo", "count", uri_, ns_, "--since", "2010-13-01"}, 1,
+                 "oid: --since: invalid time \"2010-13-01\" at column 6 (ISO-8601 date or "
+                 "date-time, or Unix seconds)\n");
+  // Usage: exit 2.
+  const std::vector<oid::testing::failing_run> usage = {
+      {{"mongo", "count", uri_, "nodot"}, "expected DATABASE.COLLECTION, got 'nodot'"},
+      {{"mongo", "update", uri_, ns_, "{}"}, "UPDATE is required"},
+      {{"mongo", "delete", uri_, ns_}, "FILTER is required"},
+      {{"mongo", "indexes", "drop", uri_, ns_}, "give an index NAME or --all"},
+      {{"mongo", "indexes", "drop", uri_, ns_, "n_1", "--all"}, "give an index NAME or --all"},
+      {{"mongo", "indexes", uri_, ns_}, "A subcommand is required"},
+  };
+  oid::testing::expect_failures(usage, 2);
+  // Nothing was changed by any of them.
+  EXPECT_EQ(contents().size(), 5u);
+}
+
+}  // namespace
