@@ -3,7 +3,7 @@
 # header compiled alone, formatting, then the same tests under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the code threads share under ThreadSanitizer, then each fuzzer for a
 # bounded time.
-#   FUZZ_SECONDS  seconds per fuzzer (default 45: ten fuzzers, and CI has a time budget)
+#   FUZZ_SECONDS  seconds per fuzzer (default 30: eleven fuzzers, and CI has a time budget)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -107,7 +107,7 @@ build/tsan/tests/mongo_tests --gtest_brief=1
 build/tsan/tests/mongo_cmap_tests --gtest_brief=1
 unset TSAN_OPTIONS
 
-step "fuzzers (${FUZZ_SECONDS:-45} s each)"
+step "fuzzers (${FUZZ_SECONDS:-30} s each)"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 for fuzzer in build/fuzz/fuzz/fuzz_*; do
@@ -116,7 +116,7 @@ for fuzzer in build/fuzz/fuzz/fuzz_*; do
   work=$(mktemp -d)
   cp -r "$root/fuzz/corpus/$name/." "$work/" 2>/dev/null || true
   echo "-- $name"
-  "$fuzzer" -max_total_time="${FUZZ_SECONDS:-45}" -print_final_stats=0 -timeout=10 \
+  "$fuzzer" -max_total_time="${FUZZ_SECONDS:-30}" -print_final_stats=0 -timeout=10 \
     -rss_limit_mb=4096 -artifact_prefix="$root/build/fuzz/$name-" "$work" 2>&1 | tail -n 3
   rm -rf "$work"
 done
