@@ -408,22 +408,35 @@ std::optional<std::chrono::sys_seconds> time_argument(context& ctx, const std::s
   return *t;
 }
 
+std::optional<bson::document> created_filter_argument(context& ctx, const std::string& filter_name,
+                                                      const std::string& filter_text,
+                                                      const std::string& since_text,
+                                                      const std::string& until_text) {
+  std::optional<bson::document> filter = bson::document();
+  if (!filter_text.empty() && !(filter = json_argument(ctx, filter_name, filter_text))) {
+    return std::nullopt;
+  }
+  bool times_ok = true;
+  const auto since = time_argument(ctx, "--since", since_text, times_ok);
+  const auto until = time_argument(ctx, "--until", until_text, times_ok);
+  if (!times_ok) return std::nullopt;
+  auto f = mongo::created_between_filter(since, until, filter->view());
+  if (!f) {
+    ctx.err << "oid: --since/--until: " << f.error().message() << '\n';
+    ctx.bad_input();
+    return std::nullopt;
+  }
+  return std::move(*f);
+}
+
 namespace {
 
 void run_find(context& ctx, const find_cli_options& o) {
   const auto [db, coll_name] = namespace_of(o.ns);
-  std::optional<bson::document> filter = bson::document(), sort = bson::document();
-  if (!o.filter.empty() && !(filter = json_argument(ctx, "--filter", o.filter))) return;
+  const auto f = created_filter_argument(ctx, "--filter", o.filter, o.since, o.until);
+  if (!f) return;
+  std::optional<bson::document> sort = bson::document();
   if (!o.sort.empty() && !(sort = json_argument(ctx, "--sort", o.sort))) return;
-  bool times_ok = true;
-  const auto since = time_argument(ctx, "--since", o.since, times_ok);
-  const auto until = time_argument(ctx, "--until", o.until, times_ok);
-  if (!times_ok) return;
-  auto f = mongo::created_between_filter(since, until, filter->view());
-  if (!f) {
-    ctx.err << "oid: --since/--until: " << f.error().message() << '\n';
-    return ctx.bad_input();
-  }
   auto c = make_client(ctx, o.uri);
   if (!c) return;
   mongo::find_options fo;

@@ -51,17 +51,8 @@ void print_documents(context& ctx, mongo::cursor& cur) {
 
 void run_count(context& ctx, const crud_options& o) {
   namespace_of(o.ns);  // a usage error before anything else
-  std::optional<bson::document> filter = bson::document();
-  if (!o.filter.empty() && !(filter = json_argument(ctx, "--filter", o.filter))) return;
-  bool times_ok = true;
-  const auto since = time_argument(ctx, "--since", o.since, times_ok);
-  const auto until = time_argument(ctx, "--until", o.until, times_ok);
-  if (!times_ok) return;
-  auto f = mongo::created_between_filter(since, until, filter->view());
-  if (!f) {
-    ctx.err << "oid: --since/--until: " << f.error().message() << '\n';
-    return ctx.bad_input();
-  }
+  const auto f = created_filter_argument(ctx, "--filter", o.filter, o.since, o.until);
+  if (!f) return;
   auto coll = collection_of(ctx, o);
   if (!coll) return;
   auto n = coll->count_documents(f->view());

@@ -153,17 +153,8 @@ void run_dump(context& ctx, const dump_options& o) {
     ctx.status = exit_usage;
     return;
   }
-  std::optional<bson::document> query = bson::document();
-  if (!o.query.empty() && !(query = json_argument(ctx, "--query", o.query))) return;
-  bool times_ok = true;
-  const auto since = time_argument(ctx, "--since", o.since, times_ok);
-  const auto until = time_argument(ctx, "--until", o.until, times_ok);
-  if (!times_ok) return;
-  const auto filter = mongo::created_between_filter(since, until, query->view());
-  if (!filter) {
-    ctx.err << "oid: --since/--until: " << filter.error().message() << '\n';
-    return ctx.bad_input();
-  }
+  const auto filter = created_filter_argument(ctx, "--query", o.query, o.since, o.until);
+  if (!filter) return;
   auto client = make_client(ctx, o.uri);
   if (!client) return;
   const auto start = std::chrono::steady_clock::now();

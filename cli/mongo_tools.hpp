@@ -42,6 +42,12 @@ std::optional<bson::document> json_argument(context& ctx, const std::string& nam
 /// set to false).
 std::optional<std::chrono::sys_seconds> time_argument(context& ctx, const std::string& name,
                                                       const std::string& text, bool& ok);
+/// The filter of `--FILTER_NAME filter_text` (Extended JSON; empty: all) and `--since`/`--until`
+/// (the ObjectId `_id` time range, `created_between_filter`); nullopt when one is bad (reported).
+std::optional<bson::document> created_filter_argument(context& ctx, const std::string& filter_name,
+                                                      const std::string& filter_text,
+                                                      const std::string& since_text,
+                                                      const std::string& until_text);
 
 // ---- mongo_tools.cpp ------------------------------------------------------------------------
 

@@ -76,14 +76,7 @@ outcome<std::vector<bson::document>> client::list_collections(std::string_view d
       detail::cursor_state::open(state_, std::string(db), "$cmd.listCollections", cmd.view(), 0);
   if (!state) return std::move(state).error();
   mongo::cursor c(std::move(*state));
-  std::vector<bson::document> out;
-  while (true) {
-    auto more = c.next();
-    if (!more) return more.error();
-    if (!*more) break;
-    out.emplace_back(c.current());
-  }
-  return out;
+  return detail::read_all(c);
 }
 
 outcome<handshake_info> client::server() {

@@ -113,4 +113,15 @@ outcome<bool> cursor::next() {
   }
 }
 
+outcome<std::vector<bson::document>> detail::read_all(mongo::cursor& c) {
+  std::vector<bson::document> out;
+  while (true) {
+    auto more = c.next();
+    if (!more) return more.error();
+    if (!*more) break;
+    out.emplace_back(c.current());
+  }
+  return out;
+}
+
 }  // namespace oid::mongo

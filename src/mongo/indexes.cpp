@@ -92,19 +92,12 @@ outcome<std::vector<bson::document>> collection::list_indexes() {
   cmd.append_string("listIndexes", name_);
   cmd.open_document("cursor").close();
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0);
-  std::vector<bson::document> out;
   if (!state) {
-    if (is_namespace_not_found(state.error())) return out;
+    if (is_namespace_not_found(state.error())) return std::vector<bson::document>{};
     return std::move(state).error();
   }
   cursor c(std::move(*state));
-  while (true) {
-    auto more = c.next();
-    if (!more) return more.error();
-    if (!*more) break;
-    out.emplace_back(c.current());
-  }
-  return out;
+  return detail::read_all(c);
 }
 
 outcome<done> collection::drop_index(std::string_view name) {

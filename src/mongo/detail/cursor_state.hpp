@@ -8,10 +8,12 @@
 #include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
+#include <oid/mongo/cursor.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mongo/detail/pool.hpp"
 
@@ -45,5 +47,8 @@ struct cursor_state {
                                                      bson::document_view cmd,
                                                      std::int32_t batch_size);
 };
+
+// Every document left in `c`, copied out (the whole result of listCollections, listIndexes).
+outcome<std::vector<bson::document>> read_all(mongo::cursor& c);
 
 }  // namespace oid::mongo::detail
