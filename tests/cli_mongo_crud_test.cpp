@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
@@ -22,20 +21,10 @@ namespace mongo = oid::mongo;
 using oid::bson::document;
 using oid::testing::run_cli;
 
-document json(std::string_view text) {
-  auto d = oid::bson::from_json(text);
-  EXPECT_TRUE(d.has_value()) << text;
-  return d ? std::move(*d) : document();
-}
+using oid::testing::json;
 
 // The hex of an ObjectId of time `when` (ISO-8601) whose other bytes are `n`.
-std::string id_at(const char* when, int n) {
-  const auto t = oid::parse_time(when).value();
-  char hex[25];
-  std::snprintf(hex, sizeof hex, "%08llx%016x",
-                static_cast<unsigned long long>(t.time_since_epoch().count()), n);
-  return hex;
-}
+std::string id_at(const char* when, int n) { return oid::testing::id_at(when, n).to_hex(); }
 
 class MongoCrudCliTest : public oid::testing::scratch_database_test {
  protected:

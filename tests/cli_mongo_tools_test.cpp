@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <oid/bson/builder.hpp>
@@ -57,20 +56,8 @@ void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-document json(std::string_view text) {
-  auto d = oid::bson::from_json(text);
-  EXPECT_TRUE(d.has_value()) << text;
-  return d ? std::move(*d) : document();
-}
-
-// An ObjectId of time `when` (ISO-8601) whose other bytes are `n`.
-oid::object_id id_at(const char* when, int n) {
-  const auto t = oid::parse_time(when).value();
-  char hex[25];
-  std::snprintf(hex, sizeof hex, "%08llx%016x",
-                static_cast<unsigned long long>(t.time_since_epoch().count()), n);
-  return oid::object_id::from_hex(hex).value();
-}
+using oid::testing::id_at;
+using oid::testing::json;
 
 class MongoToolsCliTest : public oid::testing::scratch_database_test {
  protected:

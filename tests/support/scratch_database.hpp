@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <oid/bson/builder.hpp>
+#include <oid/bson/json_reader.hpp>
 #include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/time.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "support/ci.hpp"
@@ -38,5 +42,21 @@ class scratch_database_test : public ::testing::Test {
   std::string prefix_, uri_, db_;
   std::optional<mongo::client> client_;
 };
+
+/// `text` as a document (Extended JSON); a test failure, and an empty document, when it is not.
+inline bson::document json(std::string_view text) {
+  auto d = bson::from_json(text);
+  EXPECT_TRUE(d.has_value()) << text;
+  return d ? std::move(*d) : bson::document();
+}
+
+/// An ObjectId of time `when` (ISO-8601) whose other bytes are `n`.
+inline object_id id_at(const char* when, int n) {
+  const auto t = parse_time(when).value();
+  char hex[25];
+  std::snprintf(hex, sizeof hex, "%08llx%016x",
+                static_cast<unsigned long long>(t.time_since_epoch().count()), n);
+  return object_id::from_hex(hex).value();
+}
 
 }  // namespace oid::testing
