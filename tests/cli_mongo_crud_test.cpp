@@ -61,17 +61,7 @@ class MongoCrudCliTest : public oid::testing::scratch_database_test {
     while (cur && cur->next().value_or(false)) out.push_back(oid::bson::to_json(cur->current()));
     return out;
   }
-  std::vector<std::string> index_names() {
-    std::vector<std::string> out;
-    const auto list = coll().list_indexes();
-    EXPECT_TRUE(list.has_value());
-    if (!list) return out;
-    for (const auto& spec : *list) {
-      out.emplace_back(spec.view().find("name")->get_string().value_or("?"));
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
+  std::vector<std::string> index_names() { return oid::testing::index_names(coll()); }
   void expect_run(std::vector<std::string_view> args, const std::string& out) {
     const auto r = run_cli(args);
     EXPECT_EQ(r.status, 0) << r.err;

@@ -89,15 +89,7 @@ class MongoToolsCliTest : public oid::testing::scratch_database_test {
     return out;
   }
   std::vector<std::string> index_names(std::string_view name) {
-    std::vector<std::string> out;
-    const auto list = coll(name).list_indexes();
-    EXPECT_TRUE(list.has_value());
-    if (!list) return out;
-    for (const auto& spec : *list) {
-      out.emplace_back(spec.view().find("name")->get_string().value_or("?"));
-    }
-    std::sort(out.begin(), out.end());
-    return out;
+    return oid::testing::index_names(coll(name));
   }
   // The collection's index specifications, as Extended JSON, sorted.
   std::vector<std::string> index_specs(std::string_view name) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
@@ -15,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "support/ci.hpp"
 
@@ -57,6 +59,20 @@ inline object_id id_at(const char* when, int n) {
   std::snprintf(hex, sizeof hex, "%08llx%016x",
                 static_cast<unsigned long long>(t.time_since_epoch().count()), n);
   return object_id::from_hex(hex).value();
+}
+
+/// The names of `c`'s indexes, sorted ("?" for a specification without a string name).
+inline std::vector<std::string> index_names(mongo::collection c) {
+  std::vector<std::string> out;
+  const auto list = c.list_indexes();
+  EXPECT_TRUE(list.has_value());
+  if (!list) return out;
+  for (const auto& spec : *list) {
+    const auto name = spec.view().find("name");
+    out.emplace_back(name ? name->get_string().value_or("?") : "?");
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace oid::testing
