@@ -155,6 +155,26 @@ std::function<void(peer&, int)> answering(std::atomic<bool>* slow_started = null
   };
 }
 
+// A ping sent while another thread's "slow" command holds a connection: its outcome and how long
+// it took.
+struct contended {
+  mongo::outcome<document> ping;
+  std::chrono::steady_clock::duration took;
+};
+contended ping_while_busy(mongo::client& c, const std::atomic<bool>& slow_started) {
+  std::thread first([&] {
+    const document slow = command("slow");
+    EXPECT_TRUE(c.run_command("admin", slow.view()).has_value());
+  });
+  while (!slow_started) std::this_thread::sleep_for(1ms);
+  const auto started = std::chrono::steady_clock::now();
+  const document ping = command("ping");
+  auto second = c.run_command("admin", ping.view());
+  const auto took = std::chrono::steady_clock::now() - started;
+  first.join();
+  return {std::move(second), took};
+}
+
 TEST(MongoPoolTest, EventsForAFewOperationsAgainstTheServer) {
   std::string uri;
   OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri);
@@ -204,16 +224,7 @@ TEST(MongoPoolTest, WithMaxPoolSizeOneTheSecondOperationWaitsForTheConnection) {
   auto c =
       mongo::client::create(server.uri("&maxPoolSize=1&waitQueueTimeoutMS=5000"), log.options())
           .value();
-  std::thread first([&] {
-    const document slow = command("slow");
-    EXPECT_TRUE(c.run_command("admin", slow.view()).has_value());
-  });
-  while (!slow_started) std::this_thread::sleep_for(1ms);
-  const auto started = std::chrono::steady_clock::now();
-  const document ping = command("ping");
-  auto second = c.run_command("admin", ping.view());
-  const auto waited = std::chrono::steady_clock::now() - started;
-  first.join();
+  const auto [second, waited] = ping_while_busy(c, slow_started);
   ASSERT_TRUE(second.has_value()) << second.error().message;
   EXPECT_GE(waited, 100ms);  // it waited for the first operation's connection
   EXPECT_EQ(server.connections(), 1);
@@ -227,16 +238,7 @@ TEST(MongoPoolTest, WaitQueueTimeoutMSEndsTheWaitWithATimeoutNamingThePool) {
   pool_log log;
   auto c = mongo::client::create(server.uri("&maxPoolSize=1&waitQueueTimeoutMS=100"), log.options())
                .value();
-  std::thread first([&] {
-    const document slow = command("slow");
-    EXPECT_TRUE(c.run_command("admin", slow.view()).has_value());
-  });
-  while (!slow_started) std::this_thread::sleep_for(1ms);
-  const auto started = std::chrono::steady_clock::now();
-  const document ping = command("ping");
-  auto second = c.run_command("admin", ping.view());
-  const auto waited = std::chrono::steady_clock::now() - started;
-  first.join();
+  const auto [second, waited] = ping_while_busy(c, slow_started);
   ASSERT_FALSE(second.has_value());
   EXPECT_EQ(second.error().code, errc::timeout) << second.error().message;
   const std::string& why = second.error().message;
