@@ -93,11 +93,18 @@ std::string compare_option(const uri& u, const std::string& key, simdjson::dom::
     as_ms(u.server_selection_timeout());
   } else if (key == "wtimeoutms") {
     as_ms(u.w_timeout());
-  } else if (key == "maxpoolsize") {
+  } else if (key == "maxpoolsize" || key == "minpoolsize" || key == "maxconnecting") {
+    const auto& got = key == "maxpoolsize"   ? u.max_pool_size()
+                      : key == "minpoolsize" ? u.min_pool_size()
+                                             : u.max_connecting();
     int64_t w = 0;
-    if (want.get(w) != simdjson::SUCCESS || !u.max_pool_size() || *u.max_pool_size() != w) {
+    if (want.get(w) != simdjson::SUCCESS || !got || *got != w) {
       why << key << ": want " << simdjson::to_string(want);
     }
+  } else if (key == "maxidletimems") {
+    as_ms(u.max_idle_time());
+  } else if (key == "waitqueuetimeoutms") {
+    as_ms(u.wait_queue_timeout());
   } else if (key == "w") {
     int64_t n = 0;
     std::string_view s;

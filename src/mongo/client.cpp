@@ -40,7 +40,9 @@ outcome<client> client::create(const mongo::uri& u, client_options options) {
     tls = std::move(*made);
   }
   return client(std::make_shared<detail::client_state>(
-      u, detail::listeners{std::move(options.on_topology), std::move(options.on_command)},
+      u,
+      detail::listeners{std::move(options.on_topology), std::move(options.on_command),
+                        std::move(options.on_pool)},
       std::move(tls)));
 }
 

@@ -56,6 +56,10 @@ constexpr std::string_view supported[] = {
     "sockettimeoutms",
     "serverselectiontimeoutms",
     "maxpoolsize",
+    "minpoolsize",
+    "maxconnecting",
+    "maxidletimems",
+    "waitqueuetimeoutms",
     "w",
     "journal",
     "wtimeoutms",
@@ -375,14 +379,24 @@ class uri_parser {
       return as_ms(u_.server_selection_timeout_);
     } else if (key == "wtimeoutms") {
       return as_ms(u_.w_timeout_);
-    } else if (key == "maxpoolsize") {
+    } else if (key == "maxpoolsize" || key == "minpoolsize" || key == "maxconnecting") {
       std::uint32_t n = 0;
       const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
-      if (ec != std::errc{} || ptr != value->data() + value->size() || !all_digits(*value)) {
+      const bool connecting = key == "maxconnecting";
+      if (ec != std::errc{} || ptr != value->data() + value->size() || !all_digits(*value) ||
+          n > std::uint32_t{INT32_MAX} || (connecting && n == 0)) {
         return invalid_value(value_offset, key_written, *value,
-                             "expected a whole number (0 for no limit)");
+                             key == "maxpoolsize" ? "expected a whole number (0 for no limit)"
+                             : connecting         ? "expected a whole number from 1"
+                                                  : "expected a whole number");
       }
-      u_.max_pool_size_ = n;
+      (key == "maxpoolsize" ? u_.max_pool_size_
+       : connecting         ? u_.max_connecting_
+                            : u_.min_pool_size_) = n;
+    } else if (key == "maxidletimems") {
+      return as_ms(u_.max_idle_time_);
+    } else if (key == "waitqueuetimeoutms") {
+      return as_ms(u_.wait_queue_timeout_);
     } else if (key == "w") {
       std::int32_t n = 0;
       const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
@@ -723,6 +737,15 @@ class uri_parser {
                        "option directConnection=true needs exactly one host");
     }
     if (!check_deployment()) return false;
+    if (u_.min_pool_size_ && u_.max_pool_size_.value_or(100) != 0 &&
+        *u_.min_pool_size_ > u_.max_pool_size_.value_or(100)) {
+      return fail_bool(
+          errc::invalid_uri, scheme.size(),
+          "option minPoolSize=" + std::to_string(*u_.min_pool_size_) +
+              " is more than maxPoolSize=" + std::to_string(u_.max_pool_size_.value_or(100)) +
+              (u_.max_pool_size_ ? "" : " (the default)") +
+              ": a pool cannot keep open more connections than it may have");
+    }
     return check_credential();
   }
 

@@ -32,6 +32,7 @@
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/connection.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>
@@ -54,6 +55,12 @@ struct client_options {
   std::function<void(const sdam_event&)> on_topology;
   /// Command monitoring: each command started, succeeded or failed (authentication redacted).
   std::function<void(const command_event&)> on_command;
+  /// Connection pool monitoring (CMAP): each server's pool created, ready, cleared and closed;
+  /// each connection created, ready and closed (with the reason); each check-out started,
+  /// failed (with the reason) or done, and each check-in (oid/mongo/pool_event.hpp). Events of
+  /// one pool arrive in order; they may come from the pool's background thread, and some while
+  /// the client updates its topology.
+  std::function<void(const pool_event&)> on_pool;
 };
 
 /// A MongoDB client. Copies share one topology (a pool per server); thread-safe.

@@ -118,8 +118,24 @@ class uri {
   const std::optional<std::chrono::milliseconds>& server_selection_timeout() const noexcept {
     return server_selection_timeout_;
   }
-  /// `maxPoolSize`: most connections open at once per client (0 = no limit). Default 100.
+  /// `maxPoolSize`: most connections open at once to each server, lent out, idle or being
+  /// opened (0 = no limit). Default 100.
   const std::optional<std::uint32_t>& max_pool_size() const noexcept { return max_pool_size_; }
+  /// `minPoolSize`: connections each server's pool opens in the background and keeps open.
+  /// Default 0; more than a nonzero maxPoolSize is refused.
+  const std::optional<std::uint32_t>& min_pool_size() const noexcept { return min_pool_size_; }
+  /// `maxConnecting`: most connections being opened at once to each server (at least 1).
+  /// Default 2.
+  const std::optional<std::uint32_t>& max_connecting() const noexcept { return max_connecting_; }
+  /// `maxIdleTimeMS`: an idle pooled connection older than this is closed (0 = never). Default 0.
+  const std::optional<std::chrono::milliseconds>& max_idle_time() const noexcept {
+    return max_idle_time_;
+  }
+  /// `waitQueueTimeoutMS`: longest wait for a connection when a pool is at maxPoolSize (0 = only
+  /// the operation's own limit, serverSelectionTimeoutMS). Default 0.
+  const std::optional<std::chrono::milliseconds>& wait_queue_timeout() const noexcept {
+    return wait_queue_timeout_;
+  }
   /// `w` as written when it is a number (`w=0`, `w=1`, ...).
   const std::optional<std::int32_t>& w_number() const noexcept { return w_number_; }
   /// `w` as written when it is not a number (`w=majority`, a tag set name).
@@ -253,7 +269,8 @@ class uri {
   std::optional<std::string> app_name_;
   std::optional<std::chrono::milliseconds> connect_timeout_, socket_timeout_,
       server_selection_timeout_, w_timeout_;
-  std::optional<std::uint32_t> max_pool_size_;
+  std::optional<std::uint32_t> max_pool_size_, min_pool_size_, max_connecting_;
+  std::optional<std::chrono::milliseconds> max_idle_time_, wait_queue_timeout_;
   std::optional<std::int32_t> w_number_;
   std::optional<std::string> w_tag_;
   std::optional<bool> journal_;

@@ -274,7 +274,9 @@ connection_pool::connection_pool(mongo::host h, pool_options options, connection
   state_->emit(pool_created_event{state_->address, state_->options});
   state_->deliver();
   if (state_->options.maintenance_interval.count() > 0) {
-    state_->maintenance = std::thread([s = state_.get()] { s->maintain(); });
+    // The thread shares the state, so that a pool destroyed from its own background thread (an
+    // error handler that drops the last reference) can let the thread finish on its own.
+    state_->maintenance = std::thread([s = state_] { s->maintain(); });
   }
 }
 
@@ -285,10 +287,16 @@ connection_pool::~connection_pool() {
     state_->stopping = true;
     state_->maintenance_wake.notify_all();
   }
-  if (state_->maintenance.joinable()) state_->maintenance.join();
+  if (!state_->maintenance.joinable()) return;
+  if (state_->maintenance.get_id() == std::this_thread::get_id()) {
+    state_->maintenance.detach();  // it sees `stopping` and returns when this call unwinds
+  } else {
+    state_->maintenance.join();
+  }
 }
 
-outcome<pooled_connection> connection_pool::check_out(pool_clock::time_point deadline) {
+outcome<pooled_connection> connection_pool::check_out(pool_clock::time_point deadline,
+                                                      check_out_failed_reason* reason) {
   pool_state& s = *state_;
   const auto started = pool_clock::now();
   std::vector<connection> doomed;
@@ -296,6 +304,7 @@ outcome<pooled_connection> connection_pool::check_out(pool_clock::time_point dea
   s.emit(connection_check_out_started_event{s.address});
 
   const auto fail = [&](check_out_failed_reason why, failure f) -> outcome<pooled_connection> {
+    if (reason) *reason = why;
     s.emit(connection_check_out_failed_event{s.address, why, pool_clock::now() - started});
     lock.unlock();
     doomed.clear();

@@ -79,8 +79,9 @@ class pooled_connection {
 
 /// The pool of one server. Created paused: `ready()` (SDAM calls it after a successful check)
 /// lets it lend connections. Not copyable or movable; destroying it closes it and waits for its
-/// background thread (at most one connection attempt). Connections still checked out stay valid
-/// and are closed when checked in.
+/// background thread (at most one connection attempt; when destroyed on that thread itself, the
+/// thread ends on its own). Connections still checked out stay valid and are closed when checked
+/// in.
 class connection_pool {
  public:
   /// A pool of connections to `h` opened by `factory`. Emits pool_created_event. `on_error` is
@@ -97,8 +98,10 @@ class connection_pool {
   /// connection is bounded by `deadline` and the factory's own limits. Errors: pool_closed (the
   /// pool is closed), pool_cleared (the pool is paused: it was cleared, while this request waited
   /// or before, and not made ready since; retryable, and not an error that changes the topology),
-  /// timeout (the wait), and the factory's failures (opening the connection failed).
-  outcome<pooled_connection> check_out(pool_clock::time_point deadline);
+  /// timeout (the wait), and the factory's failures (opening the connection failed). On
+  /// failure, `reason` (when given) receives the reason the check_out_failed event names.
+  outcome<pooled_connection> check_out(pool_clock::time_point deadline,
+                                       check_out_failed_reason* reason = nullptr);
 
   /// Gives `c` back now (as its destruction would). The connection is closed instead of kept
   /// when it is broken, stale (older than the last clear) or the pool is closed. Errors:

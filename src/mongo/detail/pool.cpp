@@ -19,7 +19,8 @@ client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_
   options.auth = credential::from(uri);
   // One cache per client: its connections after the first skip PBKDF2.
   if (options.auth) options.scram_cache = std::make_shared<scram_cache>();
-  topology = std::make_unique<mongo::detail::topology>(uri, options, events.on_topology);
+  topology =
+      std::make_unique<mongo::detail::topology>(uri, options, events.on_topology, events.on_pool);
 }
 
 outcome<lease> client_state::acquire() {
@@ -32,35 +33,30 @@ outcome<lease> client_state::acquire(const mongo::read_preference& preference,
   while (true) {
     auto server = topology->select(preference, kind, deadline);
     if (!server) return std::move(server).error();
-    const auto started = clock::now();
-    const std::uint64_t generation = server->pool->generation();
-    auto c = server->pool->check_out(deadline);
+    // Without monitors nothing else makes a cleared pool ready again: this operation's
+    // connection is the next check.
+    if (!topology->monitored()) server->pool->ready();
+    check_out_failed_reason why = check_out_failed_reason::connection_error;
+    auto c = server->pool->check_out(deadline, &why);
     if (c) {
-      server_type type = server->type;
-      if (c->fresh && !topology->monitored()) {
-        // Single topology: the handshake is the check that describes the server.
-        const double rtt =
-            std::chrono::duration<double, std::milli>(clock::now() - started).count();
-        topology->on_hello(server->address, c->conn.server().hello.view(), rtt);
-        type = topology->type_of(server->address);
-      }
-      lease l(shared_from_this(), server->pool, std::move(*c), server->address);
+      // Without monitors, a new connection's handshake has just described the server.
+      const server_type type =
+          topology->monitored() ? server->type : topology->type_of(server->address);
+      lease l(shared_from_this(), std::move(*c), server->address);
       if (kind == operation_kind::read) {
         l.read_preference = preference.to_command_field(server->topology, type);
       }
       return l;
     }
+    // The pool's failures to open a connection have gone to SDAM already (topology::factory_for).
     const errc code = c.error().code;
-    if (clock::now() < deadline || code != errc::timeout) {
-      // A connection that could not be opened (not a pool that stayed full).
-      application_error e;
-      e.address = server->address;
-      e.generation = generation;
-      e.phase = error_phase::before_handshake;
-      e.kind = code == errc::timeout ? error_kind::timeout : error_kind::network;
-      e.message = c.error().message;
-      topology->on_application_error(e);
+    if (code == errc::pool_cleared || code == errc::pool_closed) {
+      // Cleared (the server was marked Unknown) or removed since it was selected: select again.
+      if (clock::now() >= deadline) return std::move(c).error();
+      continue;
     }
+    // No connection came free within waitQueueTimeoutMS or the time left: nothing to retry.
+    if (why == check_out_failed_reason::timeout) return std::move(c).error();
     // An old server, one that refused the credential, or a certificate that failed its checks
     // will not change its mind; with monitors, the operation fails as drivers' do when a
     // connection cannot be checked out.

@@ -12,6 +12,7 @@
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/connection.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/server_selection.hpp>
@@ -22,8 +23,8 @@
 #include <string_view>
 #include <utility>
 
+#include "mongo/detail/connection_pool.hpp"
 #include "mongo/detail/scram.hpp"
-#include "mongo/detail/server_pool.hpp"
 #include "mongo/detail/topology.hpp"
 
 namespace oid::mongo::detail {
@@ -34,6 +35,7 @@ struct lease;
 struct listeners {
   std::function<void(const sdam_event&)> on_topology;
   std::function<void(const command_event&)> on_command;
+  std::function<void(const pool_event&)> on_pool;
 };
 
 // Shared by a client and its copies, collections and cursors; the last one to go closes the
@@ -56,30 +58,24 @@ struct client_state : std::enable_shared_from_this<client_state> {
   std::unique_ptr<mongo::detail::topology> topology;
 };
 
-// A connection borrowed from a server's pool; returned (or, when broken or of an old
-// generation, closed) on destruction.
+// A connection checked out of a server's pool; checked in on destruction (and then closed
+// when it is broken, or older than the pool's last clear).
 struct lease {
-  lease(std::shared_ptr<client_state> s, std::shared_ptr<server_pool> p, pooled_connection&& c,
-        std::string a)
+  lease(std::shared_ptr<client_state> s, pooled_connection&& c, std::string a)
       : state(std::move(s)),
-        pool(std::move(p)),
-        conn(std::move(c.conn)),
-        generation(c.generation),
+        conn(std::move(c)),
+        generation(conn.generation()),
         address(std::move(a)) {}
   lease(lease&&) noexcept = default;
   lease& operator=(lease&&) = delete;
   lease(const lease&) = delete;
-  ~lease() {
-    if (pool && conn) pool->check_in(pooled_connection{std::move(*conn), generation, false});
-  }
   connection& operator*() { return *conn; }
-  connection* operator->() { return &*conn; }
+  connection* operator->() { return conn.operator->(); }
 
-  std::shared_ptr<client_state> state;
-  std::shared_ptr<server_pool> pool;
-  std::optional<connection> conn;
-  std::uint64_t generation = 0;
-  std::string address;  // as the topology names the server
+  std::shared_ptr<client_state> state;  // declared first: outlives `conn`'s check-in
+  pooled_connection conn;
+  std::uint64_t generation = 0;  // the pool's, when the connection was opened
+  std::string address;           // as the topology names the server
   // The `$readPreference` this lease's next commands carry, if any.
   std::optional<bson::document> read_preference;
 };

@@ -8,18 +8,20 @@ namespace oid::mongo::detail {
 
 namespace {
 
-// "host:port" as a connection string writes it ("[::1]:27017"; a socket path as is).
-std::string address_of(const mongo::host& h) {
-  switch (h.type) {
-  case host::kind::unix_socket: return h.name;
-  case host::kind::ip_literal: return "[" + h.name + "]:" + std::to_string(h.port_or_default());
-  default: return h.name + ":" + std::to_string(h.port_or_default());
-  }
-}
-
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock::now().time_since_epoch())
       .count();
+}
+
+// The connection string's pool options (CMAP's defaults where it has none).
+mongo::pool_options pool_limits_of(const mongo::uri& u) {
+  mongo::pool_options o;
+  o.max_pool_size = u.max_pool_size().value_or(o.max_pool_size);
+  o.min_pool_size = u.min_pool_size().value_or(o.min_pool_size);
+  o.max_connecting = u.max_connecting().value_or(o.max_connecting);
+  o.max_idle_time = u.max_idle_time().value_or(o.max_idle_time);
+  o.wait_queue_timeout = u.wait_queue_timeout().value_or(o.wait_queue_timeout);
+  return o;
 }
 
 std::string describe(const read_preference& p) {
@@ -44,10 +46,11 @@ std::string describe(const read_preference& p) {
 }  // namespace
 
 topology::topology(const mongo::uri& u, const connection_options& pool_options,
-                   std::function<void(const sdam_event&)> listener)
+                   std::function<void(const sdam_event&)> listener, pool_listener on_pool)
     : pool_options_(pool_options),
-      max_pool_size_(u.max_pool_size().value_or(100)),
+      pool_limits_(pool_limits_of(u)),
       listener_(std::move(listener)),
+      pool_listener_(std::move(on_pool)),
       selection_timeout_(u.server_selection_timeout().value_or(std::chrono::milliseconds(30'000))) {
   monitor_options_.connection = pool_options;
   monitor_options_.connection.auth.reset();
@@ -100,6 +103,12 @@ void topology::apply(const std::function<topology_update(const topology_descript
       for (const auto& a : update.cleared_pools) {
         if (const auto p = pools_.find(a); p != pools_.end()) p->second->clear();
       }
+      // A server a check found (or a load balancer) may be lent connections; done under the
+      // lock, so that selection never picks a known server whose pool is still paused.
+      for (const auto& [address, server] : description_.servers) {
+        if (server.type == server_type::unknown) continue;
+        if (const auto p = pools_.find(address); p != pools_.end()) p->second->ready();
+      }
       for (const auto& a : update.check_now) {
         if (const auto m = monitors_.find(a); m != monitors_.end()) m->second->request_check();
       }
@@ -115,10 +124,14 @@ void topology::sync_servers() {
   for (const auto& [address, server] : description_.servers) {
     if (pools_.find(address) != pools_.end()) continue;
     const mongo::host h = host_of(address);
-    pools_.emplace(address, std::make_shared<server_pool>(h, pool_options_, max_pool_size_));
+    auto pool =
+        std::make_shared<connection_pool>(h, pool_limits_, factory_for(address), pool_listener_);
     if (monitored_) {
       monitors_.emplace(address, std::make_unique<monitor>(*this, address, h, monitor_options_));
+    } else {
+      pool->ready();  // no monitor: the first handshake is the check
     }
+    pools_.emplace(address, std::move(pool));
   }
   for (auto p = pools_.begin(); p != pools_.end();) {
     if (description_.servers.find(p->first) != description_.servers.end()) {
@@ -126,6 +139,7 @@ void topology::sync_servers() {
       continue;
     }
     p->second->close();
+    retired_pools_.push_back(std::move(p->second));
     p = pools_.erase(p);
   }
   for (auto m = monitors_.begin(); m != monitors_.end();) {
@@ -140,9 +154,11 @@ void topology::sync_servers() {
 }
 
 void topology::reap() {
+  std::vector<std::shared_ptr<connection_pool>> closed_pools;
   std::vector<std::unique_ptr<monitor>> done;
   {
     std::lock_guard lock(mutex_);
+    closed_pools.swap(retired_pools_);
     for (auto m = retired_.begin(); m != retired_.end();) {
       if ((*m)->exited() && !(*m)->is_current_thread()) {
         done.push_back(std::move(*m));
@@ -152,7 +168,36 @@ void topology::reap() {
       }
     }
   }
-  // `done` joins (at once: their threads have returned) as it goes.
+  // `done` joins (at once: their threads have returned) as it goes; `closed_pools` waits for
+  // their background threads (at most one connection attempt each).
+}
+
+connection_factory topology::factory_for(const std::string& address) {
+  return [this, address, open = open_with(pool_options_)](const mongo::host& h,
+                                                          pool_clock::time_point deadline) {
+    const std::uint64_t generation = pool_generation(address);
+    const auto started = clock::now();
+    auto c = open(h, deadline);
+    if (!c) {
+      application_error e;
+      e.address = address;
+      e.generation = generation;
+      e.phase = error_phase::before_handshake;
+      e.kind = c.error().code == errc::timeout ? error_kind::timeout : error_kind::network;
+      e.message = c.error().message;
+      on_application_error(e);
+    } else if (!monitored_) {
+      // Single or LoadBalanced: the handshake is the check that describes the server.
+      on_hello(address, c->server().hello.view(),
+               std::chrono::duration<double, std::milli>(clock::now() - started).count());
+    }
+    return c;
+  };
+}
+
+std::uint64_t topology::pool_generation(std::string_view address) const {
+  std::lock_guard lock(mutex_);
+  return description_.pool_generation(address);
 }
 
 void topology::publish(const std::vector<sdam_event>& events) {
@@ -235,7 +280,12 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
       std::vector<std::uint64_t> counts;
       for (const auto* s : chosen->in_window) {
         const auto p = pools_.find(s->address);
-        counts.push_back(p == pools_.end() ? 0 : p->second->in_use());
+        if (p == pools_.end()) {
+          counts.push_back(0);
+        } else {
+          const auto n = p->second->count();
+          counts.push_back(n.total - n.available - n.pending);
+        }
       }
       const server_description* s = choose_server(chosen->in_window, counts, random_);
       const auto p = pools_.find(s->address);
@@ -279,6 +329,7 @@ std::string topology::explain(const read_preference& preference, operation_kind 
 }
 
 void topology::close() {
+  std::vector<std::shared_ptr<connection_pool>> closing;
   std::vector<std::unique_ptr<monitor>> stopping;
   std::vector<std::string> addresses;
   {
@@ -292,12 +343,16 @@ void topology::close() {
     for (auto& [address, p] : pools_) {
       p->close();
       addresses.push_back(address);
+      closing.push_back(std::move(p));
     }
+    for (auto& p : retired_pools_) closing.push_back(std::move(p));
     pools_.clear();
+    retired_pools_.clear();
     changed_.notify_all();
   }
   for (auto& m : stopping) m->stop();
   for (auto& m : stopping) m->join();
+  closing.clear();  // joins the pools' background threads, which may have waited for the lock
   std::lock_guard publish_lock(publish_mutex_);
   std::vector<sdam_event> events;
   for (const auto& a : addresses) events.emplace_back(server_closed_event{a});

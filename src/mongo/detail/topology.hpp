@@ -5,6 +5,12 @@
 // Topology Single (directConnection=true, or one host without replicaSet) and LoadBalanced talk
 // to their one server without a monitor: the handshakes of the pool's connections update its
 // description, and selection always returns it (the pool's connection attempts then decide).
+//
+// Each server's pool is a CMAP pool (connection_pool.hpp): created paused, made ready when the
+// server is known (a successful check; without monitors, at once, since each handshake is the
+// check), cleared with SDAM's "mark Unknown and clear the pool". A failure to open one of its
+// connections (on an operation's thread or the pool's background thread) is reported to SDAM as
+// an error before the handshake, with the pool generation the attempt started in.
 #pragma once
 
 #include <chrono>
@@ -25,15 +31,17 @@
 #include <string_view>
 #include <vector>
 
+#include "mongo/detail/connection_pool.hpp"
 #include "mongo/detail/monitor.hpp"
-#include "mongo/detail/server_pool.hpp"
 
 namespace oid::mongo::detail {
+
+using clock = std::chrono::steady_clock;
 
 // The server an operation goes to.
 struct selected_server {
   std::string address;
-  std::shared_ptr<server_pool> pool;
+  std::shared_ptr<connection_pool> pool;
   server_type type = server_type::unknown;
   topology_type topology = topology_type::unknown;
 };
@@ -41,9 +49,10 @@ struct selected_server {
 class topology {
  public:
   // Opens the topology the connection string describes and starts its monitors. Pools open
-  // their connections with `pool_options`; `listener` (may be empty) receives every SDAM event.
+  // their connections with `pool_options` and follow the connection string's pool options;
+  // `listener` (may be empty) receives every SDAM event, `on_pool` every pool's CMAP events.
   topology(const mongo::uri& u, const connection_options& pool_options,
-           std::function<void(const sdam_event&)> listener);
+           std::function<void(const sdam_event&)> listener, pool_listener on_pool = {});
   topology(const topology&) = delete;
   topology& operator=(const topology&) = delete;
   ~topology();  // close()
@@ -84,11 +93,16 @@ class topology {
   void reap();
   void publish(const std::vector<sdam_event>& events);
   std::string explain(const read_preference& preference, operation_kind kind) const;
+  // How the pool of `address` opens a connection: `connection::open`, its failures reported as
+  // application errors before the handshake, and without monitors its handshake as a check.
+  connection_factory factory_for(const std::string& address);
+  std::uint64_t pool_generation(std::string_view address) const;
   mongo::host host_of(const std::string& address) const;
 
   const connection_options pool_options_;
-  const std::size_t max_pool_size_;
+  const mongo::pool_options pool_limits_;
   const std::function<void(const sdam_event&)> listener_;
+  const pool_listener pool_listener_;
   monitor_options monitor_options_;
   selection_options selection_;
   std::chrono::milliseconds selection_timeout_;
@@ -99,7 +113,9 @@ class topology {
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable changed_;
   topology_description description_;
-  std::map<std::string, std::shared_ptr<server_pool>, std::less<>> pools_;
+  std::map<std::string, std::shared_ptr<connection_pool>, std::less<>> pools_;
+  // Closed pools of removed servers, destroyed (joining their threads) outside the locks.
+  std::vector<std::shared_ptr<connection_pool>> retired_pools_;
   std::map<std::string, std::unique_ptr<monitor>, std::less<>> monitors_;
   std::vector<std::unique_ptr<monitor>> retired_;            // stopped, joined later
   std::map<std::string, std::string, std::less<>> removed_;  // address -> why it was removed
