@@ -68,11 +68,11 @@ topology::topology(const mongo::uri& u, const connection_options& pool_options,
   }
   settings.replica_set = u.replica_set();
   settings.load_balanced = u.load_balanced().value_or(false);
-  // One host without replicaSet is used directly, as oid always did.
-  settings.direct_connection = u.direct_connection().value_or(false) ||
-                               (u.hosts().size() == 1 && !u.replica_set() &&
-                                !settings.load_balanced && !u.direct_connection().has_value());
-  monitored_ = !settings.direct_connection.value_or(false) && !settings.load_balanced;
+  // As the SDAM specification says, only directConnection=true makes a Single topology from the
+  // start: one seed without it is Unknown until its monitor's check (a standalone then makes it
+  // Single, a replica set member leads to its set, a mongos to Sharded).
+  settings.direct_connection = u.direct_connection();
+  monitored_ = !u.direct_connection().value_or(false) && !settings.load_balanced;
   auto opened = open_topology(settings);
   apply([&](const topology_description&) { return std::move(opened); });
 }

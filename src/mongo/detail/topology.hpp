@@ -2,9 +2,10 @@
 // SDAM functions), a monitor and a pool per server, server selection that waits for changes, and
 // the SDAM events handed to the application's listener.
 //
-// Topology Single (directConnection=true, or one host without replicaSet) and LoadBalanced talk
-// to their one server without a monitor: the handshakes of the pool's connections update its
+// A topology opened with directConnection=true (Single) or loadBalanced=true (LoadBalanced) talks
+// to its one server without a monitor: the handshakes of the pool's connections update its
 // description, and selection always returns it (the pool's connection attempts then decide).
+// Every other topology, one seed without replicaSet included, has a monitor per server.
 #pragma once
 
 #include <chrono>

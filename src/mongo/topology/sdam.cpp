@@ -38,6 +38,8 @@ class updater {
   explicit updater(topology_description t) : t_(std::move(t)) {}
 
   void apply(server_description d) {
+    // A load balancer is not checked, and no answer or error changes what it is.
+    if (t_.type == topology_type::load_balanced) return;
     const auto it = t_.servers.find(d.address);
     if (it == t_.servers.end()) return;  // a reply from a server removed meanwhile
     if (is_older(d.topology_version, it->second.topology_version)) return;
