@@ -28,6 +28,7 @@
 
 #include "mongo/detail/monitor.hpp"
 #include "mongo/detail/server_pool.hpp"
+#include "mongo/detail/srv_poller.hpp"
 
 namespace oid::mongo::detail {
 
@@ -72,14 +73,16 @@ class topology {
     return selection_.heartbeat_frequency;
   }
 
-  // Stops the monitors (joining their threads), closes the pools and publishes the closing
-  // events. Idempotent.
+  // Stops the SRV poller and the monitors (joining their threads), closes the pools and publishes
+  // the closing events. Idempotent.
   void close();
 
  private:
   // Makes the next description from the current one with `step` and applies it, atomically;
   // then publishes its events (in order) and joins retired monitors that have ended.
   void apply(const std::function<topology_update(const topology_description&)>& step);
+  // Starts the SRV poller of a mongodb+srv:// name (from the constructor).
+  void start_srv_polling(const mongo::uri& u);
   // Adds pools and monitors for new servers and retires those of removed ones (under mutex_).
   void sync_servers();
   void reap();
@@ -106,6 +109,9 @@ class topology {
   std::map<std::string, std::string, std::less<>> removed_;  // address -> why it was removed
   std::mt19937_64 random_{std::random_device{}()};
   bool closed_ = false;
+  // SRV polling, for a mongodb+srv:// name without replicaSet and loadBalanced (see
+  // srv_poller.hpp); stopped by close().
+  std::unique_ptr<srv_poller> poller_;
 };
 
 }  // namespace oid::mongo::detail
