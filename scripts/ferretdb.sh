@@ -89,6 +89,7 @@ port_open() {
 
 start() {
   local pidfile=$1
+  shift
   install_ferretdb
   if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
     die "a server from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
@@ -97,23 +98,15 @@ start() {
   local dir port
   dir=$(mktemp -d "${TMPDIR:-/tmp}/oid-ferretdb.XXXXXX")
   port=$(free_port)
-  launch "$pidfile" "$dir" "$port"
+  launch "$pidfile" "$dir" "$port" "$@"
   echo "mongodb://127.0.0.1:$port/"
 }
 
 # start-rs PIDFILE NAME: a one-member replica set (FerretDB with --repl-set-name).
 start_rs() {
-  local pidfile=$1 name=$2
-  install_ferretdb
-  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-    die "a server from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
-  fi
-  mkdir -p "$(dirname "$pidfile")"
-  local dir port
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/oid-ferretdb.XXXXXX")
-  port=$(free_port)
-  launch "$pidfile" "$dir" "$port" --repl-set-name="$name"
-  echo "mongodb://127.0.0.1:$port/?replicaSet=$name"
+  local pidfile=$1 name=$2 uri
+  uri=$(start "$pidfile" --repl-set-name="$name")
+  echo "${uri}?replicaSet=$name"
 }
 
 # launch PIDFILE DIR PORT [FLAG...]: runs FerretDB with its SQLite files and state in DIR, listening

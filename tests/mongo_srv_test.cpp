@@ -235,6 +235,27 @@ int loopback_port(const std::string& text) {
   return std::atoi(text.c_str() + prefix.size());
 }
 
+// A DNS server of the test's own (scripts/dns-server.sh) serving the spec's zone and `zone`;
+// stopped at the end of the scope. `started` is false (and `error` says why) when it could not
+// start.
+struct own_dns_server {
+  explicit own_dns_server(const std::string& zone) {
+    const auto r = oid::testing::run_shell(script + " start " + pidfile + " " + zone);
+    started = r.status == 0;
+    error = r.err;
+    address = r.out;
+    while (!address.empty() && address.back() == '\n') address.pop_back();
+  }
+  own_dns_server(const own_dns_server&) = delete;
+  own_dns_server& operator=(const own_dns_server&) = delete;
+  ~own_dns_server() { oid::testing::run_shell(script + " stop " + pidfile); }
+
+  const std::string script = std::string(OID_SOURCE_DIR) + "/scripts/dns-server.sh";
+  const std::string pidfile = oid::testing::scratch_path("dns.pid");
+  bool started = false;
+  std::string error, address;  // address: 127.0.0.1:PORT, for OID_DNS_SERVER
+};
+
 TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
   std::string server;
   OID_SERVER_URI_OR_SKIP("MONGODB_URI", server);
@@ -249,19 +270,12 @@ TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
                       << "@ IN NS ns.0.0.1.\nns IN A 127.0.0.1\n"
                       << "_mongodb._tcp.ferret 30 IN SRV 0 0 " << port << " 127.0.0.1.\n"
                       << "ferret 30 IN TXT \"authSource=admin\"\n";
-  const std::string script = std::string(OID_SOURCE_DIR) + "/scripts/dns-server.sh";
-  const std::string pidfile = oid::testing::scratch_path("dns.pid");
-  const auto started = oid::testing::run_shell(script + " start " + pidfile + " " + zone);
-  if (started.status != 0) {
-    OID_SKIP_OR_FAIL_IN_CI("scripts/dns-server.sh could not start a DNS server: " << started.err);
+  own_dns_server dns_server(zone);
+  if (!dns_server.started) {
+    OID_SKIP_OR_FAIL_IN_CI(
+        "scripts/dns-server.sh could not start a DNS server: " << dns_server.error);
   }
-  struct stop_server {
-    std::string command;
-    ~stop_server() { oid::testing::run_shell(command); }
-  } stop{script + " stop " + pidfile};
-  std::string address = started.out;
-  while (!address.empty() && address.back() == '\n') address.pop_back();
-  scoped_env dns("OID_DNS_SERVER", address);
+  scoped_env dns("OID_DNS_SERVER", dns_server.address);
 
   const std::string text = "mongodb+srv://ferret.0.0.1/?tls=false&appName=srv-test";
   const auto u = uri::parse(text);
@@ -403,23 +417,15 @@ TEST(MongoSrvPollingTest, AClientFollowsTheMongosTheSrvRecordsList) {
   }
   const std::string zone = oid::testing::scratch_path("mongos.zone");
   write_mongos_zone(zone, 1, {ports[0], ports[1]});
-  const std::string script = std::string(OID_SOURCE_DIR) + "/scripts/dns-server.sh";
-  const std::string pidfile = oid::testing::scratch_path("dns.pid");
-  const auto started = oid::testing::run_shell(script + " start " + pidfile + " " + zone);
-  if (started.status != 0) {
-    OID_SKIP_OR_FAIL_IN_CI("scripts/dns-server.sh could not start a DNS server: " << started.err);
+  own_dns_server server(zone);
+  if (!server.started) {
+    OID_SKIP_OR_FAIL_IN_CI("scripts/dns-server.sh could not start a DNS server: " << server.error);
   }
-  struct stop_server {
-    std::string command;
-    ~stop_server() { oid::testing::run_shell(command); }
-  } stop{script + " stop " + pidfile};
-  std::string dns_address = started.out;
-  while (!dns_address.empty() && dns_address.back() == '\n') dns_address.pop_back();
-  scoped_env dns("OID_DNS_SERVER", dns_address);
+  scoped_env dns("OID_DNS_SERVER", server.address);
   // NSD reads its zone files again on SIGHUP.
   const auto reload = [&](int serial, const std::vector<int>& listed) {
     write_mongos_zone(zone, serial, listed);
-    const auto r = oid::testing::run_shell("kill -HUP \"$(cat '" + pidfile + "')\"");
+    const auto r = oid::testing::run_shell("kill -HUP \"$(cat '" + server.pidfile + "')\"");
     ASSERT_EQ(r.status, 0) << r.err;
   };
   // rescanSRVIntervalMS is at least 60 s; the test cannot wait that long.
