@@ -180,20 +180,29 @@ document one_doc() {
 std::string member_of(const std::string& seen) { return seen.substr(0, seen.find(' ')); }
 
 TEST(MongoTopologyTest, DiscoversTheSetFromOneSeedAndSendsWritesToThePrimary) {
-  replica_set rs;
-  auto c = mongo::client::create(rs.uri(0, "")).value();
-  const document d = one_doc();
-  auto r = c.collection("db", "c").insert_one(d.view());
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 insert -"});
-  const auto t = c.topology();
-  EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
-  EXPECT_EQ(t.servers.size(), 3u);
-  EXPECT_EQ(t.set_name, "rs0");
-  // A primary read: to the primary, without $readPreference.
-  rs.forget();
-  ASSERT_TRUE(c.collection("db", "c").find().has_value());
-  EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 find -"});
+  for (const bool named : {true, false}) {
+    // Without replicaSet (and without directConnection) the seed's monitor finds a replica set
+    // member, and the client follows the set it names.
+    SCOPED_TRACE(named ? "replicaSet=rs0" : "no replicaSet");
+    replica_set rs;
+    auto c = mongo::client::create(
+                 named ? rs.uri(0, "")
+                       : "mongodb://" + rs.address(0) +
+                             "/?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=3000")
+                 .value();
+    const document d = one_doc();
+    auto r = c.collection("db", "c").insert_one(d.view());
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 insert -"});
+    const auto t = c.topology();
+    EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
+    EXPECT_EQ(t.servers.size(), 3u);
+    EXPECT_EQ(t.set_name, "rs0");
+    // A primary read: to the primary, without $readPreference.
+    rs.forget();
+    ASSERT_TRUE(c.collection("db", "c").find().has_value());
+    EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 find -"});
+  }
 }
 
 TEST(MongoTopologyTest, ReadsFollowTheReadPreference) {
@@ -285,22 +294,6 @@ TEST(MongoTopologyTest, AWriteConcernErrorSayingNotPrimaryMovesWritesToTheNewPri
   EXPECT_EQ(c.topology().find(rs.address(1))->type, mongo::server_type::rs_primary);
   ASSERT_TRUE(coll.insert_one(d.view()).has_value());
   EXPECT_EQ(rs.seen(), (std::vector<std::string>{"1 insert -", "1 insert -", "1 insert -"}));
-}
-
-TEST(MongoTopologyTest, OneSeedWithoutReplicaSetDiscoversTheSet) {
-  // No replicaSet and no directConnection: the seed's monitor finds a replica set member, and the
-  // client follows the set it names.
-  replica_set rs;
-  auto c = mongo::client::create("mongodb://" + rs.address(0) +
-                                 "/?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=3000")
-               .value();
-  const document d = one_doc();
-  ASSERT_TRUE(c.collection("db", "c").insert_one(d.view()).has_value());
-  EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 insert -"});
-  const auto t = c.topology();
-  EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
-  EXPECT_EQ(t.servers.size(), 3u);
-  EXPECT_EQ(t.set_name, "rs0");
 }
 
 TEST(MongoTopologyTest, DirectConnectionToASecondaryTalksToItAlone) {
