@@ -1,5 +1,6 @@
 // oid mongo ping | insert | find | topology: the MongoDB client commands.
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -7,11 +8,14 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/ensure_id.hpp>
 #include <oid/bson/json_reader.hpp>
@@ -24,6 +28,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "cli.hpp"
@@ -78,7 +83,8 @@ std::optional<mongo::secret> read_password_from_terminal(std::ostream& prompt_to
 // Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
 // A user name without a password: asked for on a terminal, else a usage error saying how to give
 // one.
-std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text) {
+std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
+                                         mongo::client_options options) {
   auto u = mongo::uri::parse(uri_text, mongo::uri_mode::strict);
   if (!u) {
     ctx.err << "oid: " << u.error().message << " (at character " << u.error().offset + 1
@@ -108,7 +114,7 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
     }
     u->set_password(std::move(*password));
   }
-  auto c = mongo::client::create(*u);
+  auto c = mongo::client::create(*u, std::move(options));
   if (!c) {
     report(ctx, c.error());
     return std::nullopt;
@@ -218,6 +224,156 @@ void run_topology(context& ctx, const std::string& uri_text, bool json) {
     ctx.err << "oid: no server answered within serverSelectionTimeoutMS\n";
     ctx.bad_input();
   }
+}
+
+// ---- topology --watch ------------------------------------------------------------------------
+
+// The wall clock as ISO 8601 UTC with milliseconds: 2026-12-03T16:40:00.123Z.
+std::string now_utc() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm t{};
+  ::gmtime_r(&seconds, &t);
+  char text[40];
+  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &t);
+  std::snprintf(text + n, sizeof text - n, ".%03dZ", static_cast<int>(ms.count()));
+  return text;
+}
+
+double ms_of(std::chrono::microseconds d) { return static_cast<double>(d.count()) / 1000.0; }
+
+bool is_heartbeat(const mongo::sdam_event& e) {
+  return std::holds_alternative<mongo::server_heartbeat_started_event>(e) ||
+         std::holds_alternative<mongo::server_heartbeat_succeeded_event>(e) ||
+         std::holds_alternative<mongo::server_heartbeat_failed_event>(e);
+}
+
+// "RSPrimary (set rs0, rtt 1.2 ms)", "Unknown (error: ...)": a server description in a line.
+std::string server_text(const mongo::server_description& s) {
+  std::ostringstream out;
+  out << mongo::to_string(s.type);
+  std::string sep = " (";
+  if (s.set_name) {
+    out << sep << "set " << *s.set_name;
+    sep = ", ";
+  }
+  if (s.round_trip_time_ms) {
+    out << sep << "rtt " << std::fixed << std::setprecision(1) << *s.round_trip_time_ms << " ms";
+    sep = ", ";
+  }
+  if (s.error) {
+    out << sep << "error: " << *s.error;
+    sep = ", ";
+  }
+  if (sep == ", ") out << ')';
+  return out.str();
+}
+
+// One SDAM event as a line of text (without the time).
+std::string event_text(const mongo::sdam_event& event) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(3);
+  std::visit(
+      [&out](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, mongo::topology_opening_event>) {
+          out << "topology opening";
+        } else if constexpr (std::is_same_v<T, mongo::topology_closed_event>) {
+          out << "topology closed";
+        } else if constexpr (std::is_same_v<T, mongo::topology_description_changed_event>) {
+          out << "topology changed " << mongo::to_string(e.previous.type) << " -> "
+              << mongo::to_string(e.current.type);
+          if (e.current.set_name) out << " (replica set " << *e.current.set_name << ")";
+        } else if constexpr (std::is_same_v<T, mongo::server_opening_event>) {
+          out << "server opening " << e.address;
+        } else if constexpr (std::is_same_v<T, mongo::server_closed_event>) {
+          out << "server closed " << e.address;
+        } else if constexpr (std::is_same_v<T, mongo::server_description_changed_event>) {
+          out << "server changed " << e.address << ' ' << mongo::to_string(e.previous.type)
+              << " -> " << server_text(e.current);
+        } else if constexpr (std::is_same_v<T, mongo::server_heartbeat_started_event>) {
+          out << "heartbeat started " << e.address;
+        } else if constexpr (std::is_same_v<T, mongo::server_heartbeat_succeeded_event>) {
+          out << "heartbeat succeeded " << e.address << ' ' << ms_of(e.duration) << " ms";
+        } else {
+          out << "heartbeat failed " << e.address << ' ' << ms_of(e.duration)
+              << " ms: " << e.failure;
+        }
+      },
+      event);
+  return out.str();
+}
+
+// One SDAM event as a JSON document, named as the monitoring specification names it.
+std::string event_json(const mongo::sdam_event& event, const std::string& time) {
+  bson::builder b;
+  b.append_string("time", time);
+  std::visit(
+      [&b](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, mongo::topology_opening_event>) {
+          b.append_string("event", "topologyOpening");
+        } else if constexpr (std::is_same_v<T, mongo::topology_closed_event>) {
+          b.append_string("event", "topologyClosed");
+        } else if constexpr (std::is_same_v<T, mongo::topology_description_changed_event>) {
+          b.append_string("event", "topologyDescriptionChanged");
+          b.append_string("previousType", mongo::to_string(e.previous.type));
+          b.append_string("newType", mongo::to_string(e.current.type));
+          if (e.current.set_name) b.append_string("setName", *e.current.set_name);
+        } else if constexpr (std::is_same_v<T, mongo::server_opening_event>) {
+          b.append_string("event", "serverOpening").append_string("address", e.address);
+        } else if constexpr (std::is_same_v<T, mongo::server_closed_event>) {
+          b.append_string("event", "serverClosed").append_string("address", e.address);
+        } else if constexpr (std::is_same_v<T, mongo::server_description_changed_event>) {
+          b.append_string("event", "serverDescriptionChanged").append_string("address", e.address);
+          b.append_string("previousType", mongo::to_string(e.previous.type));
+          b.append_string("newType", mongo::to_string(e.current.type));
+          if (e.current.set_name) b.append_string("setName", *e.current.set_name);
+          if (e.current.round_trip_time_ms) b.append_double("rttMS", *e.current.round_trip_time_ms);
+          if (e.current.error) b.append_string("error", *e.current.error);
+        } else if constexpr (std::is_same_v<T, mongo::server_heartbeat_started_event>) {
+          b.append_string("event", "serverHeartbeatStarted").append_string("address", e.address);
+        } else if constexpr (std::is_same_v<T, mongo::server_heartbeat_succeeded_event>) {
+          b.append_string("event", "serverHeartbeatSucceeded").append_string("address", e.address);
+          b.append_double("durationMS", ms_of(e.duration));
+        } else {
+          b.append_string("event", "serverHeartbeatFailed").append_string("address", e.address);
+          b.append_double("durationMS", ms_of(e.duration)).append_string("failure", e.failure);
+        }
+      },
+      event);
+  return bson::to_json(b.view());
+}
+
+// Prints each SDAM event (heartbeats with `heartbeats`) as it happens, one line each, until
+// SIGINT or SIGTERM; then closes the client (its closing events print too) and ends with 0.
+void run_topology_watch(context& ctx, const std::string& uri_text, bool json, bool heartbeats) {
+  // Blocked here before the client's threads start (they inherit the mask), so that only
+  // sigwait below receives them.
+  sigset_t stop_signals, saved;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, &saved);
+  std::mutex m;
+  mongo::client_options options;
+  options.on_topology = [&ctx, &m, json, heartbeats](const mongo::sdam_event& e) {
+    if (!heartbeats && is_heartbeat(e)) return;
+    const std::string time = now_utc();
+    const std::string line = json ? event_json(e, time) : time + " " + event_text(e);
+    std::lock_guard lock(m);
+    ctx.out << line << '\n' << std::flush;
+  };
+  {
+    auto c = make_client(ctx, uri_text, std::move(options));
+    if (c) {
+      int received = 0;
+      ::sigwait(&stop_signals, &received);
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 
 // ---- insert ---------------------------------------------------------------------------------
@@ -472,11 +628,25 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
   {
     auto uri = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
+    auto watch = std::make_shared<bool>(false);
+    auto heartbeats = std::make_shared<bool>(false);
     auto* cmd = mongo->add_subcommand(
         "topology", "Print the deployment the client sees: each server's type, round trip, set");
     cmd->add_option("URI", *uri, "Connection string")->required();
-    cmd->add_flag("--json", *json, "One JSON document instead of lines of text");
-    cmd->final_callback([&ctx, uri, json] { run_topology(ctx, *uri, *json); });
+    cmd->add_flag("--json", *json,
+                  "One JSON document instead of lines of text (with --watch: one per event)");
+    cmd->add_flag("--watch", *watch,
+                  "Print the discovery and monitoring events as they happen, one a line, until "
+                  "interrupted (SIGINT or SIGTERM)");
+    cmd->add_flag("--heartbeats", *heartbeats, "With --watch: the monitors' heartbeats too")
+        ->needs("--watch");
+    cmd->final_callback([&ctx, uri, json, watch, heartbeats] {
+      if (*watch) {
+        run_topology_watch(ctx, *uri, *json, *heartbeats);
+      } else {
+        run_topology(ctx, *uri, *json);
+      }
+    });
   }
   {
     auto o = std::make_shared<insert_options>();

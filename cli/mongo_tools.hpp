@@ -32,7 +32,8 @@ namespace oid::cli {
 void report(context& ctx, const mongo::failure& f);
 /// The client of `uri_text`, asking for a password on a terminal when the URI names a user
 /// without one; nullopt (reported, with the exit status set) when refused.
-std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text);
+std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
+                                         mongo::client_options options = {});
 /// DB.COLL split at its first dot; throws CLI::ValidationError (a usage error) for anything else.
 std::pair<std::string, std::string> namespace_of(const std::string& ns);
 /// `text` as Extended JSON; nullopt (reported as NAME: what, at column N) when it is not.

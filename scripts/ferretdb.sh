@@ -6,6 +6,11 @@
 #   scripts/ferretdb.sh start [PIDFILE] installs if needed, starts the server, waits until it accepts
 #                                       connections, prints mongodb://127.0.0.1:PORT/ on stdout
 #   scripts/ferretdb.sh stop [PIDFILE]  stops that server and removes its directory
+#   scripts/ferretdb.sh start-rs PIDFILE [NAME]
+#                                       the same as start with --repl-set-name=NAME (default rs0):
+#                                       hello then reports that set name and the server as its one
+#                                       member (a primary); prints
+#                                       mongodb://127.0.0.1:PORT/?replicaSet=NAME
 #   scripts/ferretdb.sh start-secure PIDFILE CERTDIR
 #                                       the same with authentication and TLS: makes certificates in
 #                                       CERTDIR (scripts/make-test-certs.sh), starts FerretDB with
@@ -84,6 +89,7 @@ port_open() {
 
 start() {
   local pidfile=$1
+  shift
   install_ferretdb
   if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
     die "a server from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
@@ -92,8 +98,15 @@ start() {
   local dir port
   dir=$(mktemp -d "${TMPDIR:-/tmp}/oid-ferretdb.XXXXXX")
   port=$(free_port)
-  launch "$pidfile" "$dir" "$port"
+  launch "$pidfile" "$dir" "$port" "$@"
   echo "mongodb://127.0.0.1:$port/"
+}
+
+# start-rs PIDFILE NAME: a one-member replica set (FerretDB with --repl-set-name).
+start_rs() {
+  local pidfile=$1 name=$2 uri
+  uri=$(start "$pidfile" --repl-set-name="$name")
+  echo "${uri}?replicaSet=$name"
 }
 
 # launch PIDFILE DIR PORT [FLAG...]: runs FerretDB with its SQLite files and state in DIR, listening
@@ -189,12 +202,16 @@ case $command in
 install) install_ferretdb ;;
 start) start "$pidfile" ;;
 stop) stop "$pidfile" ;;
+start-rs)
+  [ $# -ge 2 ] && [ $# -le 3 ] || die "usage: $0 start-rs PIDFILE [NAME]"
+  start_rs "$pidfile" "${3:-rs0}"
+  ;;
 start-secure)
   [ $# -eq 3 ] || die "usage: $0 start-secure PIDFILE CERTDIR"
   start_secure "$pidfile" "$3"
   ;;
 *)
-  echo "usage: $0 install | start [PIDFILE] | start-secure PIDFILE CERTDIR | stop [PIDFILE]" >&2
+  echo "usage: $0 install | start [PIDFILE] | start-rs PIDFILE [NAME] | start-secure PIDFILE CERTDIR | stop [PIDFILE]" >&2
   exit 2
   ;;
 esac

@@ -51,6 +51,14 @@ fi
 export MONGODB_AUTH_URI MONGODB_TLS_URI="${MONGODB_TLS_URI:-}" MONGODB_TLS_CERTS="${MONGODB_TLS_CERTS:-}"
 echo "MONGODB_AUTH_URI=${MONGODB_AUTH_URI%%:*}://...  (password not shown)"
 echo "MONGODB_TLS_URI=${MONGODB_TLS_URI%%:*}://...  (password not shown), MONGODB_TLS_CERTS=$MONGODB_TLS_CERTS"
+# MONGODB_RS_URI: a replica set (mongodb://HOST:PORT/?replicaSet=NAME) for the discovery tests; by
+# default a third FerretDB with --repl-set-name=rs0, whose hello names the set and its one member.
+if [ -z "${MONGODB_RS_URI:-}" ]; then
+  MONGODB_RS_URI=$(scripts/ferretdb.sh start-rs "$root/build/ferretdb-rs.pid" rs0)
+  stops+=("$root/build/ferretdb-rs.pid")
+fi
+export MONGODB_RS_URI
+echo "MONGODB_RS_URI=$MONGODB_RS_URI"
 
 step "DNS server for the mongodb+srv:// tests"
 # OID_DNS_SERVER (IPV4:PORT) points oid's SRV and TXT lookups at a DNS server serving

@@ -89,6 +89,17 @@ TEST(MongoFaultTest, ConnectionRefused) {
   const document cmd = ping();
   auto r = c.run_command("admin", cmd.view());
   ASSERT_FALSE(r.has_value());
+  // The seed's monitor finds nothing there: selection waits for a server until
+  // serverSelectionTimeoutMS, then says what the monitor saw.
+  EXPECT_EQ(r.error().code, errc::timeout);
+  EXPECT_NE(r.error().message.find("refused"), std::string::npos) << r.error().message;
+  // With directConnection=true the pool's own attempts decide: a connection error.
+  auto direct =
+      mongo::client::create("mongodb://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) +
+                            "/?directConnection=true&serverSelectionTimeoutMS=300")
+          .value();
+  r = direct.run_command("admin", cmd.view());
+  ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, errc::connection_failed);
   EXPECT_NE(r.error().message.find("refused"), std::string::npos) << r.error().message;
 }

@@ -39,9 +39,9 @@ std::string lower(std::string_view s) {
 }
 
 // The SDAM options of the suite's connection strings, which are all plain
-// "mongodb://h1,h2/?k=v&k=v". The files of single/ mean a direct connection unless they say
-// otherwise (the README: "Set the client's initial TopologyType to Single").
-topology_settings settings_of(std::string_view uri, bool single) {
+// "mongodb://h1,h2/?k=v&k=v", read as the client reads them: one seed without directConnection
+// starts Unknown (a standalone's answer then makes it Single), as the specification says.
+topology_settings settings_of(std::string_view uri) {
   topology_settings s;
   uri.remove_prefix(std::string_view("mongodb://").size());
   const auto end = uri.find_first_of("/?");
@@ -66,7 +66,6 @@ topology_settings settings_of(std::string_view uri, bool single) {
     if (amp == std::string_view::npos) break;
     options.remove_prefix(amp + 1);
   }
-  if (single && s.seeds.size() == 1 && !s.direct_connection) s.direct_connection = true;
   return s;
 }
 
@@ -349,8 +348,7 @@ std::pair<int, int> run_suite(const std::string& name) {
     }
     std::vector<sdam_event> events;
     topology_description t =
-        take(open_topology(settings_of(doc["uri"].get_string().value_unsafe(), name == "single")),
-             events);
+        take(open_topology(settings_of(doc["uri"].get_string().value_unsafe())), events);
     std::string failures;
     int phase = 0;
     for (auto p : array_of(doc["phases"])) {

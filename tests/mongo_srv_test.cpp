@@ -8,18 +8,28 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/mongo/sdam.hpp>
 #include <oid/mongo/srv.hpp>
 #include <oid/mongo/uri.hpp>
 #include <string>
+#include <thread>
+#include <variant>
 #include <vector>
 
+#include "mongo/detail/srv_poller.hpp"
 #include "support/ci.hpp"
 #include "support/matchers.hpp"
 #include "support/run_shell.hpp"
+#include "support/script_server.hpp"
 
 namespace {
 
@@ -32,6 +42,7 @@ using oid::mongo::uri_mode;
 using oid::testing::HasError;
 using oid::testing::HasErrorAt;
 using ::testing::HasSubstr;
+using namespace std::chrono_literals;
 
 // Sets an environment variable for the scope of a test and puts the old value back.
 class scoped_env {
@@ -224,6 +235,27 @@ int loopback_port(const std::string& text) {
   return std::atoi(text.c_str() + prefix.size());
 }
 
+// A DNS server of the test's own (scripts/dns-server.sh) serving the spec's zone and `zone`;
+// stopped at the end of the scope. `started` is false (and `error` says why) when it could not
+// start.
+struct own_dns_server {
+  explicit own_dns_server(const std::string& zone) {
+    const auto r = oid::testing::run_shell(script + " start " + pidfile + " " + zone);
+    started = r.status == 0;
+    error = r.err;
+    address = r.out;
+    while (!address.empty() && address.back() == '\n') address.pop_back();
+  }
+  own_dns_server(const own_dns_server&) = delete;
+  own_dns_server& operator=(const own_dns_server&) = delete;
+  ~own_dns_server() { oid::testing::run_shell(script + " stop " + pidfile); }
+
+  const std::string script = std::string(OID_SOURCE_DIR) + "/scripts/dns-server.sh";
+  const std::string pidfile = oid::testing::scratch_path("dns.pid");
+  bool started = false;
+  std::string error, address;  // address: 127.0.0.1:PORT, for OID_DNS_SERVER
+};
+
 TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
   std::string server;
   OID_SERVER_URI_OR_SKIP("MONGODB_URI", server);
@@ -238,19 +270,12 @@ TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
                       << "@ IN NS ns.0.0.1.\nns IN A 127.0.0.1\n"
                       << "_mongodb._tcp.ferret 30 IN SRV 0 0 " << port << " 127.0.0.1.\n"
                       << "ferret 30 IN TXT \"authSource=admin\"\n";
-  const std::string script = std::string(OID_SOURCE_DIR) + "/scripts/dns-server.sh";
-  const std::string pidfile = oid::testing::scratch_path("dns.pid");
-  const auto started = oid::testing::run_shell(script + " start " + pidfile + " " + zone);
-  if (started.status != 0) {
-    OID_SKIP_OR_FAIL_IN_CI("scripts/dns-server.sh could not start a DNS server: " << started.err);
+  own_dns_server dns_server(zone);
+  if (!dns_server.started) {
+    OID_SKIP_OR_FAIL_IN_CI(
+        "scripts/dns-server.sh could not start a DNS server: " << dns_server.error);
   }
-  struct stop_server {
-    std::string command;
-    ~stop_server() { oid::testing::run_shell(command); }
-  } stop{script + " stop " + pidfile};
-  std::string address = started.out;
-  while (!address.empty() && address.back() == '\n') address.pop_back();
-  scoped_env dns("OID_DNS_SERVER", address);
+  scoped_env dns("OID_DNS_SERVER", dns_server.address);
 
   const std::string text = "mongodb+srv://ferret.0.0.1/?tls=false&appName=srv-test";
   const auto u = uri::parse(text);
@@ -282,6 +307,186 @@ TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
   EXPECT_EQ(rescan->hosts, resolved->hosts());
   EXPECT_EQ(rescan->ttl, std::chrono::seconds(30));
   EXPECT_EQ(rescan->rescan_after, std::chrono::seconds(60));
+}
+
+// ---------------------------------------------------------------------------------------------
+// SRV polling: the apply step as a pure function, then a client following a zone that changes.
+
+oid::mongo::topology_description sharded_of(const std::vector<std::string>& addresses) {
+  oid::mongo::topology_settings settings;
+  settings.seeds = addresses;
+  auto t = oid::mongo::open_topology(settings).description;
+  t.type = oid::mongo::topology_type::sharded;
+  for (auto& [address, server] : t.servers) server.type = oid::mongo::server_type::mongos;
+  return t;
+}
+
+// "opening ADDRESS", "closed ADDRESS", "topology" for each event.
+std::vector<std::string> names_of(const std::vector<oid::mongo::sdam_event>& events) {
+  std::vector<std::string> out;
+  for (const auto& e : events) {
+    if (const auto* o = std::get_if<oid::mongo::server_opening_event>(&e)) {
+      out.push_back("opening " + o->address);
+    } else if (const auto* c = std::get_if<oid::mongo::server_closed_event>(&e)) {
+      out.push_back("closed " + c->address);
+    } else if (std::holds_alternative<oid::mongo::topology_description_changed_event>(e)) {
+      out.push_back("topology");
+    } else {
+      out.push_back("other");
+    }
+  }
+  return out;
+}
+
+TEST(MongoSrvPollingTest, ApplyRemovesTheGoneAddsTheNewAndLeavesTheRestAlone) {
+  const auto before = sharded_of({"a.example.com:27017", "b.example.com:27017"});
+  const auto u = oid::mongo::apply_srv_hosts(before, {"B.example.com:27017", "c.example.com:1"});
+  EXPECT_EQ(names_of(u.events),
+            (std::vector<std::string>{"opening c.example.com:1", "closed a.example.com:27017",
+                                      "topology"}));
+  ASSERT_EQ(u.description.servers.size(), 2u);
+  // b keeps its description (a mongos); c is new and Unknown, with a pool of generation 0.
+  EXPECT_EQ(u.description.find("b.example.com:27017")->type, oid::mongo::server_type::mongos);
+  EXPECT_EQ(u.description.find("c.example.com:1")->type, oid::mongo::server_type::unknown);
+  EXPECT_EQ(u.description.pool_generation("c.example.com:1"), 0u);
+  EXPECT_EQ(u.description.pool_generations.count("a.example.com:27017"), 0u);
+  EXPECT_EQ(u.description.type, oid::mongo::topology_type::sharded);
+  EXPECT_TRUE(u.cleared_pools.empty());
+
+  // The same hosts: nothing happens. No host (nothing valid was found): nothing happens.
+  EXPECT_TRUE(oid::mongo::apply_srv_hosts(before, {"b.example.com:27017", "a.example.com:27017"})
+                  .events.empty());
+  EXPECT_TRUE(oid::mongo::apply_srv_hosts(before, {}).events.empty());
+  EXPECT_EQ(oid::mongo::apply_srv_hosts(before, {}).description, before);
+
+  // An Unknown topology changes too; a replica set or a Single topology never does.
+  oid::mongo::topology_settings settings;
+  settings.seeds = {"a.example.com:27017"};
+  const auto unknown = oid::mongo::open_topology(settings).description;
+  EXPECT_EQ(oid::mongo::apply_srv_hosts(unknown, {"c.example.com:1"}).description.servers.size(),
+            1u);
+  EXPECT_NE(
+      oid::mongo::apply_srv_hosts(unknown, {"c.example.com:1"}).description.find("c.example.com:1"),
+      nullptr);
+  settings.replica_set = "rs0";
+  const auto rs = oid::mongo::open_topology(settings).description;
+  EXPECT_EQ(oid::mongo::apply_srv_hosts(rs, {"c.example.com:1"}).description, rs);
+  settings.replica_set.reset();
+  settings.direct_connection = true;
+  const auto single = oid::mongo::open_topology(settings).description;
+  EXPECT_EQ(oid::mongo::apply_srv_hosts(single, {"c.example.com:1"}).description, single);
+}
+
+// A scripted mongos: hello says isdbgrid; other commands get ok: 1.
+std::unique_ptr<oid::test::script_server> scripted_mongos() {
+  return std::make_unique<oid::test::script_server>([](oid::test::peer& p, int) {
+    while (auto m = p.read()) {
+      const std::string name = oid::test::command_name(*m);
+      oid::bson::builder b;
+      if (name == "hello" || name == "isMaster" || name == "ismaster") {
+        b.append_bool("isWritablePrimary", true).append_string("msg", "isdbgrid");
+        b.append_int32("minWireVersion", 0).append_int32("maxWireVersion", 17);
+      }
+      b.append_double("ok", 1.0);
+      p.reply(*m, b.view());
+    }
+  });
+}
+
+int port_of(const oid::test::script_server& s) { return loopback_port(s.uri()); }
+
+// The zone 0.0.1 with _mongodb._tcp.mongos.0.0.1 pointing at 127.0.0.1 on each of `ports` (TTL 1
+// s), written to `path` with SOA serial `serial`.
+void write_mongos_zone(const std::string& path, int serial, const std::vector<int>& ports) {
+  std::ofstream z(path);
+  z << "$ORIGIN 0.0.1.\n$TTL 1\n"
+    << "@ IN SOA ns.0.0.1. hostmaster.0.0.1. " << serial << " 3600 600 86400 1\n"
+    << "@ IN NS ns.0.0.1.\nns IN A 127.0.0.1\n";
+  for (const int port : ports) z << "_mongodb._tcp.mongos 1 IN SRV 0 0 " << port << " 127.0.0.1.\n";
+}
+
+TEST(MongoSrvPollingTest, AClientFollowsTheMongosTheSrvRecordsList) {
+  // Three scripted mongos; the zone lists the first two, then the last two, then none.
+  std::array<std::unique_ptr<oid::test::script_server>, 3> mongos;
+  std::array<std::string, 3> address;
+  std::vector<int> ports;
+  for (std::size_t i = 0; i < 3; ++i) {
+    mongos[i] = scripted_mongos();
+    ports.push_back(port_of(*mongos[i]));
+    address[i] = "127.0.0.1:" + std::to_string(ports.back());
+  }
+  const std::string zone = oid::testing::scratch_path("mongos.zone");
+  write_mongos_zone(zone, 1, {ports[0], ports[1]});
+  own_dns_server server(zone);
+  if (!server.started) {
+    OID_SKIP_OR_FAIL_IN_CI("scripts/dns-server.sh could not start a DNS server: " << server.error);
+  }
+  scoped_env dns("OID_DNS_SERVER", server.address);
+  // NSD reads its zone files again on SIGHUP.
+  const auto reload = [&](int serial, const std::vector<int>& listed) {
+    write_mongos_zone(zone, serial, listed);
+    const auto r = oid::testing::run_shell("kill -HUP \"$(cat '" + server.pidfile + "')\"");
+    ASSERT_EQ(r.status, 0) << r.err;
+  };
+  // rescanSRVIntervalMS is at least 60 s; the test cannot wait that long.
+  oid::mongo::detail::srv_poller::set_minimum_interval(std::chrono::milliseconds(100));
+  struct restore_minimum {
+    ~restore_minimum() { oid::mongo::detail::srv_poller::set_minimum_interval(60s); }
+  } restore;
+
+  std::mutex m;
+  std::vector<std::string> events;
+  oid::mongo::client_options options;
+  options.on_topology = [&](const oid::mongo::sdam_event& e) {
+    std::lock_guard lock(m);
+    for (auto& name : names_of({e})) {
+      if (name != "other" && name != "topology") events.push_back(std::move(name));
+    }
+  };
+  auto c = oid::mongo::client::create(
+      "mongodb+srv://mongos.0.0.1/"
+      "?tls=false&heartbeatFrequencyMS=500&serverSelectionTimeoutMS=3000",
+      options);
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const auto servers = [&c] {
+    std::vector<std::string> out;
+    for (const auto& [a, s] : c->topology().servers) out.push_back(a);
+    return out;
+  };
+  const auto wait_for = [&](std::vector<std::string> want) {
+    std::sort(want.begin(), want.end());
+    for (int i = 0; i < 1000 && servers() != want; ++i) std::this_thread::sleep_for(10ms);
+    return servers() == want;
+  };
+  oid::bson::builder ping;
+  ping.append_int32("ping", 1);
+  ASSERT_TRUE(c->run_command("admin", ping.view()).has_value());
+  EXPECT_EQ(c->topology().type, oid::mongo::topology_type::sharded);
+  ASSERT_TRUE(wait_for({address[0], address[1]}));
+
+  // The records now list mongos 1 and 2: 0 goes, 2 comes, 1 is left alone.
+  reload(2, {ports[1], ports[2]});
+  ASSERT_TRUE(wait_for({address[1], address[2]})) << ::testing::PrintToString(servers());
+  for (int i = 0;
+       i < 500 && c->topology().find(address[2])->type != oid::mongo::server_type::mongos; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(c->topology().find(address[2])->type, oid::mongo::server_type::mongos);
+  ASSERT_TRUE(c->run_command("admin", ping.view()).has_value());
+
+  // No record at all: the lookup finds nothing, and the client keeps the mongos it has.
+  reload(3, {});
+  std::this_thread::sleep_for(1500ms);
+  std::vector<std::string> kept{address[1], address[2]};
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(servers(), kept);
+
+  std::lock_guard lock(m);
+  // The first two open together (in the topology's order of addresses), then the rescan's.
+  std::vector<std::string> want{"opening " + address[0], "opening " + address[1]};
+  std::sort(want.begin(), want.end());
+  want.insert(want.end(), {"opening " + address[2], "closed " + address[0]});
+  EXPECT_EQ(events, want);
 }
 
 }  // namespace

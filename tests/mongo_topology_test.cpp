@@ -2,19 +2,28 @@
 // script_server.hpp) answer hello as the test says; the client discovers them from one seed,
 // sends writes to the primary and reads where the read preference says, follows a stepdown,
 // explains a selection timeout, and tells its listeners what happened.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <mutex>
+#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <variant>
 #include <vector>
 
+#include "support/ci.hpp"
 #include "support/script_server.hpp"
 
 namespace {
@@ -53,11 +62,14 @@ class replica_set {
     std::lock_guard lock(mutex_);
     primary_ = i;
   }
-  // The primary's next insert is refused with `code` (0: the connection is reset instead).
-  void step_down_on_next_write(int new_primary, int code = 10107) {
+  // The primary's next insert is refused with `code` (0: the connection is reset instead); with
+  // `as_write_concern_error`, it is applied and answered with a writeConcernError of `code`.
+  void step_down_on_next_write(int new_primary, int code = 10107,
+                               bool as_write_concern_error = false) {
     std::lock_guard lock(mutex_);
     step_down_to_ = new_primary;
     step_down_code_ = code;
+    write_concern_error_ = as_write_concern_error;
   }
   // "member command mode" for each recorded command, in order.
   std::vector<std::string> seen() {
@@ -111,13 +123,14 @@ class replica_set {
           if (auto mv = d->find("mode")) mode = std::string(mv->get_string().value_or("?"));
         }
       }
-      bool refuse = false;
+      bool refuse = false, wce = false;
       int code = 0;
       {
         std::lock_guard lock(mutex_);
         seen_.push_back(std::to_string(i) + " " + name + " " + mode);
         if (name == "insert" && step_down_to_ >= 0 && primary_ == i) {
           refuse = true;
+          wce = write_concern_error_;
           code = step_down_code_;
           primary_ = step_down_to_;
           step_down_to_ = -1;
@@ -128,7 +141,12 @@ class replica_set {
         p.close();  // a reset
         return;
       }
-      if (refuse) {
+      if (wce) {
+        b.append_int32("n", 1);
+        b.open_document("writeConcernError").append_int32("code", code);
+        b.append_string("errmsg", "stepped down while waiting for replication").close();
+        b.append_double("ok", 1.0);
+      } else if (refuse) {
         b.append_double("ok", 0.0).append_string("errmsg", "not primary");
         b.append_int32("code", code);
       } else if (name == "find") {
@@ -146,6 +164,7 @@ class replica_set {
 
   std::mutex mutex_;
   int primary_ = 1, step_down_to_ = -1, step_down_code_ = 10107;
+  bool write_concern_error_ = false;
   std::vector<std::string> seen_;
   std::array<bool, 3> silenced_{};
   std::array<std::string, 3> addresses_;
@@ -161,20 +180,29 @@ document one_doc() {
 std::string member_of(const std::string& seen) { return seen.substr(0, seen.find(' ')); }
 
 TEST(MongoTopologyTest, DiscoversTheSetFromOneSeedAndSendsWritesToThePrimary) {
-  replica_set rs;
-  auto c = mongo::client::create(rs.uri(0, "")).value();
-  const document d = one_doc();
-  auto r = c.collection("db", "c").insert_one(d.view());
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 insert -"});
-  const auto t = c.topology();
-  EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
-  EXPECT_EQ(t.servers.size(), 3u);
-  EXPECT_EQ(t.set_name, "rs0");
-  // A primary read: to the primary, without $readPreference.
-  rs.forget();
-  ASSERT_TRUE(c.collection("db", "c").find().has_value());
-  EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 find -"});
+  for (const bool named : {true, false}) {
+    // Without replicaSet (and without directConnection) the seed's monitor finds a replica set
+    // member, and the client follows the set it names.
+    SCOPED_TRACE(named ? "replicaSet=rs0" : "no replicaSet");
+    replica_set rs;
+    auto c = mongo::client::create(
+                 named ? rs.uri(0, "")
+                       : "mongodb://" + rs.address(0) +
+                             "/?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=3000")
+                 .value();
+    const document d = one_doc();
+    auto r = c.collection("db", "c").insert_one(d.view());
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 insert -"});
+    const auto t = c.topology();
+    EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
+    EXPECT_EQ(t.servers.size(), 3u);
+    EXPECT_EQ(t.set_name, "rs0");
+    // A primary read: to the primary, without $readPreference.
+    rs.forget();
+    ASSERT_TRUE(c.collection("db", "c").find().has_value());
+    EXPECT_EQ(rs.seen(), std::vector<std::string>{"1 find -"});
+  }
 }
 
 TEST(MongoTopologyTest, ReadsFollowTheReadPreference) {
@@ -229,6 +257,125 @@ TEST(MongoTopologyTest, AStepdownFailsTheWriteAndTheNextGoesToTheNewPrimary) {
     EXPECT_EQ(rs.seen(), (std::vector<std::string>{"1 insert -", "1 insert -", "2 insert -"}));
     EXPECT_EQ(c.topology().find(rs.address(2))->type, mongo::server_type::rs_primary);
   }
+}
+
+TEST(MongoTopologyTest, AWriteConcernErrorSayingNotPrimaryMovesWritesToTheNewPrimary) {
+  // NotWritablePrimary and ShutdownInProgress in a writeConcernError: the write was applied, the
+  // server is no longer primary (SDAM's error handling treats it as the command error).
+  for (const int code : {10107, 91}) {
+    SCOPED_TRACE(code);
+    replica_set rs;
+    auto c = mongo::client::create(rs.uri(0, "")).value();
+    auto coll = c.collection("db", "c");
+    const document d = one_doc();
+    ASSERT_TRUE(coll.insert_one(d.view()).has_value());
+    rs.step_down_on_next_write(2, code, true);
+    auto refused = coll.insert_one(d.view());
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, errc::write_concern_failed) << refused.error().message;
+    ASSERT_TRUE(refused.error().write_concern_error.has_value());
+    EXPECT_EQ(refused.error().write_concern_error->code, code);
+    auto next = coll.insert_one(d.view());
+    ASSERT_TRUE(next.has_value()) << next.error().message;
+    EXPECT_EQ(rs.seen(), (std::vector<std::string>{"1 insert -", "1 insert -", "2 insert -"}));
+  }
+  // Another writeConcernError (WriteConcernFailed, 64) says nothing about the server's state: the
+  // client keeps its primary (the scripted member 1 takes the next insert although it has handed
+  // its role on, which shows that the client did not look again).
+  replica_set rs;
+  auto c = mongo::client::create(rs.uri(0, "")).value();
+  auto coll = c.collection("db", "c");
+  const document d = one_doc();
+  ASSERT_TRUE(coll.insert_one(d.view()).has_value());
+  rs.step_down_on_next_write(2, 64, true);
+  auto failed = coll.insert_one(d.view());
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().code, errc::write_concern_failed) << failed.error().message;
+  EXPECT_EQ(c.topology().find(rs.address(1))->type, mongo::server_type::rs_primary);
+  ASSERT_TRUE(coll.insert_one(d.view()).has_value());
+  EXPECT_EQ(rs.seen(), (std::vector<std::string>{"1 insert -", "1 insert -", "1 insert -"}));
+}
+
+TEST(MongoTopologyTest, DirectConnectionToASecondaryTalksToItAlone) {
+  replica_set rs;
+  auto c = mongo::client::create("mongodb://" + rs.address(0) +
+                                 "/?directConnection=true&serverSelectionTimeoutMS=3000")
+               .value();
+  ASSERT_TRUE(c.collection("db", "c").find().has_value());
+  // Single topology, a secondary: reads carry primaryPreferred so that the secondary answers.
+  EXPECT_EQ(rs.seen(), std::vector<std::string>{"0 find primaryPreferred"});
+  const auto t = c.topology();
+  EXPECT_EQ(t.type, mongo::topology_type::single);
+  ASSERT_EQ(t.servers.size(), 1u);
+  EXPECT_EQ(t.servers.begin()->second.type, mongo::server_type::rs_secondary);
+}
+
+// A standalone server: hello says writable primary without a set name; other commands get ok: 1.
+class standalone {
+ public:
+  standalone()
+      : server_([this](peer& p, int) {
+          while (auto m = p.read()) {
+            const std::string name = command_name(*m);
+            builder b;
+            if (name == "hello" || name == "isMaster" || name == "ismaster") {
+              ++hellos_;
+              b.append_bool("isWritablePrimary", true);
+              b.append_int32("minWireVersion", 0).append_int32("maxWireVersion", 17);
+            }
+            b.append_double("ok", 1.0);
+            p.reply(*m, b.view());
+          }
+        }) {}
+  std::string uri(std::string_view options) const {
+    const std::string u = server_.uri();
+    return u.substr(0, u.find('?') + 1) + "serverSelectionTimeoutMS=3000" + std::string(options);
+  }
+  int connections() const { return server_.connections(); }
+  int hellos() const { return hellos_.load(); }
+
+ private:
+  std::atomic<int> hellos_{0};
+  script_server server_;
+};
+
+TEST(MongoTopologyTest, OneStandaloneSeedIsUnknownUntilItsMonitorMakesItSingle) {
+  standalone server;
+  std::mutex m;
+  std::vector<mongo::topology_type> types;
+  mongo::client_options options;
+  options.on_topology = [&](const mongo::sdam_event& e) {
+    if (const auto* changed = std::get_if<mongo::topology_description_changed_event>(&e)) {
+      std::lock_guard lock(m);
+      types.push_back(changed->current.type);
+    }
+  };
+  {
+    auto c = mongo::client::create(server.uri("&heartbeatFrequencyMS=500"), options).value();
+    const document cmd = ping();
+    ASSERT_TRUE(c.run_command("admin", cmd.view()).has_value());
+    EXPECT_EQ(c.topology().type, mongo::topology_type::single);
+    // The monitor's connection and the pool's: the monitor checks on its own connection.
+    EXPECT_EQ(server.connections(), 2);
+    // Heartbeats go on (heartbeatFrequencyMS=500) on the monitor's connection.
+    for (int i = 0; i < 300 && server.hellos() < 3; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_GE(server.hellos(), 3);
+    EXPECT_EQ(server.connections(), 2);
+  }
+  std::lock_guard lock(m);
+  ASSERT_GE(types.size(), 2u);
+  EXPECT_EQ(types[0], mongo::topology_type::unknown);
+  EXPECT_EQ(types[1], mongo::topology_type::single);
+
+  // directConnection=true: Single from the start, no monitor (one connection, whose handshake
+  // describes the server).
+  standalone direct;
+  auto c = mongo::client::create(direct.uri("&directConnection=true")).value();
+  EXPECT_EQ(c.topology().type, mongo::topology_type::single);
+  const document cmd = ping();
+  ASSERT_TRUE(c.run_command("admin", cmd.view()).has_value());
+  EXPECT_EQ(direct.connections(), 1);
+  EXPECT_EQ(direct.hellos(), 1);
 }
 
 TEST(MongoTopologyTest, SelectionTimeoutNamesEachServerAndTheReadPreference) {
@@ -362,6 +509,15 @@ TEST(MongoTopologyTest, ListenersSeeTopologyHeartbeatAndCommandEvents) {
     auto c = mongo::client::create(rs.uri(0, ""), options).value();
     const document d = one_doc();
     ASSERT_TRUE(c.collection("db", "c").insert_one(d.view()).has_value());
+    // Every member checked once before the client closes (the insert needs only the primary).
+    const auto all_known = [&c] {
+      const auto t = c.topology();
+      return t.servers.size() == 3 &&
+             std::all_of(t.servers.begin(), t.servers.end(),
+                         [](const auto& s) { return s.second.is_known(); });
+    };
+    for (int i = 0; i < 500 && !all_known(); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(all_known());
   }
   std::lock_guard lock(m);
   EXPECT_EQ(command_events, (std::vector<std::string>{"started insert db", "succeeded insert"}));
@@ -377,6 +533,294 @@ TEST(MongoTopologyTest, ListenersSeeTopologyHeartbeatAndCommandEvents) {
   EXPECT_GE(count("heartbeat_started"), 3);
   EXPECT_GE(count("heartbeat_succeeded"), 3);
   EXPECT_GE(count("server_changed"), 3);
+}
+
+#ifdef OID_BINARY
+// `oid mongo topology URI --watch`, the built binary, with its standard output on a pipe.
+class watch_process {
+ public:
+  explicit watch_process(std::vector<std::string> args) {
+    args.insert(args.begin(), {OID_BINARY, "mongo", "topology"});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) ADD_FAILURE() << "pipe2";
+    pid_ = ::fork();
+    if (pid_ == 0) {  // only async-signal-safe calls until exec
+      ::dup2(fds[1], STDOUT_FILENO);
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, STDERR_FILENO);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    out_ = fds[0];
+  }
+  ~watch_process() {
+    if (pid_ > 0 && !waited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    ::close(out_);
+  }
+  // The next line of output, or nullopt at end of output or after `within`.
+  std::optional<std::string> line(std::chrono::milliseconds within) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (true) {
+      if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string l = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return l;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p{out_, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+        return std::nullopt;
+      }
+      char chunk[4096];
+      const ssize_t n = ::read(out_, chunk, sizeof chunk);
+      if (n <= 0) return std::nullopt;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  void signal(int sig) { ::kill(pid_, sig); }
+  // The exit status (-1 when it did not exit normally).
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    waited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  bool waited_ = false;
+  std::string buffer_;
+};
+
+TEST(MongoTopologyTest, WatchPrintsTheEventsUntilInterrupted) {
+  replica_set rs;
+  struct run {
+    std::vector<std::string> flags;
+    int signal;
+    std::string primary_found, heartbeat, closed;
+  };
+  const run runs[] = {
+      {{"--heartbeats"},
+       SIGINT,
+       "topology changed ReplicaSetNoPrimary -> ReplicaSetWithPrimary (replica set rs0)",
+       "heartbeat succeeded " + rs.address(1),
+       "topology closed"},
+      {{"--heartbeats", "--json"},
+       SIGTERM,
+       R"("event":"topologyDescriptionChanged","previousType":"ReplicaSetNoPrimary",)"
+       R"("newType":"ReplicaSetWithPrimary","setName":"rs0")",
+       R"("event":"serverHeartbeatSucceeded","address":")" + rs.address(1) + "\"",
+       R"("event":"topologyClosed")"},
+  };
+  for (const auto& r : runs) {
+    SCOPED_TRACE(r.flags.back());
+    std::vector<std::string> args{rs.uri(0, ""), "--watch"};
+    args.insert(args.end(), r.flags.begin(), r.flags.end());
+    watch_process p(args);
+    std::vector<std::string> lines;
+    bool primary_found = false, heartbeat = false;
+    while (!(primary_found && heartbeat)) {
+      auto l = p.line(10s);
+      if (!l) break;
+      primary_found = primary_found || l->find(r.primary_found) != std::string::npos;
+      heartbeat = heartbeat || l->find(r.heartbeat) != std::string::npos;
+      lines.push_back(std::move(*l));
+    }
+    EXPECT_TRUE(primary_found) << ::testing::PrintToString(lines);
+    EXPECT_TRUE(heartbeat) << ::testing::PrintToString(lines);
+    ASSERT_FALSE(lines.empty());
+    // Each line starts with the time (text) or has it (JSON).
+    EXPECT_EQ(lines.front().find(r.flags.size() == 1 ? "20" : R"({"time":"20)"), 0u)
+        << lines.front();
+    p.signal(r.signal);
+    std::string last;
+    while (auto l = p.line(10s)) last = *l;
+    EXPECT_EQ(p.wait(), 0);
+    EXPECT_NE(last.find(r.closed), std::string::npos) << last;
+  }
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// FerretDB started with --repl-set-name (scripts/test.sh: ferretdb.sh start-rs, MONGODB_RS_URI):
+// its hello names the set and lists itself, as 127.0.0.1:PORT, as the one member, a primary.
+
+class MongoReplicaSetFerretTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    OID_SERVER_URI_OR_SKIP("MONGODB_RS_URI", uri_);
+    auto u = mongo::uri::parse(uri_);
+    ASSERT_TRUE(u.has_value()) << "MONGODB_RS_URI: " << u.error().message;
+    ASSERT_TRUE(u->replica_set().has_value()) << "MONGODB_RS_URI has no replicaSet: " << uri_;
+    set_ = *u->replica_set();
+    port_ = std::to_string(u->hosts().front().port_or_default());
+  }
+  // A connection string to the member through `host`, for replica set `set`.
+  std::string uri(const std::string& host, const std::string& set, std::string_view options) const {
+    return "mongodb://" + host + ":" + port_ + "/?replicaSet=" + set + std::string(options);
+  }
+  std::string uri_, set_, port_;
+};
+
+TEST_F(MongoReplicaSetFerretTest, ReplicaSetNameDiscoversTheMemberAndWorks) {
+  auto c = mongo::client::create(uri("127.0.0.1", set_, "&serverSelectionTimeoutMS=5000"));
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  auto coll = c->collection("oid_rs_test", "c" + oid::generate().to_hex());
+  const document d = one_doc();
+  auto inserted = coll.insert_one(d.view());
+  ASSERT_TRUE(inserted.has_value()) << inserted.error().message;
+  auto n = coll.count_documents(builder().view());
+  ASSERT_TRUE(n.has_value()) << n.error().message;
+  EXPECT_EQ(*n, 1);
+  const auto t = c->topology();
+  EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
+  EXPECT_EQ(t.set_name, set_);
+  ASSERT_EQ(t.servers.size(), 1u);
+  EXPECT_EQ(t.servers.begin()->first, "127.0.0.1:" + port_);
+  EXPECT_EQ(t.servers.begin()->second.type, mongo::server_type::rs_primary);
+  EXPECT_TRUE(coll.drop().has_value());
+}
+
+TEST_F(MongoReplicaSetFerretTest, ALocalhostSeedIsReplacedByTheMemberList) {
+  // The seed localhost:PORT is not in the member list (127.0.0.1:PORT): the primary's answer
+  // removes it and adds the member, which is then checked and selected.
+  std::mutex m;
+  std::vector<std::string> opened, closed;
+  mongo::client_options options;
+  options.on_topology = [&](const mongo::sdam_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* o = std::get_if<mongo::server_opening_event>(&e)) opened.push_back(o->address);
+    if (const auto* x = std::get_if<mongo::server_closed_event>(&e)) closed.push_back(x->address);
+  };
+  {
+    auto c =
+        mongo::client::create(uri("localhost", set_, "&serverSelectionTimeoutMS=5000"), options);
+    ASSERT_TRUE(c.has_value()) << c.error().message;
+    const document cmd = ping();
+    auto r = c->run_command("admin", cmd.view());
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    const auto t = c->topology();
+    EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
+    ASSERT_EQ(t.servers.size(), 1u);
+    EXPECT_EQ(t.servers.begin()->first, "127.0.0.1:" + port_);
+    EXPECT_EQ(t.servers.begin()->second.type, mongo::server_type::rs_primary);
+  }
+  std::lock_guard lock(m);
+  EXPECT_EQ(opened, (std::vector<std::string>{"localhost:" + port_, "127.0.0.1:" + port_}));
+  // localhost when the member list removes it, 127.0.0.1 when the client closes.
+  EXPECT_EQ(closed, (std::vector<std::string>{"localhost:" + port_, "127.0.0.1:" + port_}));
+}
+
+TEST_F(MongoReplicaSetFerretTest, AWrongSetNameFailsSelectionWithinTheTimeoutSayingWhy) {
+  auto c = mongo::client::create(uri("127.0.0.1", "not-" + set_, "&serverSelectionTimeoutMS=1000"));
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const document cmd = ping();
+  const auto started = std::chrono::steady_clock::now();
+  auto r = c->run_command("admin", cmd.view());
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::timeout) << r.error().message;
+  EXPECT_GE(took, 950ms);
+  EXPECT_LT(took, 5s);
+  const std::string& m = r.error().message;
+  EXPECT_NE(m.find("within serverSelectionTimeoutMS (1000 ms)"), std::string::npos) << m;
+  EXPECT_NE(m.find("topology ReplicaSetNoPrimary (replica set not-" + set_ + ")"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(
+      m.find("127.0.0.1:" + port_ + " removed after answering as RSPrimary of replica set " + set_),
+      std::string::npos)
+      << m;
+}
+
+// A server behind a load balancer: hello with loadBalanced: true gets a serviceId (when
+// `with_service_id`); every hello's loadBalanced field is recorded.
+class load_balanced_server {
+ public:
+  explicit load_balanced_server(bool with_service_id)
+      : server_([this, with_service_id](peer& p, int) {
+          while (auto m = p.read()) {
+            const std::string name = command_name(*m);
+            builder b;
+            if (name == "hello" || name == "isMaster") {
+              const auto lb = m->body.find("loadBalanced");
+              {
+                std::lock_guard lock(mutex_);
+                hellos_.push_back(lb && lb->get_bool().value_or(false) ? "loadBalanced" : "-");
+              }
+              b.append_bool("isWritablePrimary", true).append_string("msg", "isdbgrid");
+              b.append_int32("maxWireVersion", 17);
+              if (with_service_id) b.append_object_id("serviceId", service_id_);
+            }
+            b.append_double("ok", 1.0);
+            p.reply(*m, b.view());
+          }
+        }) {}
+  std::string address() const {
+    const std::string u = server_.uri();
+    return u.substr(10, u.find('/', 10) - 10);
+  }
+  std::vector<std::string> hellos() {
+    std::lock_guard lock(mutex_);
+    return hellos_;
+  }
+  const oid::object_id& service_id() const { return service_id_; }
+
+ private:
+  const oid::object_id service_id_ = oid::generate();
+  std::mutex mutex_;
+  std::vector<std::string> hellos_;
+  script_server server_;
+};
+
+TEST(MongoTopologyTest, LoadBalancedHandshakeRecordsTheServiceId) {
+  load_balanced_server server(true);
+  auto c = mongo::client::create("mongodb://" + server.address() +
+                                 "/?loadBalanced=true&serverSelectionTimeoutMS=2000")
+               .value();
+  const document cmd = ping();
+  ASSERT_TRUE(c.run_command("admin", cmd.view()).has_value());
+  // No monitor: one connection, whose hello says loadBalanced.
+  EXPECT_EQ(server.hellos(), std::vector<std::string>{"loadBalanced"});
+  const auto t = c.topology();
+  EXPECT_EQ(t.type, mongo::topology_type::load_balanced);
+  ASSERT_EQ(t.servers.size(), 1u);
+  EXPECT_EQ(t.servers.begin()->second.type, mongo::server_type::load_balancer);
+
+  // The connection keeps the serviceId of its handshake.
+  mongo::connection_options o;
+  o.load_balanced = true;
+  auto u = mongo::uri::parse("mongodb://" + server.address() + "/").value();
+  auto conn = mongo::connection::open(u.hosts().front(), o);
+  ASSERT_TRUE(conn.has_value()) << conn.error().message;
+  ASSERT_TRUE(conn->server().service_id.has_value());
+  EXPECT_EQ(*conn->server().service_id, server.service_id());
+}
+
+TEST(MongoTopologyTest, LoadBalancedModeRefusesAServerWithoutServiceId) {
+  load_balanced_server server(false);
+  mongo::connection_options o;
+  o.load_balanced = true;
+  auto u = mongo::uri::parse("mongodb://" + server.address() + "/").value();
+  auto conn = mongo::connection::open(u.hosts().front(), o);
+  ASSERT_FALSE(conn.has_value());
+  EXPECT_EQ(conn.error().code, errc::connection_failed);
+  EXPECT_NE(conn.error().message.find("without a serviceId"), std::string::npos)
+      << conn.error().message;
+  // The same server without loadBalanced: an ordinary mongos, and no serviceId.
+  auto plain = mongo::connection::open(u.hosts().front(), mongo::connection_options{});
+  ASSERT_TRUE(plain.has_value()) << plain.error().message;
+  EXPECT_FALSE(plain->server().service_id.has_value());
+  EXPECT_EQ(server.hellos(), (std::vector<std::string>{"loadBalanced", "-"}));
 }
 
 TEST(MongoTopologyTest, CommandEventsRedactAuthenticationCommands) {

@@ -238,6 +238,7 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
   hello.append_int32("hello", 1).append_bool("helloOk", true);
   const bson::document metadata = client_metadata(options.app_name);
   hello.append_document("client", metadata.view());
+  if (options.load_balanced) hello.append_bool("loadBalanced", true);
   if (auth) auth->add_to_hello(hello);
   auto reply = c.run("admin", hello.view());
   if (reply && !detail::is_ok(reply->view()) &&
@@ -245,6 +246,7 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
     bson::builder legacy;
     legacy.append_int32("isMaster", 1);
     legacy.append_document("client", metadata.view());
+    if (options.load_balanced) legacy.append_bool("loadBalanced", true);
     if (auth) auth->add_to_hello(legacy);
     reply = c.run("admin", legacy.view());
   }
@@ -270,6 +272,15 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
   s.max_wire_version = detail::int_field(v, "maxWireVersion", 0);
   s.writable_primary =
       detail::bool_field(v, "isWritablePrimary", detail::bool_field(v, "ismaster", false));
+  if (const auto id = v.find("serviceId")) {
+    if (auto value = id->get_object_id()) s.service_id = *value;
+  }
+  if (options.load_balanced && !s.service_id) {
+    return failure(errc::connection_failed,
+                   describe(h) +
+                       " answered the handshake without a serviceId: it does not support "
+                       "loadBalanced=true (a MongoDB 5.0 or later behind a load balancer does)");
+  }
   s.hello = std::move(*reply);
   if (s.max_wire_version < 6) {
     return failure(errc::unsupported,

@@ -151,9 +151,12 @@ class script_server {
     ::close(listen_fd_);
     if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
   }
+  // A direct connection: a script plays one conversation per connection, and tests count them;
+  // without directConnection=true a monitor would open a connection of its own and run the
+  // script too (tests of the monitored default build their own URI, as mongo_topology_test does).
   std::string uri(std::string_view options = "") const {
-    return "mongodb://127.0.0.1:" + std::to_string(port_) + "/?serverSelectionTimeoutMS=2000" +
-           std::string(options);
+    return "mongodb://127.0.0.1:" + std::to_string(port_) +
+           "/?directConnection=true&serverSelectionTimeoutMS=2000" + std::string(options);
   }
   int connections() const { return accepted_.load(); }
   int max_concurrent() const { return max_concurrent_.load(); }

@@ -32,6 +32,7 @@
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/secret.hpp>
 #include <oid/mongo/uri.hpp>
+#include <oid/object_id.hpp>
 #include <oid/result.hpp>
 #include <optional>
 #include <span>
@@ -110,6 +111,9 @@ struct connection_options {
   /// TLS settings (one OpenSSL context) shared by the connections of one client, which makes it
   /// from the connection string's tls* options; null: plain TCP.
   std::shared_ptr<const detail::tls_context> tls;
+  /// Behind a load balancer (`loadBalanced=true`): the handshake says `loadBalanced: true`, and a
+  /// reply without `serviceId` fails the connection (the server does not support the mode).
+  bool load_balanced = false;
 };
 
 /// What the handshake learnt about the server.
@@ -119,7 +123,8 @@ struct handshake_info {
   std::int32_t max_write_batch_size = 100'000;           ///< most statements in one write command
   std::int32_t max_wire_version = 0;                     ///< protocol level (6+ has OP_MSG)
   bool writable_primary = false;                         ///< isWritablePrimary (or ismaster)
-  bson::document hello;                                  ///< the whole hello reply
+  std::optional<object_id> service_id;  ///< behind a load balancer: the server's serviceId
+  bson::document hello;                 ///< the whole hello reply
 };
 
 /// One connection. Movable, not copyable; not thread-safe (the client's pool hands each

@@ -53,6 +53,15 @@ topology_update apply_hello(const topology_description& current, std::string_vie
 topology_update apply_check_failure(const topology_description& current, std::string_view address,
                                     std::string_view error);
 
+/// Applies a rescan of a mongodb+srv:// name's SRV records (SRV polling): `addresses` are the
+/// hosts DNS lists now, as chosen under srvMaxHosts. Only a Sharded or Unknown topology changes:
+/// servers no longer listed are removed, new ones added as Unknown (pool generation 0), and the
+/// others keep their description. An empty list changes nothing (a rescan that found no valid
+/// record keeps the hosts it has). The events are the servers' opening and closing, then the
+/// topology's change.
+topology_update apply_srv_hosts(const topology_description& current,
+                                const std::vector<std::string>& addresses);
+
 /// Applies a new description of one of the servers (what `apply_hello` and `apply_check_failure`
 /// build), following the specification's table for the topology's type and the server's type.
 topology_update apply_server_description(const topology_description& current,

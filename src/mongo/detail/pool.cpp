@@ -14,6 +14,7 @@ client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_
   options.connect_timeout = uri.connect_timeout().value_or(options.connect_timeout);
   options.socket_timeout = uri.socket_timeout().value_or(options.socket_timeout);
   options.app_name = uri.app_name().value_or("");
+  options.load_balanced = uri.load_balanced().value_or(false);
   selection_timeout = uri.server_selection_timeout().value_or(std::chrono::milliseconds(30'000));
   read_preference = uri.read_preference();
   options.auth = credential::from(uri);
@@ -102,6 +103,17 @@ void report(lease& l, application_error e) {
   l.state->topology->on_application_error(e);
 }
 
+// True when `reply` (ok: 1) has a writeConcernError whose code is "not writable primary" or
+// "node is recovering".
+bool has_state_change_write_concern_error(bson::document_view reply) {
+  const auto wce = reply.find("writeConcernError");
+  if (!wce) return false;
+  const auto d = wce->get_document();
+  if (!d) return false;
+  const auto code = static_cast<std::int32_t>(int64_field(*d, "code", 0));
+  return is_not_writable_primary_code(code) || is_node_recovering_code(code);
+}
+
 }  // namespace
 
 outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::document_view cmd,
@@ -135,6 +147,14 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
     }
     events.failed(f.message);
     return f;
+  }
+  if (has_state_change_write_concern_error(*reply)) {
+    // The write was applied, but the server says it is no longer primary (or is recovering):
+    // SDAM handles it as it would the same command error.
+    application_error e;
+    e.kind = error_kind::command;
+    e.reply = *reply;
+    report(l, std::move(e));
   }
   events.succeeded(*reply);
   return *reply;

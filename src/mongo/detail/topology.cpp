@@ -71,13 +71,34 @@ topology::topology(const mongo::uri& u, const connection_options& pool_options,
   }
   settings.replica_set = u.replica_set();
   settings.load_balanced = u.load_balanced().value_or(false);
-  // One host without replicaSet is used directly, as oid always did.
-  settings.direct_connection = u.direct_connection().value_or(false) ||
-                               (u.hosts().size() == 1 && !u.replica_set() &&
-                                !settings.load_balanced && !u.direct_connection().has_value());
-  monitored_ = !settings.direct_connection.value_or(false) && !settings.load_balanced;
+  // As the SDAM specification says, only directConnection=true makes a Single topology from the
+  // start: one seed without it is Unknown until its monitor's check (a standalone then makes it
+  // Single, a replica set member leads to its set, a mongos to Sharded).
+  settings.direct_connection = u.direct_connection();
+  monitored_ = !u.direct_connection().value_or(false) && !settings.load_balanced;
   auto opened = open_topology(settings);
   apply([&](const topology_description&) { return std::move(opened); });
+  if (u.srv_name() && !settings.load_balanced && !u.replica_set()) start_srv_polling(u);
+}
+
+void topology::start_srv_polling(const mongo::uri& u) {
+  auto current = [this]() -> std::optional<std::vector<mongo::host>> {
+    std::lock_guard lock(mutex_);
+    if (closed_ || (description_.type != topology_type::sharded &&
+                    description_.type != topology_type::unknown)) {
+      return std::nullopt;
+    }
+    std::vector<mongo::host> hosts;
+    for (const auto& [address, server] : description_.servers) hosts.push_back(host_of(address));
+    return hosts;
+  };
+  auto found = [this](const std::vector<mongo::host>& hosts) {
+    std::vector<std::string> addresses;
+    for (const auto& h : hosts) addresses.push_back(address_of(h));
+    apply([&](const topology_description& d) { return apply_srv_hosts(d, addresses); });
+  };
+  poller_ = std::make_unique<srv_poller>(u, monitor_options_.heartbeat_frequency,
+                                         std::move(current), std::move(found));
 }
 
 topology::~topology() { close(); }
@@ -332,10 +353,12 @@ void topology::close() {
   std::vector<std::shared_ptr<connection_pool>> closing;
   std::vector<std::unique_ptr<monitor>> stopping;
   std::vector<std::string> addresses;
+  std::unique_ptr<srv_poller> poller;
   {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     closed_ = true;
+    poller = std::move(poller_);
     for (auto& [address, m] : monitors_) stopping.push_back(std::move(m));
     for (auto& m : retired_) stopping.push_back(std::move(m));
     monitors_.clear();
@@ -350,6 +373,7 @@ void topology::close() {
     retired_pools_.clear();
     changed_.notify_all();
   }
+  if (poller) poller->stop();
   for (auto& m : stopping) m->stop();
   for (auto& m : stopping) m->join();
   closing.clear();  // joins the pools' background threads, which may have waited for the lock

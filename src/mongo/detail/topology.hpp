@@ -2,9 +2,10 @@
 // SDAM functions), a monitor and a pool per server, server selection that waits for changes, and
 // the SDAM events handed to the application's listener.
 //
-// Topology Single (directConnection=true, or one host without replicaSet) and LoadBalanced talk
-// to their one server without a monitor: the handshakes of the pool's connections update its
+// A topology opened with directConnection=true (Single) or loadBalanced=true (LoadBalanced) talks
+// to its one server without a monitor: the handshakes of the pool's connections update its
 // description, and selection always returns it (the pool's connection attempts then decide).
+// Every other topology, one seed without replicaSet included, has a monitor per server.
 //
 // Each server's pool is a CMAP pool (connection_pool.hpp): created paused, made ready when the
 // server is known (a successful check; without monitors, at once, since each handshake is the
@@ -33,6 +34,7 @@
 
 #include "mongo/detail/connection_pool.hpp"
 #include "mongo/detail/monitor.hpp"
+#include "mongo/detail/srv_poller.hpp"
 
 namespace oid::mongo::detail {
 
@@ -80,14 +82,16 @@ class topology {
     return selection_.heartbeat_frequency;
   }
 
-  // Stops the monitors (joining their threads), closes the pools and publishes the closing
-  // events. Idempotent.
+  // Stops the SRV poller and the monitors (joining their threads), closes the pools and publishes
+  // the closing events. Idempotent.
   void close();
 
  private:
   // Makes the next description from the current one with `step` and applies it, atomically;
   // then publishes its events (in order) and joins retired monitors that have ended.
   void apply(const std::function<topology_update(const topology_description&)>& step);
+  // Starts the SRV poller of a mongodb+srv:// name (from the constructor).
+  void start_srv_polling(const mongo::uri& u);
   // Adds pools and monitors for new servers and retires those of removed ones (under mutex_).
   void sync_servers();
   void reap();
@@ -121,6 +125,9 @@ class topology {
   std::map<std::string, std::string, std::less<>> removed_;  // address -> why it was removed
   std::mt19937_64 random_{std::random_device{}()};
   bool closed_ = false;
+  // SRV polling, for a mongodb+srv:// name without replicaSet and loadBalanced (see
+  // srv_poller.hpp); stopped by close().
+  std::unique_ptr<srv_poller> poller_;
 };
 
 }  // namespace oid::mongo::detail

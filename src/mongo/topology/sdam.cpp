@@ -38,6 +38,8 @@ class updater {
   explicit updater(topology_description t) : t_(std::move(t)) {}
 
   void apply(server_description d) {
+    // A load balancer is not checked, and no answer or error changes what it is.
+    if (t_.type == topology_type::load_balanced) return;
     const auto it = t_.servers.find(d.address);
     if (it == t_.servers.end()) return;  // a reply from a server removed meanwhile
     if (is_older(d.topology_version, it->second.topology_version)) return;
@@ -343,6 +345,32 @@ topology_update apply_check_failure(const topology_description& current, std::st
     ++it->second;
     u.cleared_pools.push_back(a);
   }
+  return u;
+}
+
+topology_update apply_srv_hosts(const topology_description& current,
+                                const std::vector<std::string>& addresses) {
+  if (current.type != topology_type::sharded && current.type != topology_type::unknown) {
+    return {current, {}, {}, {}};
+  }
+  std::vector<std::string> wanted;
+  for (const auto& a : addresses) wanted.push_back(normalize_address(a));
+  if (wanted.empty()) return {current, {}, {}, {}};  // never all removed: DNS said nothing
+  topology_description next = current;
+  std::erase_if(next.servers, [&](const auto& server) {
+    return std::find(wanted.begin(), wanted.end(), server.first) == wanted.end();
+  });
+  std::erase_if(next.pool_generations, [&](const auto& pool) {
+    return std::find(wanted.begin(), wanted.end(), pool.first) == wanted.end();
+  });
+  for (const auto& a : wanted) {
+    if (next.servers.contains(a)) continue;  // unchanged servers keep their description
+    next.servers.emplace(a, server_description::unknown(a));
+    next.pool_generations.emplace(a, 0);
+  }
+  topology_update u;
+  u.events = events_between(current, next, "");
+  u.description = std::move(next);
   return u;
 }
 
