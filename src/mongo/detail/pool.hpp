@@ -24,6 +24,7 @@
 
 #include "mongo/detail/scram.hpp"
 #include "mongo/detail/server_pool.hpp"
+#include "mongo/detail/session_pool.hpp"
 #include "mongo/detail/topology.hpp"
 
 namespace oid::mongo::detail {
@@ -54,6 +55,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
   mongo::read_preference read_preference;  // the connection string's, for reads
   listeners events;
   std::unique_ptr<mongo::detail::topology> topology;
+  // The server sessions of implicit sessions (see operation.hpp).
+  session_pool sessions;
 };
 
 // A connection borrowed from a server's pool; returned (or, when broken or of an old
