@@ -498,6 +498,40 @@ TEST(MongoRetryTest, AWriteAppliedBeforeTheConnectionDroppedIsAppliedExactlyOnce
   EXPECT_TRUE(updates[1].replayed);
 }
 
+TEST(MongoRetryTest, EachBulkWriteBatchWithoutMultiStatementsIsRetriedOnItsOwn) {
+  retry_set rs;
+  auto c = mongo::client::create(rs.uri()).value();
+  auto coll = c.collection("db", "c");
+  wait_for_primary(c);
+  const document d1 = with_id(1), d2 = with_id(2), f1 = id_filter(1), f2 = id_filter(2),
+                 u = set_x();
+  const std::vector<mongo::write_model> models = {
+      mongo::insert_one_model{d1.view()}, mongo::insert_one_model{d2.view()},
+      mongo::update_many_model{f1.view(), u.view()}, mongo::delete_one_model{f2.view()}};
+  // The delete batch is applied by a primary that steps down and drops the connection.
+  rs.add_fault({"delete", fault::action::apply_then_reset, 0, {}, 2});
+  auto r = coll.bulk_write(models);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->inserted, 2);
+  EXPECT_EQ(r->matched, 1);
+  EXPECT_EQ(r->deleted, 1);
+  std::vector<std::string> got;
+  for (const auto& s : rs.seen()) {
+    if (s.name == "endSessions") continue;
+    got.push_back(std::to_string(s.member) + " " + s.name +
+                  (s.txn_number ? " txn " + std::to_string(*s.txn_number) : "") +
+                  (s.replayed ? " replayed" : ""));
+  }
+  // One session for the bulk write: a txnNumber per batch, none for the multi update.
+  EXPECT_EQ(got, (std::vector<std::string>{"1 insert txn 1", "1 update", "1 delete txn 2",
+                                           "2 delete txn 2 replayed"}));
+  std::set<std::string> ids;
+  for (const auto& s : rs.seen()) ids.insert(s.lsid);
+  EXPECT_EQ(ids.size(), 1u);
+  EXPECT_EQ(rs.documents(), 1u);
+  EXPECT_EQ(rs.updates_of(key_of(1)), 1);
+}
+
 TEST(MongoRetryTest, ANonRetryableErrorIsNotRetried) {
   retry_set rs;
   auto c = mongo::client::create(rs.uri()).value();
