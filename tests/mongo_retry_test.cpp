@@ -75,9 +75,7 @@ class retry_set {
     for (std::size_t i = 0; i < 3; ++i) {
       servers_[i] = std::make_unique<script_server>(
           [this, i](peer& p, int) { serve(p, static_cast<int>(i)); });
-      const std::string uri = servers_[i]->uri();
-      const auto begin = std::string_view("mongodb://").size();
-      addresses_[i] = uri.substr(begin, uri.find('/', begin) - begin);
+      addresses_[i] = servers_[i]->address();
     }
   }
   std::string uri(std::string_view options = "") const {
