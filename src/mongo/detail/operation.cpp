@@ -22,17 +22,17 @@ void append_session_id(bson::builder& b, std::string_view key, const server_sess
 }
 
 // The logicalSessionTimeoutMinutes of the server `l` is connected to, if it has sessions.
-std::optional<std::int64_t> session_timeout_of(const lease& l) {
-  const auto hello = l.conn->server().hello.view();
+std::optional<std::int64_t> session_timeout_of(lease& l) {
+  const auto hello = l->server().hello.view();
   const auto e = hello.find("logicalSessionTimeoutMinutes");
   return e ? as_integer(*e) : std::nullopt;
 }
 
 // Retryable writes need a session on a replica set member, a mongos or a load balancer, never a
 // standalone (wire version 6 and later: every server oid speaks to).
-bool supports_retryable_writes(const lease& l, const implicit_session& session) {
-  if (!session.active() || l.conn->server().max_wire_version < 6) return false;
-  const auto hello = l.conn->server().hello.view();
+bool supports_retryable_writes(lease& l, const implicit_session& session) {
+  if (!session.active() || l->server().max_wire_version < 6) return false;
+  const auto hello = l->server().hello.view();
   return hello.contains("setName") || hello.contains("serviceId") ||
          string_field(hello, "msg") == "isdbgrid";
 }
@@ -73,7 +73,7 @@ implicit_session& implicit_session::operator=(implicit_session&& o) noexcept {
   return *this;
 }
 
-void implicit_session::attach(const lease& l) {
+void implicit_session::attach(lease& l) {
   if (session_ || !state_) return;
   const auto minutes = session_timeout_of(l);
   if (!minutes) return;

@@ -37,7 +37,7 @@ class implicit_session {
 
   // Takes a server session when none is held and `l`'s server reported
   // logicalSessionTimeoutMinutes in its handshake.
-  void attach(const lease& l);
+  void attach(lease& l);
   bool active() const noexcept { return session_.has_value(); }
   // After a network error: the server may keep state for the session, so the pool drops it.
   void mark_dirty() noexcept {
