@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mongo/detail/cursor_state.hpp"
+#include "mongo/detail/operation.hpp"
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/reply.hpp"
 
@@ -15,6 +16,13 @@ namespace {
 
 void append_max_time(bson::builder& cmd, const std::optional<std::chrono::milliseconds>& t) {
   if (t) cmd.append_int64("maxTimeMS", t->count());
+}
+
+// distinct and count: on the primary, as before, and retried once (retryable reads).
+outcome<bson::document> retryable_read(detail::client_state& s, std::string_view db,
+                                       bson::document_view cmd) {
+  static const read_preference primary{};
+  return detail::run_command(s, db, cmd, {.read = &primary, .retry = detail::retry_kind::read});
 }
 
 }  // namespace
@@ -54,8 +62,9 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
   if (!options.hint.empty()) cmd.append_document("hint", options.hint);
   if (!options.let.empty()) cmd.append_document("let", options.let);
   if (writes) options.write_concern.append_to(cmd);
-  auto state =
-      detail::cursor_state::open(state_, db_, name_, cmd.view(), writes ? 0 : options.batch_size);
+  // A pipeline that writes ($out, $merge) is not retried.
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(),
+                                          writes ? 0 : options.batch_size, !writes);
   if (!state) return std::move(state).error();
   return cursor(std::move(*state));
 }
@@ -68,7 +77,7 @@ outcome<bson::document> collection::distinct(std::string_view field, bson::docum
   cmd.append_document("query", filter);
   append_max_time(cmd, options.max_time);
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  auto reply = detail::command(*state_, db_, cmd.view());
+  auto reply = retryable_read(*state_, db_, cmd.view());
   if (!reply) return reply.error();
   const auto values = reply->view().find("values");
   if (!values) return failure(errc::unexpected_reply, "distinct reply without values");
@@ -81,7 +90,7 @@ outcome<std::int64_t> collection::estimated_document_count(const read_options& o
   bson::builder cmd;
   cmd.append_string("count", name_);
   append_max_time(cmd, options.max_time);
-  auto reply = detail::command(*state_, db_, cmd.view());
+  auto reply = retryable_read(*state_, db_, cmd.view());
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto count = n ? detail::as_integer(*n) : std::nullopt;
@@ -95,7 +104,7 @@ outcome<collection> collection::rename(std::string_view new_name, bool drop_targ
   cmd.append_string("renameCollection", db_ + "." + name_);
   cmd.append_string("to", db_ + "." + std::string(new_name));
   if (drop_target) cmd.append_bool("dropTarget", true);
-  auto reply = detail::command(*state_, "admin", cmd.view());
+  auto reply = detail::run_command(*state_, "admin", cmd.view(), {});
   if (!reply) return reply.error();
   return collection(state_, db_, std::string(new_name));
 }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <variant>
 
+#include "mongo/detail/operation.hpp"
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/reply.hpp"
 #include "mongo/detail/write_checks.hpp"
@@ -36,6 +37,7 @@ command_names names_of(kind k) {
 struct statement {
   kind k = kind::insert;
   bson::document_view doc;
+  bool multi = false;  // an update or delete of every match: not retryable
 };
 
 bson::document update_statement(bson::document_view q, bson::document_view u, bool upsert,
@@ -91,7 +93,7 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
     } else if (const auto* um = std::get_if<update_many_model>(&m)) {
       if (!detail::is_update(um->update)) return detail::not_an_update(model_at(i));
       owned.push_back(update_statement(um->filter, um->update, um->upsert, true));
-      statements.push_back({kind::update, owned.back().view()});
+      statements.push_back({kind::update, owned.back().view(), true});
     } else if (const auto* r = std::get_if<replace_one_model>(&m)) {
       if (!detail::is_replacement(r->replacement)) return detail::not_a_replacement(model_at(i));
       owned.push_back(update_statement(r->filter, r->replacement, r->upsert, false));
@@ -101,14 +103,20 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
       statements.push_back({kind::remove, owned.back().view()});
     } else {
       owned.push_back(delete_statement(std::get<delete_many_model>(m).filter, true));
-      statements.push_back({kind::remove, owned.back().view()});
+      statements.push_back({kind::remove, owned.back().view(), true});
     }
   }
 
-  auto l = state_->acquire();
-  if (!l) return l.error();
-  connection& c = **l;
-  const auto& server = c.server();
+  // One implicit session for the whole bulk write; each batch is retried on its own.
+  detail::implicit_session session(*state_);
+  std::optional<detail::lease> l;
+  if (auto first = state_->acquire(); first) {
+    l.emplace(std::move(*first));
+  } else {
+    return std::move(first).error();
+  }
+  // The limits of the server first selected (a retry's server is of the same deployment).
+  const handshake_info server = (*l)->server();
   // An inserted document may be as large as maxBsonObjectSize; an update or delete statement
   // wraps its documents, for which servers allow 16 KiB more.
   for (std::size_t i = 0; i < statements.size(); ++i) {
@@ -138,28 +146,45 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
     }
     options.write_concern.append_to(cmd);
     const bson::document command = std::move(cmd).extract();
-    // Header, flags, section kinds, "$db" and the sequence's size and identifier, with room to
-    // spare.
+    // Header, flags, section kinds, "$db", the sequence's size and identifier, and the session's
+    // lsid and txnNumber (64 bytes at most), with room to spare.
     const std::size_t overhead =
-        16 + 4 + 1 + command.size() + 16 + db_.size() + 1 + 4 + names.sequence.size() + 64;
+        16 + 4 + 1 + command.size() + 16 + db_.size() + 1 + 4 + names.sequence.size() + 64 + 64;
     const std::size_t max_bytes =
         static_cast<std::size_t>(server.max_message_size_bytes) - overhead;
     std::size_t end = start, bytes = 0;
+    bool multi = false;
     document_sequence seq{names.sequence, {}};
     while (end < statements.size() && statements[end].k == k && end - start < max_count &&
            (end == start || bytes + statements[end].doc.size() <= max_bytes)) {
       bytes += statements[end].doc.size();
       seq.documents.push_back(statements[end].doc);
+      multi = multi || statements[end].multi;
       ++end;
     }
-    if (!acknowledged) {
-      if (auto sent = c.send_unacknowledged(db_, command.view(), std::span(&seq, 1)); !sent) {
-        return failure(sent.error().code, detail::transport_message(sent.error(), c));
-      }
+    bson::document reply_doc;
+    auto sent = detail::execute(
+        *state_, session, l,
+        {.retry = multi ? detail::retry_kind::none : detail::retry_kind::write,
+         .acknowledged = acknowledged},
+        [&](detail::attempt& a) -> outcome<done> {
+          if (!acknowledged) {
+            if (auto s = a.conn->send_unacknowledged(db_, command.view(), std::span(&seq, 1)); !s) {
+              return failure(s.error().code, detail::transport_message(s.error(), *a.conn));
+            }
+            return done{};
+          }
+          auto r = detail::command(a.conn, db_, a.command(command.view()), std::span(&seq, 1));
+          if (!r) return std::move(r).error();
+          reply_doc = std::move(*r);
+          return done{};
+        });
+    if (sent && !acknowledged) {
       start = end;
       continue;
     }
-    auto reply = detail::command(*l, db_, command.view(), std::span(&seq, 1));
+    outcome<bson::document> reply = sent ? outcome<bson::document>(std::move(reply_doc))
+                                         : outcome<bson::document>(std::move(sent).error());
     if (!reply) {
       failure f = reply.error();
       f.written = written;

@@ -6,10 +6,15 @@
 #include <utility>
 
 #include "mongo/detail/cursor_state.hpp"
+#include "mongo/detail/operation.hpp"
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/tls.hpp"
 
 namespace oid::mongo {
+
+client::client(std::shared_ptr<detail::client_state> state)
+    : state_(std::move(state)),
+      closer_(state_.get(), [keep = state_](void*) { detail::end_sessions(*keep); }) {}
 
 outcome<client> client::create(std::string_view uri_text) { return create(uri_text, {}); }
 
@@ -47,7 +52,7 @@ outcome<client> client::create(const mongo::uri& u, client_options options) {
 }
 
 outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {
-  return detail::command(*state_, db, cmd);
+  return detail::run_command(*state_, db, cmd, {});
 }
 
 collection client::collection(std::string_view db, std::string_view name) const {
@@ -57,7 +62,9 @@ collection client::collection(std::string_view db, std::string_view name) const 
 outcome<std::vector<bson::document>> client::list_databases() {
   bson::builder cmd;
   cmd.append_int32("listDatabases", 1);
-  auto reply = detail::command(*state_, "admin", cmd.view(), state_->read_preference);
+  auto reply =
+      detail::run_command(*state_, "admin", cmd.view(),
+                          {.read = &state_->read_preference, .retry = detail::retry_kind::read});
   if (!reply) return reply.error();
   std::vector<bson::document> out;
   const auto dbs = reply->view().find("databases");

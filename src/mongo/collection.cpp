@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mongo/detail/cursor_state.hpp"
+#include "mongo/detail/operation.hpp"
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/reply.hpp"
 #include "mongo/detail/write_checks.hpp"
@@ -95,7 +96,9 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter) {
   cmd.open_document("n").append_int32("$sum", 1).close().close().close();
   cmd.close();
   cmd.open_document("cursor").close();
-  auto reply = detail::command(*state_, db_, cmd.view(), state_->read_preference);
+  auto reply =
+      detail::run_command(*state_, db_, cmd.view(),
+                          {.read = &state_->read_preference, .retry = detail::retry_kind::read});
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
@@ -107,45 +110,23 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter) {
 
 namespace {
 
-// Runs a write command and turns writeErrors and writeConcernError into failures.
+// Runs a write command and turns writeErrors and writeConcernError into failures; `retryable`:
+// a single-document write, retried once after a retryable error.
 outcome<bson::document> write_command(detail::client_state& s, std::string_view db,
-                                      bson::document_view cmd, const write_concern& wc) {
-  auto l = s.acquire();
-  if (!l) return l.error();
+                                      bson::document_view cmd, const write_concern& wc,
+                                      bool retryable) {
   if (!wc.is_acknowledged()) {
+    auto l = s.acquire();  // w:0: no session, no retry
+    if (!l) return l.error();
     if (auto sent = (*l)->send_unacknowledged(db, cmd); !sent) {
       return failure(sent.error().code, detail::transport_message(sent.error(), **l));
     }
     return bson::document();
   }
-  auto reply = detail::command(*l, db, cmd);
-  if (!reply) return reply;
-  const auto r = reply->view();
-  failure f{};
-  if (const auto we = r.find("writeErrors")) {
-    if (auto arr = we->get_array()) {
-      for (const auto& e : *arr) {
-        if (auto d = e.get_document()) f.write_errors.push_back(detail::server_error_of(*d));
-      }
-    }
-  }
-  if (!f.write_errors.empty()) {
-    f.code = f.write_errors.front().code == 11000 ? errc::duplicate_key : errc::server_error;
-    f.message = f.write_errors.front().message;
-    f.server = f.write_errors.front();
-    f.written = detail::int64_field(r, "n", 0);
-    return f;
-  }
-  if (const auto wce = r.find("writeConcernError")) {
-    if (auto d = wce->get_document()) {
-      f.write_concern_error = detail::server_error_of(*d);
-      f.code = errc::write_concern_failed;
-      f.message = "write concern failed: " + f.write_concern_error->message;
-      f.written = detail::int64_field(r, "n", 0);
-      return f;
-    }
-  }
-  return reply;
+  return detail::run_command(
+      s, db, cmd,
+      {.retry = retryable ? detail::retry_kind::write : detail::retry_kind::none,
+       .write_reply = true});
 }
 
 }  // namespace
@@ -159,7 +140,7 @@ outcome<update_result> collection::update(bson::document_view filter, bson::docu
   cmd.append_bool("upsert", options.upsert).append_bool("multi", multi);
   cmd.close().close();
   options.write_concern.append_to(cmd);
-  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern);
+  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern, !multi);
   if (!reply) return reply.error();
   update_result out;
   const auto r = reply->view();
@@ -208,7 +189,7 @@ outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
   cmd.append_document("q", filter).append_int32("limit", multi ? 0 : 1);
   cmd.close().close();
   options.write_concern.append_to(cmd);
-  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern);
+  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern, !multi);
   if (!reply) return reply.error();
   return detail::int64_field(reply->view(), "n", 0);
 }
@@ -226,7 +207,7 @@ outcome<std::int64_t> collection::delete_many(bson::document_view filter,
 outcome<done> collection::drop() {
   bson::builder cmd;
   cmd.append_string("drop", name_);
-  auto reply = detail::command(*state_, db_, cmd.view());
+  auto reply = detail::run_command(*state_, db_, cmd.view(), {});
   if (!reply && !(reply.error().server && reply.error().server->code == 26)) return reply.error();
   return done{};  // 26: NamespaceNotFound, the collection is already gone
 }

@@ -4,6 +4,7 @@
 
 #include "mongo/detail/cursor_state.hpp"
 #include "mongo/detail/reply.hpp"
+#include "mongo/detail/retry.hpp"
 
 namespace oid::mongo {
 
@@ -25,7 +26,10 @@ outcome<done> detail::cursor_state::load(bson::document_view r, std::string_view
   id = int64_field(*doc, "id", 0);
   it = arr->begin();
   end = arr->end();
-  if (id == 0) conn.reset();  // nothing more to fetch: the connection goes back to the pool
+  if (id == 0) {  // nothing more to fetch: the connection and the session go back to the pools
+    conn.reset();
+    session.release();
+  }
   return done{};
 }
 
@@ -39,19 +43,28 @@ outcome<bson::document_view> detail::cursor_state::fetch(lease& l, std::string_v
 
 outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
     std::shared_ptr<client_state> client, std::string db, std::string coll, bson::document_view cmd,
-    std::int32_t batch_size) {
-  auto l = client->acquire(client->read_preference, operation_kind::read);
-  if (!l) return l.error();
+    std::int32_t batch_size, bool retryable) {
   auto state = std::make_unique<cursor_state>();
-  auto reply = state->fetch(*l, db, cmd);
+  state->session = implicit_session(*client);
+  std::optional<lease> l;
+  bson::document_view first;
+  auto ran = execute(
+      *client, state->session, l,
+      {.read = &client->read_preference, .retry = retryable ? retry_kind::read : retry_kind::none},
+      [&](attempt& a) -> outcome<done> {
+        auto reply = state->fetch(a.conn, db, a.command(cmd));
+        if (!reply) return std::move(reply).error();
+        first = *reply;
+        return done{};
+      });
+  if (!ran) return std::move(ran).error();
   l->read_preference.reset();  // getMore and killCursors follow the cursor to its server
-  if (!reply) return reply.error();
   state->client = std::move(client);
   state->db = std::move(db);
   state->coll = std::move(coll);
   state->batch_size = batch_size;
   state->conn.emplace(std::move(*l));
-  if (auto loaded = state->load(*reply, "firstBatch"); !loaded) return loaded.error();
+  if (auto loaded = state->load(first, "firstBatch"); !loaded) return loaded.error();
   return state;
 }
 
@@ -71,6 +84,7 @@ cursor::~cursor() {
   bson::builder kill;
   kill.append_string("killCursors", state_->coll);
   kill.open_array("cursors").append_int64("0", state_->id).close();
+  state_->session.append_lsid(kill);
   (void)(*state_->conn)->run(state_->db, kill.view());
 }
 
@@ -98,8 +112,11 @@ outcome<bool> cursor::next() {
     bson::builder more;
     more.append_int64("getMore", s.id).append_string("collection", s.coll);
     if (s.batch_size > 0) more.append_int32("batchSize", s.batch_size);
+    s.session.append_lsid(more);
     auto reply = s.fetch(*s.conn, s.db, more.view());
     if (!reply) {
+      if (detail::is_network_failure(reply.error())) s.session.mark_dirty();
+      s.session.release();
       s.id = 0;  // the cursor is lost with the connection (or the server no longer has it)
       s.conn.reset();
       s.current = {};
@@ -108,6 +125,7 @@ outcome<bool> cursor::next() {
     if (auto loaded = s.load(*reply, "nextBatch"); !loaded) {
       s.id = 0;
       s.conn.reset();
+      s.session.release();
       return std::move(loaded).error();
     }
   }

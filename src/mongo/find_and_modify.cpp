@@ -4,6 +4,7 @@
 #include <oid/mongo/collection.hpp>
 #include <utility>
 
+#include "mongo/detail/operation.hpp"
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/reply.hpp"
 #include "mongo/detail/write_checks.hpp"
@@ -33,18 +34,11 @@ void append_common(bson::builder& cmd, const modify_common& common) {
 // Runs the command and returns its `value`: a document, or nothing for null.
 outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_view db,
                                            bson::document_view cmd) {
-  auto reply = detail::command(s, db, cmd);
+  // A single-document write: retryable, and its writeConcernError a failure.
+  auto reply =
+      detail::run_command(s, db, cmd, {.retry = detail::retry_kind::write, .write_reply = true});
   if (!reply) return reply.error();
   const auto r = reply->view();
-  if (const auto wce = r.find("writeConcernError")) {
-    if (auto d = wce->get_document()) {
-      failure f;
-      f.write_concern_error = detail::server_error_of(*d);
-      f.code = errc::write_concern_failed;
-      f.message = "write concern failed: " + f.write_concern_error->message;
-      return f;
-    }
-  }
   const auto value = r.find("value");
   if (!value || value->type() == bson::type::null) return std::optional<bson::document>();
   auto doc = value->get_document();

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mongo/detail/cursor_state.hpp"
+#include "mongo/detail/operation.hpp"
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/reply.hpp"
 
@@ -82,7 +83,7 @@ outcome<std::vector<std::string>> collection::create_indexes(std::span<const ind
     cmd.close();
   }
   cmd.close();
-  auto reply = detail::command(*state_, db_, cmd.view());
+  auto reply = detail::run_command(*state_, db_, cmd.view(), {});
   if (!reply) return reply.error();
   return names;
 }
@@ -106,7 +107,7 @@ outcome<done> collection::drop_index(std::string_view name) {
   }
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", name);
-  auto reply = detail::command(*state_, db_, cmd.view());
+  auto reply = detail::run_command(*state_, db_, cmd.view(), {});
   if (!reply) return reply.error();
   return done{};
 }
@@ -114,7 +115,7 @@ outcome<done> collection::drop_index(std::string_view name) {
 outcome<done> collection::drop_indexes() {
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", "*");
-  auto reply = detail::command(*state_, db_, cmd.view());
+  auto reply = detail::run_command(*state_, db_, cmd.view(), {});
   if (!reply) return reply.error();
   return done{};
 }

@@ -158,6 +158,8 @@ class script_server {
     return "mongodb://127.0.0.1:" + std::to_string(port_) +
            "/?directConnection=true&serverSelectionTimeoutMS=2000" + std::string(options);
   }
+  // "127.0.0.1:port", as a connection string or a hello's host list names it.
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int connections() const { return accepted_.load(); }
   int max_concurrent() const { return max_concurrent_.load(); }
 

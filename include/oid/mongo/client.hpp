@@ -14,6 +14,17 @@
 // selects the new primary. The last copy of a client to go stops the monitors and closes every
 // connection. The CRUD operations are on `collection` (oid/mongo/collection.hpp).
 //
+// When the servers support sessions (their hello reports logicalSessionTimeoutMinutes), every
+// acknowledged operation runs in an implicit session (`lsid`) taken from the client's pool, and
+// a cursor keeps its session until it is exhausted or destroyed; the last copy of a client to go
+// sends `endSessions` for the pooled sessions (a server that refuses it is ignored). Single-
+// document writes (insert, update/replace one, delete one, find-one-and-modify, and bulk-write
+// batches without multi-document statements) carry a `txnNumber` on replica sets and sharded
+// clusters and are retried once on a newly selected server after a network error or a
+// stepdown (retryWrites=false turns it off); find, aggregate without $out/$merge, distinct,
+// count, listCollections, listDatabases and listIndexes are retried once likewise
+// (retryReads=false). Unacknowledged (w:0) writes have neither.
+//
 // Operations return `outcome<T>` (oid/mongo/outcome.hpp): the result, or a failure with an
 // `oid::errc` and, when the server refused, its code, codeName and message.
 //
@@ -101,8 +112,10 @@ class client {
   const mongo::uri& uri() const noexcept;
 
  private:
-  explicit client(std::shared_ptr<detail::client_state> state) : state_(std::move(state)) {}
+  explicit client(std::shared_ptr<detail::client_state> state);
   std::shared_ptr<detail::client_state> state_;
+  // Shared by the copies of this client: the last one to go sends endSessions.
+  std::shared_ptr<void> closer_;
 };
 
 }  // namespace oid::mongo

@@ -15,12 +15,16 @@
 #include <string_view>
 #include <vector>
 
+#include "mongo/detail/operation.hpp"
 #include "mongo/detail/pool.hpp"
 
 namespace oid::mongo::detail {
 
 struct cursor_state {
   std::shared_ptr<client_state> client;
+  // The implicit session of the operation that opened the cursor: its getMore and killCursors
+  // carry its lsid, and it goes back to the pool when the cursor is exhausted or closed.
+  implicit_session session;
   std::optional<lease> conn;
   std::string db, coll;
   std::int64_t id = 0;
@@ -40,12 +44,14 @@ struct cursor_state {
   outcome<bson::document_view> fetch(lease& l, std::string_view db, bson::document_view cmd);
 
   // Runs `cmd`, which opens a server cursor on `coll` (find, listCollections), on a connection
-  // borrowed from `client`'s pool, and returns the state holding the first batch and, while the
-  // server has more, that connection.
+  // borrowed from `client`'s pool, in an implicit session, and returns the state holding the
+  // first batch and, while the server has more, that connection and session. `retryable`: the
+  // command is retried once after a retryable error (retryable reads; getMore never is).
   static outcome<std::unique_ptr<cursor_state>> open(std::shared_ptr<client_state> client,
                                                      std::string db, std::string coll,
                                                      bson::document_view cmd,
-                                                     std::int32_t batch_size);
+                                                     std::int32_t batch_size,
+                                                     bool retryable = true);
 };
 
 // Every document left in `c`, copied out (the whole result of listCollections, listIndexes).

@@ -25,6 +25,7 @@
 
 #include "mongo/detail/connection_pool.hpp"
 #include "mongo/detail/scram.hpp"
+#include "mongo/detail/session_pool.hpp"
 #include "mongo/detail/topology.hpp"
 
 namespace oid::mongo::detail {
@@ -56,6 +57,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
   mongo::read_preference read_preference;  // the connection string's, for reads
   listeners events;
   std::unique_ptr<mongo::detail::topology> topology;
+  // The server sessions of implicit sessions (see operation.hpp).
+  session_pool sessions;
 };
 
 // A connection checked out of a server's pool; checked in on destruction (and then closed

@@ -84,18 +84,24 @@ server_error server_error_of(bson::document_view doc) {
   return s;
 }
 
+std::vector<std::string> error_labels_of(bson::document_view reply) {
+  std::vector<std::string> out;
+  if (const auto labels = reply.find("errorLabels")) {
+    if (auto arr = labels->get_array()) {
+      for (const auto& l : *arr) {
+        if (auto text = l.get_string()) out.emplace_back(*text);
+      }
+    }
+  }
+  return out;
+}
+
 failure failure_of(bson::document_view reply, std::string_view what) {
   failure f;
   f.server = server_error_of(reply);
   f.code = f.server->code == 11000 ? errc::duplicate_key : errc::server_error;
   f.message = std::string(what) + ": " + f.server->message;
-  if (const auto labels = reply.find("errorLabels")) {
-    if (auto arr = labels->get_array()) {
-      for (const auto& l : *arr) {
-        if (auto text = l.get_string()) f.labels.emplace_back(*text);
-      }
-    }
-  }
+  f.labels = error_labels_of(reply);
   if (!f.server->code_name.empty() || f.server->code != 0) {
     f.message += " (" + (f.server->code_name.empty() ? std::string("code") : f.server->code_name) +
                  " " + std::to_string(f.server->code) + ")";

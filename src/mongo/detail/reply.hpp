@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace oid::mongo::detail {
 
@@ -25,6 +26,8 @@ bool is_ok(bson::document_view reply);
 /// The error of an `ok: 0` reply or of one `writeErrors` entry: code, codeName, errmsg, index,
 /// keyPattern, keyValue, and the index name taken from the message.
 server_error server_error_of(bson::document_view doc);
+/// The reply's `errorLabels` (none when absent).
+std::vector<std::string> error_labels_of(bson::document_view reply);
 /// The failure an `ok: 0` reply stands for: duplicate_key for 11000, server_error otherwise;
 /// with the reply's `errorLabels`.
 failure failure_of(bson::document_view reply, std::string_view what);

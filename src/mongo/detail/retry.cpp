@@ -39,7 +39,9 @@ void add_retryable_write_label(failure& f, int max_wire_version) {
   if (f.has_label(retryable_write_label)) return;
   bool retryable = is_network_failure(f);
   if (!retryable && max_wire_version < 9) {
-    retryable = (f.server && is_retryable_code(f.server->code)) ||
+    // A writeErrors entry is about a document, never about the server's state: only a refused
+    // command (ok: 0) or its write concern error counts.
+    retryable = (f.server && f.write_errors.empty() && is_retryable_code(f.server->code)) ||
                 (f.write_concern_error && is_retryable_code(f.write_concern_error->code));
   }
   if (retryable) f.labels.emplace_back(retryable_write_label);

@@ -23,7 +23,8 @@ bool is_retryable_code(std::int32_t code) noexcept;
 
 /// Adds "RetryableWriteError" to `f.labels` where the client must: network failures always;
 /// for servers before 4.4 (wire version < 9), which do not label their errors, a retryable code
-/// in the reply or in its write concern error. Servers from 4.4 on label their own errors.
+/// in the reply (not in one of its writeErrors) or in its write concern error. Servers from 4.4 on
+/// label their own errors.
 void add_retryable_write_label(failure& f, int max_wire_version);
 
 /// True when a write that failed with `f` (labelled by `add_retryable_write_label`) may be
