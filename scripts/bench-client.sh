@@ -16,6 +16,12 @@
 # minute to store one 2.7 MB document on a busy machine). On FerretDB the client's CPU time per
 # operation is the number to read: the server's own time dominates the wall time.
 #
+# Also, for oid and libmongoc: the same FerretDB tasks with authentication (SCRAM-SHA-256) and with
+# TLS (and authentication: a client certificate is required) against a second FerretDB started
+# with scripts/ferretdb.sh start-secure, and the cost of monitoring on the canned server: the
+# single-document tasks with a single seed used directly (no monitor), with directConnection=false
+# (a monitor thread, heartbeat every 10 s) and with heartbeatFrequencyMS=500 as well.
+#
 # After every run the script checks that the work was done: the documents a find read, and after
 # an insert task the documents in the server (count_documents on FerretDB, the canned server's
 # cannedStats) against what the last iteration inserted.
@@ -62,8 +68,10 @@ cmake --preset bench >/dev/null
 nice -n 5 cmake --build --preset bench --target client_driverbench canned_server \
   libmongoc_driverbench >/dev/null
 if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then PATH=$PATH:/usr/local/go/bin; fi
-say "building bench/go"
-(cd bench/go && GOFLAGS=-p=1 nice -n 5 go build -o "$build/go_driverbench" .)
+if [[ ",$clients," == *",go,"* ]]; then
+  say "building bench/go"
+  (cd bench/go && GOFLAGS=-p=1 nice -n 5 go build -o "$build/go_driverbench" .)
+fi
 venv=$root/build/pymongo-venv
 if ! "$venv/bin/python" -c 'import pymongo, bson; assert pymongo.has_c() and bson.has_c()' 2>/dev/null; then
   say "installing PyMongo 4 into $venv"
@@ -76,15 +84,21 @@ data=$root/../shared/data/driverbench/single_and_multi_document
 # ---- Servers
 tmp=$(mktemp -d)
 ferret_pid=$tmp/ferretdb.pid
+secure_pid=$tmp/ferretdb-secure.pid
 canned_pid=""
 cleanup() {
   [ -z "$canned_pid" ] || kill "$canned_pid" 2>/dev/null || true
   [ ! -f "$ferret_pid" ] || scripts/ferretdb.sh stop "$ferret_pid" >/dev/null 2>&1 || true
+  [ ! -f "$secure_pid" ] || scripts/ferretdb.sh stop "$secure_pid" >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 say "starting FerretDB"
 ferret_uri=$(scripts/ferretdb.sh start "$ferret_pid")
+say "starting FerretDB with authentication and TLS"
+secure_uris=$(scripts/ferretdb.sh start-secure "$secure_pid" "$tmp/certs")
+auth_uri=$(echo "$secure_uris" | sed -n 1p)
+tls_uri=$(echo "$secure_uris" | sed -n 2p)
 "$build/bench/canned_server" --docs "$count" >"$tmp/canned.uri" &
 canned_pid=$!
 for _ in $(seq 100); do grep -q mongodb "$tmp/canned.uri" && break; sleep 0.1; done
@@ -105,7 +119,7 @@ server_count() {
 import sys, pymongo
 uri, kind = sys.argv[1], sys.argv[2]
 c = pymongo.MongoClient(uri)
-if kind == "canned":
+if kind.startswith("canned"):
     print(c.admin.command("cannedStats")["inserted"])
 else:
     print(c.perftest.corpus.count_documents({}))
@@ -164,6 +178,26 @@ for run in $(seq 1 "$runs"); do
         "$client" "$task"
     done
   done
+  # Authentication and TLS (the connections are opened in the warm-up: the rows are the cost per
+  # operation once connected).
+  for task in "${small_tasks[@]}"; do
+    for client in oid libmongoc; do
+      [[ ",$clients," == *",$client,"* ]] || continue
+      run ferretdb-auth "$auth_uri" "$ferret_count" 1 "$ferret_iterations" 1 "$client" "$task"
+      run ferretdb-tls "$tls_uri" "$ferret_count" 1 "$ferret_iterations" 1 "$client" "$task"
+    done
+  done
+  # Monitoring: a monitor thread per server (directConnection=false), at the default heartbeat
+  # and every 500 ms, against the same server used directly.
+  for task in run_command find_one insert_one_small; do
+    for client in oid libmongoc; do
+      [[ ",$clients," == *",$client,"* ]] || continue
+      run canned-monitor "${canned_uri}?directConnection=false" "$count" "$large_count" \
+        "$iterations" 1 "$client" "$task"
+      run canned-monitor-500 "${canned_uri}?directConnection=false&heartbeatFrequencyMS=500" \
+        "$count" "$large_count" "$iterations" 1 "$client" "$task"
+    done
+  done
 done
 [ -z "$json_out" ] || cp "$results" "$json_out"
 
@@ -175,7 +209,6 @@ import statistics
 
 rows = [json.loads(l) for l in open(sys.argv[1])]
 clients = sys.argv[2].split(",")
-peers = [c for c in clients if c != "oid"]
 tasks = ["run_command", "find_one", "insert_one_small", "insert_one_large", "find_many",
          "insert_many_small", "insert_many_large"]
 by_key = {}
@@ -207,20 +240,25 @@ def table(title, header, lines):
         print("| " + " | ".join(str(c).ljust(w) for c, w in zip(l, widths)) + " |")
 
 for server, what in (("canned", "canned server (wall time is the driver's)"),
-                     ("ferretdb", "FerretDB (read the CPU: the server's time dominates the wall)")):
-    header = ["task"] + [f"{c} MB/s" for c in clients] + [f"{c} CPU us/op" for c in clients] + \
-             [f"oid/{p} MB/s" for p in peers] + [f"oid/{p} CPU" for p in peers] + \
-             ["oid/libmongoc CPU, runs"]
+                     ("ferretdb", "FerretDB (read the CPU: the server's time dominates the wall)"),
+                     ("ferretdb-auth", "FerretDB with authentication (SCRAM-SHA-256)"),
+                     ("ferretdb-tls", "FerretDB with TLS and authentication")):
     lines = []
+    shown = [c for c in clients if any(get.get((server, 1, t, c)) for t in tasks)]
+    if not shown:
+        continue
+    header = ["task"] + [f"{c} MB/s" for c in shown] + [f"{c} CPU us/op" for c in shown] + \
+             [f"oid/{p} MB/s" for p in shown if p != "oid"] + \
+             [f"oid/{p} CPU" for p in shown if p != "oid"] + ["oid/libmongoc CPU, runs"]
     for t in tasks:
-        rs = [get.get((server, 1, t, c)) for c in clients]
+        rs = [get.get((server, 1, t, c)) for c in shown]
         if not any(rs):
             continue
         oid = get.get((server, 1, t, "oid"))
         line = [t] + [f"{r['mbps']:,.2f}" if r else "-" for r in rs] + \
                [f"{r['cpu_us_per_op']:,.2f}" if r else "-" for r in rs]
         for key in ("mbps", "cpu_us_per_op"):
-            for p in peers:
+            for p in [c for c in shown if c != "oid"]:
                 r = get.get((server, 1, t, p))
                 line.append(f"{oid[key] / r[key]:.2f}x" if oid and r and r[key] else "-")
         line.append(spread(server, t, "libmongoc", "cpu_us_per_op"))
@@ -239,6 +277,21 @@ for t in tasks:
                           f"{two['mbps'] / one['mbps']:.2f}x", f"{one['cpu_us_per_op']:,.2f}",
                           f"{two['cpu_us_per_op']:,.2f}"])
 table("two threads sharing one client (libmongoc: one pool) on the canned server", header, lines)
+
+header = ["task", "client", "direct CPU us/op", "monitored CPU us/op", "heartbeat 500 ms CPU us/op",
+          "monitoring cost us/op (500 ms)"]
+lines = []
+for t in tasks:
+    for c in ("oid", "libmongoc"):
+        d, m, m5 = (get.get((s, 1, t, c)) for s in ("canned", "canned-monitor", "canned-monitor-500"))
+        if d and m and m5:
+            lines.append([t, c, f"{d['cpu_us_per_op']:.2f}", f"{m['cpu_us_per_op']:.2f}",
+                          f"{m5['cpu_us_per_op']:.2f}",
+                          f"{m5['cpu_us_per_op'] - d['cpu_us_per_op']:+.2f}"])
+if lines:
+    table("monitoring on the canned server: a single seed used directly (no monitor) against "
+          "directConnection=false (a monitor thread; default heartbeat 10 s) and heartbeatFrequencyMS=500",
+          header, lines)
 
 header = ["task"] + [c for c in ("oid", "libmongoc") if c in clients]
 lines = []

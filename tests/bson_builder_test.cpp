@@ -330,6 +330,38 @@ TEST(BsonBuilderTest, DeepNestingAcrossReallocations) {
 }
 
 // After extract() the builder holds no storage; it reads as the empty document and builds again.
+TEST(BsonBuilderTest, AppendsTheElementsOfADocumentAsTheyAre) {
+  builder src;
+  src.append_int32("a", 1).append_string("b", "two");
+  src.open_document("c").append_bool("d", true).close();
+  const document part = std::move(src).extract();
+
+  builder b;
+  b.append_int32("first", 0).append_elements(part.view()).append_int32("last", 9);
+  builder want;
+  want.append_int32("first", 0).append_int32("a", 1).append_string("b", "two");
+  want.open_document("c").append_bool("d", true).close();
+  want.append_int32("last", 9);
+  EXPECT_EQ(bytes_of(b.view()), bytes_of(want.view()));
+
+  // Inside an open document, and the empty document (nothing appended).
+  builder nested;
+  nested.open_document("x").append_elements(part.view()).append_elements(document_view{});
+  nested.close();
+  builder want_nested;
+  want_nested.open_document("x").append_int32("a", 1).append_string("b", "two");
+  want_nested.open_document("c").append_bool("d", true).close().close();
+  EXPECT_EQ(bytes_of(nested.view()), bytes_of(want_nested.view()));
+
+  // Its own view: the copy is of the bytes as they were.
+  builder self;
+  self.append_int32("a", 1);
+  self.append_elements(self.view());
+  builder twice;
+  twice.append_int32("a", 1).append_int32("a", 1);
+  EXPECT_EQ(bytes_of(self.view()), bytes_of(twice.view()));
+}
+
 TEST(BsonBuilderTest, BuildsAgainAfterExtract) {
   builder b;
   b.append_int32("a", 1);

@@ -6,6 +6,7 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/validate.hpp>
 #include <oid/bson/view.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -401,6 +402,48 @@ TEST(BsonValidateTest, LimitsNestingDepth) {
   builder b;
   b.append_javascript_with_scope("c", "", document_view{});
   EXPECT_THAT(validate(b.view().bytes(), flat), HasErrorAt(errc::too_deep, 4 + 3 + 4 + 5));
+}
+
+// Validation walks independent embedded documents two at a time (a cursor batch's documents,
+// say); the error it reports is still the first in document order, at its exact offset.
+TEST(BsonValidateTest, ReportsTheFirstErrorInDocumentOrderWhateverWalkMeetsOneFirst) {
+  const std::string long_text(100, 'x');
+  builder b;
+  b.open_array("batch");
+  for (int i = 0; i < 6; ++i) {
+    b.open_document(std::to_string(i)).append_string("text", long_text).append_int32("n", i);
+    b.close();
+  }
+  b.close();
+  b.append_bool("flag", true);
+  auto bytes = bytes_of(b.view());
+  const auto valid = validate(bytes);
+  ASSERT_TRUE(valid.has_value());
+  // Where a value starts (its first byte's offset in `bytes`).
+  const auto at = [&](std::span<const std::uint8_t> value) {
+    return static_cast<std::size_t>(value.data() - bytes.data());
+  };
+  const auto text_of = [&](std::string_view i) {
+    return (*(*valid->find("batch")->get_array()->find(i)->get_document()).find("text"))
+        .raw_value();
+  };
+  // Break the last byte of document 0's string (its NUL) and the boolean at the very end: a
+  // second walk takes document 0 while the first goes on to the boolean and meets it first.
+  const auto text0 = text_of("0");
+  const std::size_t text0_end = at(text0) + text0.size() - 1;
+  const std::size_t doc4_text = at(text_of("4"));
+  const std::size_t flag = at(valid->find("flag")->raw_value());
+  ASSERT_EQ(bytes[text0_end], 0);
+  bytes[text0_end] = 'x';
+  bytes[flag] = 2;
+  EXPECT_THAT(validate(bytes), HasErrorAt(errc::missing_terminator, text0_end));
+  // The same with only the later error: found where it is.
+  bytes[text0_end] = 0;
+  EXPECT_THAT(validate(bytes), HasErrorAt(errc::invalid_bool, flag));
+  // And a bad document deep in the batch, after good ones.
+  bytes[flag] = 1;
+  put_i32(bytes, doc4_text, 1000);
+  EXPECT_THAT(validate(bytes), HasErrorAt(errc::bad_length_prefix, doc4_text));
 }
 
 TEST(BsonValidateTest, LimitsTotalSize) {

@@ -151,39 +151,45 @@ void builder::grow(std::size_t n) {
   buf_.resize(std::max(2 * buf_.size(), size_ + n));
 }
 
+// Room for `n` more bytes of elements at the end of the open scope, or null (and err) when the
+// document would grow past the size limit. At the top level the terminator moves to the new end.
+std::uint8_t* builder::make_room(std::size_t n, oid::error& err) {
+  // Everything below stays far from overflow: n is checked against INT32_MAX first.
+  // Terminators still to come: one per open scope plus the top level's (present at depth 0).
+  const std::size_t pending = depth_ == 0 ? 0 : depth_ + 1;
+  if (n > max_document || size_ + n + pending > max_document) [[unlikely]] {
+    err = oid::error{errc::too_large, 0};
+    return nullptr;
+  }
+  if (buf_.size() - size_ < n) [[unlikely]]
+    grow(n);  // may throw: nothing changed yet
+  std::uint8_t* out;
+  if (depth_ == 0) {
+    out = buf_.data() + size_ - 1;
+    size_ += n;
+    buf_[size_ - 1] = 0;
+    detail::store_le_u32(buf_.data(), static_cast<std::uint32_t>(size_));
+  } else {
+    out = buf_.data() + size_;
+    size_ += n;
+  }
+  return out;
+}
+
 std::uint8_t* builder::start_element(type t, std::string_view key, std::size_t value_size,
                                      oid::error& err) {
   if (has_nul(key)) [[unlikely]] {
     err = oid::error{errc::invalid_key, nul_offset(key)};
     return nullptr;
   }
-  // Everything below stays far from overflow: each term is checked against INT32_MAX first.
   if (key.size() > max_document || value_size > max_document) [[unlikely]] {
-    err = oid::error{errc::too_large, 0};
-    return nullptr;
-  }
-  const std::size_t elem = 2 + key.size() + value_size;
-  // Terminators still to come: one per open scope plus the top level's (present at depth 0).
-  const std::size_t pending = depth_ == 0 ? 0 : depth_ + 1;
-  if (size_ + elem + pending > max_document) [[unlikely]] {
     err = oid::error{errc::too_large, 0};
     return nullptr;
   }
   alias_guard guard(buf_);
   key = guard.fix(key);
-  if (buf_.size() - size_ < elem) [[unlikely]]
-    grow(elem);  // may throw: nothing changed yet
-  std::uint8_t* out;
-  if (depth_ == 0) {
-    // The element takes the top-level terminator's place; the terminator moves to the new end.
-    out = buf_.data() + size_ - 1;
-    size_ += elem;
-    buf_[size_ - 1] = 0;
-    detail::store_le_u32(buf_.data(), static_cast<std::uint32_t>(size_));
-  } else {
-    out = buf_.data() + size_;
-    size_ += elem;
-  }
+  std::uint8_t* out = make_room(2 + key.size() + value_size, err);
+  if (out == nullptr) return nullptr;
   *out++ = static_cast<std::uint8_t>(t);
   out = put(out, key.data(), key.size());
   *out++ = 0;
@@ -366,6 +372,17 @@ result<void> builder::try_append_element(std::string_view key, const element& e)
   alias_guard guard(buf_);
   const auto v = guard.fix(e.raw_value());
   return append_fixed(e.type(), key, v.data(), v.size());
+}
+
+result<void> builder::try_append_elements(document_view doc) {
+  if (doc.size() <= 5) return {};
+  alias_guard guard(buf_);
+  doc = guard.fix(doc);
+  oid::error err;
+  std::uint8_t* out = make_room(doc.size() - 5, err);
+  if (out == nullptr) return err;
+  put(out, doc.data() + 4, doc.size() - 5);  // the elements: no length prefix, no terminator
+  return {};
 }
 
 // ---- Scopes ----------------------------------------------------------------------------------

@@ -12,15 +12,18 @@ document ensure_id_impl(document_view doc, MakeId&& make_id) {
   // One allocation: the copy is the original plus at most a new ObjectId element.
   builder b(doc.size() + 1 + 4 + 12);
   const auto id = doc.find("_id");
-  if (id) {
-    b.append_element(*id);
-  } else {
+  if (!id) {
+    // The usual case (a document the application made): the new _id, then the elements as
+    // they are, in one copy.
     b.append_object_id("_id", make_id());
+    b.append_elements(doc);
+    return std::move(b).extract();
   }
+  b.append_element(*id);
   bool moved = false;
   for (const element& e : doc) {
     // Skip the _id moved to the front (only that one: a later duplicate stays where it was).
-    if (id && !moved && e.raw().data() == id->raw().data()) {
+    if (!moved && e.raw().data() == id->raw().data()) {
       moved = true;
       continue;
     }

@@ -299,7 +299,7 @@ connection::connection(connection&& other) noexcept
       socket_timeout_(other.socket_timeout_),
       host_(std::move(other.host_)),
       server_(std::move(other.server_)),
-      unacknowledged_(std::move(other.unacknowledged_)),
+      unacknowledged_(std::exchange(other.unacknowledged_, {})),
       tls_(std::move(other.tls_)),
       in_(std::move(other.in_)),
       in_message_(std::exchange(other.in_message_, 0)),
@@ -313,7 +313,7 @@ connection& connection::operator=(connection&& other) noexcept {
     socket_timeout_ = other.socket_timeout_;
     host_ = std::move(other.host_);
     server_ = std::move(other.server_);
-    unacknowledged_ = std::move(other.unacknowledged_);
+    unacknowledged_ = std::exchange(other.unacknowledged_, {});
     tls_ = std::move(other.tls_);
     in_ = std::move(other.in_);
     in_message_ = std::exchange(other.in_message_, 0);
@@ -514,7 +514,10 @@ result<void> connection::send_unacknowledged(std::string_view db, bson::document
   if (auto w = write_all(*bytes, deadline()); !w) return w.error();
   // Remember it, in case the server replies anyway; a real mongod does not, so keep few.
   unacknowledged_.push_back(request_id);
-  if (unacknowledged_.size() > 4096) unacknowledged_.pop_front();
+  // Keep the latest 4,096 to 8,192: the oldest half goes at once (amortized O(1) per message).
+  if (unacknowledged_.size() > 8192) {
+    unacknowledged_.erase(unacknowledged_.begin(), unacknowledged_.end() - 4096);
+  }
   return {};
 }
 

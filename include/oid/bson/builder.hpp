@@ -139,6 +139,9 @@ class builder {
   builder& append_element(std::string_view key, const element& e) {
     return ok(try_append_element(key, e));
   }
+  /// Appends every element of the valid document `doc`, as they are (one copy of its bytes;
+  /// libbson's `bson_concat`). Keys are not compared with those already appended.
+  builder& append_elements(document_view doc) { return ok(try_append_elements(doc)); }
   /// Starts an embedded document under `key`; elements go into it until `close()`.
   builder& open_document(std::string_view key) { return ok(try_open_document(key)); }
   /// Starts an array under `key`; append its elements with keys "0", "1", ... until `close()`.
@@ -211,6 +214,8 @@ class builder {
   result<void> try_append_max_key(std::string_view key);
   /// Errors: invalid_key, too_large. `e` must come from a valid document.
   result<void> try_append_element(std::string_view key, const element& e);
+  /// Errors: too_large. `doc` must be valid.
+  result<void> try_append_elements(document_view doc);
   /// Errors: invalid_key, too_large.
   result<void> try_open_document(std::string_view key);
   /// Errors: invalid_key, too_large.
@@ -247,6 +252,7 @@ class builder {
   }
   // Writes the element header (type, key, NUL) and reserves `value_size` value bytes, returning
   // where they go; nullptr on error, with the error in `err`.
+  std::uint8_t* make_room(std::size_t n, oid::error& err);
   std::uint8_t* start_element(type t, std::string_view key, std::size_t value_size,
                               oid::error& err);
   // Makes room for `n` more bytes (and the empty document first, after extract()).

@@ -25,7 +25,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/mongo/op_msg.hpp>
@@ -206,8 +205,10 @@ class connection {
   std::chrono::milliseconds socket_timeout_{0};
   mongo::host host_;
   handshake_info server_;
-  // Request ids of recent fire-and-forget messages, whose unrequested replies are skipped.
-  std::deque<std::int32_t> unacknowledged_;
+  // Request ids of recent fire-and-forget messages, whose unrequested replies are skipped, oldest
+  // first. A vector, not a deque: moving a connection (the pool does it at every check-out and
+  // check-in) must not allocate, and libstdc++'s deque allocates for the moved-from side.
+  std::vector<std::int32_t> unacknowledged_;
   // The TLS session over fd_, when the connection uses TLS. Kept after close() until the
   // connection is destroyed, for its description of what failed.
   std::unique_ptr<detail::tls_session> tls_;
