@@ -7,7 +7,6 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
-#include <climits>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -719,14 +718,20 @@ class csv_columns {
   // The document of `record` (at most size() fields); false with the index of the field that
   // cannot be read as its type in `bad`.
   bool build(const std::vector<std::string>& record, bson::builder& b, std::size_t& bad) const {
-    for (const auto& step : program_) {
-      if (step.column == opens) {
-        b.open_document(step.key);
-      } else if (step.column == closes) {
+    for (std::size_t i = 0; i < program_.size(); ++i) {
+      const auto& op = program_[i];
+      if (op.kind == step::open) {
+        // A subdocument none of whose columns the (short) record has is left out.
+        if (op.column >= record.size()) {
+          i = op.end;
+        } else {
+          b.open_document(op.key);
+        }
+      } else if (op.kind == step::close) {
         b.close();
-      } else if (step.column < record.size() &&
-                 !append_typed(b, step.key, columns_[step.column], record[step.column])) {
-        bad = step.column;
+      } else if (op.column < record.size() &&
+                 !append_typed(b, op.key, columns_[op.column], record[op.column])) {
+        bad = op.column;
         return false;
       }
     }
@@ -736,10 +741,11 @@ class csv_columns {
   const column& operator[](std::size_t i) const { return columns_[i]; }
 
  private:
-  static constexpr std::size_t opens = SIZE_MAX, closes = SIZE_MAX - 1;
   struct step {
-    std::size_t column;  // or opens, closes
-    std::string key;
+    enum kind_t { value, open, close } kind;
+    std::size_t column = 0;  // value: its column; open: the first column of the subdocument
+    std::string key;         // value, open
+    std::size_t end = 0;     // open: the index of its close in program_
   };
 
   // Splits "NAME.TYPE(ARGUMENT)" of c.name: the name into `field`, the rest into c.
@@ -804,7 +810,7 @@ class csv_columns {
       if (done[a]) continue;
       const auto& path = columns_[members[a]].path;
       if (path.size() == depth + 1) {
-        program_.push_back({members[a], path[depth]});
+        program_.push_back({step::value, members[a], path[depth]});
         continue;
       }
       std::vector<std::size_t> group;
@@ -815,9 +821,11 @@ class csv_columns {
           done[b] = true;
         }
       }
-      program_.push_back({opens, path[depth]});
+      const std::size_t open = program_.size();
+      program_.push_back({step::open, members[a], path[depth]});
       plan(group, depth + 1);
-      program_.push_back({closes, {}});
+      program_[open].end = program_.size();
+      program_.push_back({step::close, 0, {}});
     }
   }
 

@@ -863,6 +863,14 @@ TEST_F(MongoToolsCliTest, DottedCsvFieldsAreNestedDocuments) {
   EXPECT_EQ(got[0].substr(got[0].find(',') + 1),
             R"("a":{"b":{"$numberInt":"1"},"c":{"d":{"$numberInt":"3"}},"e":{"$numberInt":"4"}},)"
             R"("z":{"$numberInt":"2"}})");
+  // A short record: a subdocument none of whose columns it has is left out.
+  auto short_record = run_cli(
+      {"mongo", "import", uri_, db_ + ".s", "--type", "csv", "--fields", "x,a.b,a.c,d.e"}, "1,2\n");
+  ASSERT_EQ(short_record.status, 0) << short_record.err;
+  got = canonical_documents(*client_, db_, "s");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].substr(got[0].find(',') + 1),
+            R"("x":{"$numberInt":"1"},"a":{"b":{"$numberInt":"2"}}})");
   // A field both a value and a document, or named twice: refused with its place.
   auto clash = run_cli({"mongo", "import", uri_, db_ + ".n", "--type", "csv", "--headerline"},
                        "x,a,a.b\n1,2,3\n");
