@@ -199,7 +199,16 @@ void run_dump(context& ctx, const dump_options& o) {
   }
 
   {
-    progress_line bar(ctx, o.quiet, 0);
+    // The estimated total (the collections' counts) when every document is dumped.
+    std::uint64_t total = 0;
+    if (progress_line::shows(ctx, o.quiet) && filter->view().empty()) {
+      for (const auto& j : jobs) {
+        if (j.type == "view") continue;
+        const auto n = client->collection(j.db, j.name).estimated_document_count();
+        if (n && *n > 0) total += static_cast<std::uint64_t>(*n);
+      }
+    }
+    progress_line bar(ctx, o.quiet, 0, total);
     run_parallel(jobs.size(), o.jobs,
                  [&](std::size_t i) { dump_one(*client, o, filter->view(), jobs[i], bar); });
   }

@@ -39,16 +39,23 @@ std::string errno_text(int e) { return std::generic_category().message(e); }
 
 // ---- progress_line -------------------------------------------------------------------------
 
-progress_line::progress_line(context& ctx, bool quiet, std::uint64_t total_bytes)
-    : total_(total_bytes), start_(std::chrono::steady_clock::now()) {
-  if (quiet || &ctx.err != &std::cerr || ::isatty(STDERR_FILENO) != 1) return;
+progress_line::progress_line(context& ctx, bool quiet, std::uint64_t total_bytes,
+                             std::uint64_t total_documents)
+    : total_(total_bytes),
+      total_documents_(total_documents),
+      start_(std::chrono::steady_clock::now()) {
+  if (!shows(ctx, quiet)) return;
   thread_ = std::thread([this] {
     std::unique_lock lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) draw();
   });
 }
 
-progress_line::~progress_line() {
+bool progress_line::shows(context& ctx, bool quiet) {
+  return !quiet && &ctx.err == &std::cerr && ::isatty(STDERR_FILENO) == 1;
+}
+
+void progress_line::finish() {
   if (!thread_.joinable()) return;
   {
     std::lock_guard lock(mutex_);
@@ -63,18 +70,26 @@ progress_line::~progress_line() {
 void progress_line::draw() {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const auto bytes = bytes_.load();
-  const double mb = static_cast<double>(bytes) / 1e6;
-  const double rate = seconds > 0 ? mb / seconds : 0.0;
-  std::fprintf(stderr, "\r%llu documents, %.1f", static_cast<unsigned long long>(documents_.load()),
-               mb);
-  if (total_ > 0) {
-    const double total = static_cast<double>(total_) / 1e6;
-    std::fprintf(stderr, " / %.1f MB (%.0f%%), %.1f MB/s", total, 100.0 * mb / total, rate);
-    if (rate > 0 && total > mb) std::fprintf(stderr, ", %.0f s left", (total - mb) / rate);
+  const auto documents = documents_.load();
+  const double mb = static_cast<double>(bytes_.load()) / 1e6;
+  // The share done: of the documents when their total is known, else of the bytes.
+  double done = -1;
+  if (total_documents_ > 0) {
+    done = static_cast<double>(documents) / static_cast<double>(total_documents_);
+    std::fprintf(stderr, "\r%llu / %llu documents (%.0f%%), %.1f MB",
+                 static_cast<unsigned long long>(documents),
+                 static_cast<unsigned long long>(total_documents_), 100.0 * done, mb);
+  } else if (total_ > 0) {
+    const double total_mb = static_cast<double>(total_) / 1e6;
+    done = mb / total_mb;
+    std::fprintf(stderr, "\r%llu documents, %.1f / %.1f MB (%.0f%%)",
+                 static_cast<unsigned long long>(documents), mb, total_mb, 100.0 * done);
   } else {
-    std::fprintf(stderr, " MB, %.1f MB/s", rate);
+    std::fprintf(stderr, "\r%llu documents, %.1f MB", static_cast<unsigned long long>(documents),
+                 mb);
   }
+  std::fprintf(stderr, ", %.1f MB/s", seconds > 0 ? mb / seconds : 0.0);
+  if (done > 0 && done < 1) std::fprintf(stderr, ", %.0f s left", seconds * (1 - done) / done);
   std::fputs("   ", stderr);
 }
 

@@ -69,14 +69,20 @@ void run_parallel(std::size_t count, std::size_t threads,
 /// The text of errno `e` ("No such file or directory").
 std::string errno_text(int e);
 
-/// A progress line on stderr (documents and bytes done, of the estimated total when known, rate,
+/// A progress line on stderr (documents and bytes done, of the estimated totals when known, rate,
 /// time left), redrawn twice a second by a thread of its own while the work runs; only when stderr
 /// is a terminal, the command runs as the real program and `quiet` is false; drawn a last time
-/// when destroyed. Thread-safe `add`.
+/// when destroyed. A total of 0 is unknown; the share done (and the time left) is that of the
+/// documents when their total is known, else that of the bytes. Thread-safe `add`.
 class progress_line {
  public:
-  progress_line(context& ctx, bool quiet, std::uint64_t total_bytes);
-  ~progress_line();  // stops the thread and ends the line
+  progress_line(context& ctx, bool quiet, std::uint64_t total_bytes,
+                std::uint64_t total_documents = 0);
+  ~progress_line() { finish(); }
+  /// Stops the thread, draws the line a last time and ends it (once; the destructor does it too).
+  void finish();
+  /// True when a progress line of these arguments shows (worth estimating a total for).
+  static bool shows(context& ctx, bool quiet);
   progress_line(const progress_line&) = delete;
   progress_line& operator=(const progress_line&) = delete;
   void add(std::uint64_t documents, std::uint64_t bytes) noexcept {
@@ -87,7 +93,7 @@ class progress_line {
  private:
   void draw();
   std::atomic<std::uint64_t> documents_{0}, bytes_{0};
-  std::uint64_t total_;
+  std::uint64_t total_, total_documents_;
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -17,6 +17,7 @@
 #include <oid/object_id.hpp>
 #include <oid/time.hpp>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -548,7 +549,7 @@ TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
   auto tty = oid::testing::run_shell("script -qec \"" + dump + " >/dev/null\" /dev/null");
   EXPECT_EQ(tty.status, 0) << tty.err;
   EXPECT_NE(tty.out.find("\r"), std::string::npos) << tty.out;
-  EXPECT_NE(tty.out.find("1000 documents, 0.4 MB, "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("1000 / 1000 documents (100%), 0.4 MB, "), std::string::npos) << tty.out;
   EXPECT_NE(tty.out.find(" MB/s"), std::string::npos) << tty.out;
   auto quiet = oid::testing::run_shell("script -qec \"" + dump + " --quiet >/dev/null\" /dev/null");
   EXPECT_EQ(quiet.status, 0);
@@ -556,6 +557,339 @@ TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
   auto piped = oid::testing::run_shell(dump);
   EXPECT_EQ(piped.status, 0) << piped.err;
   EXPECT_EQ(piped.err, "");
+
+  // export to a file: the line, then the summary; to the terminal itself: no line.
+  const std::string json_file = (dir_ / "c.json").string();
+  const std::string exp =
+      std::string(OID_BINARY) + " mongo export " + uri_ + " " + db_ + ".c --out " + json_file;
+  auto exported = oid::testing::run_shell("script -qec \"" + exp + "\" /dev/null");
+  EXPECT_EQ(exported.status, 0) << exported.err;
+  EXPECT_NE(exported.out.find("\r1000 / 1000 documents (100%), 0.4 MB, "), std::string::npos)
+      << exported.out;
+  EXPECT_NE(exported.out.find(" MB/s   \r\nexported 1000 documents, 439000 bytes of BSON, in "),
+            std::string::npos)
+      << exported.out;
+  auto limited = oid::testing::run_shell("script -qec \"" + exp + " --limit 10\" /dev/null");
+  EXPECT_NE(limited.out.find("\r10 / 10 documents (100%)"), std::string::npos) << limited.out;
+  auto quiet_export = oid::testing::run_shell("script -qec \"" + exp + " --quiet\" /dev/null");
+  EXPECT_EQ(quiet_export.status, 0);
+  EXPECT_EQ(quiet_export.out, "");
+  auto to_terminal =
+      oid::testing::run_shell("script -qec \"" + std::string(OID_BINARY) + " mongo export " + uri_ +
+                              " " + db_ + ".c --limit 3\" /dev/null");
+  EXPECT_EQ(to_terminal.out.find(" MB/s"), std::string::npos) << to_terminal.out;
+  EXPECT_EQ(lines(to_terminal.out).size(), 4u) << to_terminal.out;  // 3 documents, the summary
+
+  // import from a file: of the file's size; stdout (the summary) sent to /dev/null.
+  char total[64];
+  std::snprintf(total, sizeof total, "1000 documents, %.1f / %.1f MB (100%%), ",
+                static_cast<double>(fs::file_size(json_file)) / 1e6,
+                static_cast<double>(fs::file_size(json_file)) / 1e6);
+  const std::string imp =
+      std::string(OID_BINARY) + " mongo import " + uri_ + " " + db_ + ".d " + json_file;
+  auto imported = oid::testing::run_shell("script -qec \"" + imp + " >/dev/null\" /dev/null");
+  EXPECT_EQ(imported.status, 0) << imported.err;
+  EXPECT_NE(imported.out.find(std::string("\r") + total), std::string::npos) << imported.out;
+  EXPECT_EQ(contents("d").size(), 1000u);
+  auto quiet_import =
+      oid::testing::run_shell("script -qec \"" + imp + " --drop --quiet >/dev/null\" /dev/null");
+  EXPECT_EQ(quiet_import.status, 0);
+  EXPECT_EQ(quiet_import.out, "");
+  auto piped_import = oid::testing::run_shell(imp + " --drop");
+  EXPECT_EQ(piped_import.status, 0) << piped_import.err;
+  EXPECT_EQ(piped_import.err, "");
+  EXPECT_EQ(piped_import.out.find("imported 1000 documents, " +
+                                  std::to_string(fs::file_size(json_file)) + " bytes of json, in "),
+            0u)
+      << piped_import.out;
+}
+
+}  // namespace
+
+namespace {
+
+// Documents of every type FerretDB stores, made by PyMongo (random, from a seed): double (finite,
+// never -0.0, which FerretDB stores as 0.0), string (NUL and non-ASCII included), document,
+// array, binary (subtypes 0, 3, 4, 5 and 128), ObjectId, bool, date, null, regex, int32, int64
+// (outside int32's range, so that relaxed Extended JSON keeps the type), timestamp; nested three
+// deep. FerretDB refuses decimal128, JavaScript, min/max key, NaN and the infinities, keys with a
+// dot or a leading $, and arrays directly inside arrays. Writes them to argv[1] as a .bson file,
+// and flat documents (string, int32, int64, double) to argv[2].
+constexpr const char* random_documents_script = R"(
+import bson, datetime, random, sys
+from bson import Binary, Int64, ObjectId, Regex, Timestamp
+rnd = random.Random(int(sys.argv[3]))
+def text(letters="abcxyz é€\U0001F600\"\\\n\t,\x00"):
+    return "".join(rnd.choice(letters) for _ in range(rnd.randint(0, 12)))
+def key(i):
+    return rnd.choice("abcdefghij") + text("abcXYZ_-é 1") + str(i)
+def double():
+    d = rnd.choice([rnd.uniform(-1e6, 1e6), rnd.uniform(-1, 1) * 10 ** rnd.randint(-300, 300),
+                    float(rnd.randint(-100, 100)), 5e-324])
+    return d if d != 0 else 0.0
+def int64():
+    n = rnd.randint(2 ** 31, 2 ** 63 - 1)
+    return Int64(n if rnd.random() < 0.5 else -n)
+def date():
+    ms = rnd.randint(-2 * 10 ** 12, 8 * 10 ** 12)
+    return datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=ms)
+def binary():
+    sub = rnd.choice([0, 3, 4, 5, 128])
+    n = 16 if sub in (3, 4) else rnd.randint(0, 20)
+    return Binary(bytes(rnd.randrange(256) for _ in range(n)), sub)
+def regex():
+    return Regex(text("ab.*^$[]()\\"), "".join(sorted(rnd.sample("imsux", rnd.randint(0, 3)))))
+scalars = [double, text, binary, ObjectId, lambda: rnd.random() < 0.5, date, lambda: None, regex,
+           lambda: rnd.randint(-2 ** 31, 2 ** 31 - 1), int64,
+           lambda: Timestamp(rnd.randint(1, 2 ** 32 - 1), rnd.randint(1, 2 ** 32 - 1))]
+def value(depth, in_array=False):
+    kind = rnd.randrange(len(scalars) + (0 if depth >= 3 else 1 if in_array else 2))
+    if kind == len(scalars):
+        return {key(i): value(depth + 1) for i in range(rnd.randint(0, 4))}
+    if kind == len(scalars) + 1:
+        return [value(depth + 1, True) for _ in range(rnd.randint(0, 4))]
+    return scalars[kind]()
+with open(sys.argv[1], "wb") as f:
+    for _ in range(200):
+        doc = {"_id": ObjectId()}
+        for i in range(rnd.randint(1, 8)):
+            doc[key(i)] = value(0)
+        f.write(bson.encode(doc))
+with open(sys.argv[2], "wb") as f:
+    for i in range(100):
+        f.write(bson.encode({"_id": i, "s": text("abcXYZ é,\"\n"), "n": rnd.randint(-2 ** 31, 2 ** 31 - 1),
+                             "l": int64(), "d": rnd.uniform(-1e6, 1e6)}))
+)";
+
+// The document of `bytes` (a document as read_bson_file gives it).
+document document_of(const std::string& bytes) {
+  auto d = document::from_bytes(
+      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  EXPECT_TRUE(d.has_value());
+  return d ? std::move(*d) : document();
+}
+
+// The documents of DB.COLL, sorted by _id, as canonical Extended JSON: equal strings are equal
+// documents, field by field, types included.
+std::vector<std::string> canonical_documents(mongo::client& client, const std::string& db,
+                                             std::string_view coll) {
+  const auto by_id = json(R"({"_id": 1})");
+  mongo::find_options fo;
+  fo.sort = by_id.view();
+  auto cur = client.collection(db, coll).find({}, fo);
+  EXPECT_TRUE(cur.has_value());
+  std::vector<std::string> out;
+  while (cur && cur->next().value_or(false)) {
+    out.push_back(oid::bson::to_json(cur->current(), oid::bson::json_mode::canonical));
+  }
+  return out;
+}
+
+TEST_F(MongoToolsCliTest, RandomDocumentsOfEveryTypeRoundTrip) {
+  const std::string python = pymongo_python();
+  if (python.empty()) OID_SKIP_OR_FAIL_IN_CI("no Python with PyMongo's bson module");
+  fs::create_directories(dir_);
+  const std::string script = (dir_ / "make_documents.py").string();
+  write_file(script, random_documents_script);
+  const auto made =
+      oid::testing::run_shell(python + " " + script + " " + (dir_ / "r.bson").string() + " " +
+                              (dir_ / "flat.bson").string() + " 16");
+  ASSERT_EQ(made.status, 0) << made.err;
+  std::vector<document> docs;
+  for (const auto& bytes : read_bson_file(dir_ / "r.bson")) {
+    docs.push_back(document_of(bytes));
+  }
+  ASSERT_EQ(docs.size(), 200u);
+  insert("r", docs);
+  const auto want = canonical_documents(*client_, db_, "r");
+  ASSERT_EQ(want.size(), 200u);
+
+  // Dump, then restore into another database (the dump's directory renamed), with and without
+  // gzip.
+  const std::string other = db_ + "_2";
+  for (const bool gzip : {false, true}) {
+    SCOPED_TRACE(gzip ? "gzip" : "plain");
+    std::vector<std::string_view> args = {"mongo",        "dump", uri_,    "--db",   db_,
+                                          "--collection", "r",    "--out", dir_text_};
+    if (gzip) args.push_back("--gzip");
+    auto dump = run_cli(args);
+    ASSERT_EQ(dump.status, 0) << dump.err;
+    fs::rename(dir_ / db_, dir_ / other);
+    auto restore = run_cli({"mongo", "restore", uri_, dir_text_, "--drop"});
+    EXPECT_EQ(restore.status, 0) << restore.err;
+    EXPECT_NE(restore.out.find("restored 200 documents"), std::string::npos) << restore.out;
+    EXPECT_EQ(canonical_documents(*client_, other, "r"), want);
+    fs::remove_all(dir_ / other);
+  }
+  ASSERT_TRUE(client_->collection(other, "r").drop().has_value());
+
+  // Export, then import: relaxed and canonical Extended JSON.
+  for (const bool canonical : {false, true}) {
+    SCOPED_TRACE(canonical ? "canonical" : "relaxed");
+    const std::string ns = db_ + ".r";
+    std::vector<std::string_view> args = {"mongo", "export", uri_, ns};
+    if (canonical) args.push_back("--canonical");
+    auto exported = run_cli(args);
+    ASSERT_EQ(exported.status, 0) << exported.err;
+    auto imported = run_cli({"mongo", "import", uri_, db_ + ".copy", "--drop"}, exported.out);
+    ASSERT_EQ(imported.status, 0) << imported.err;
+    EXPECT_EQ(canonical_documents(*client_, db_, "copy"), want);
+  }
+
+  // CSV, for flat documents: strings, int32, int64 and doubles come back as they were.
+  std::vector<document> flat;
+  for (const auto& bytes : read_bson_file(dir_ / "flat.bson")) {
+    flat.push_back(document_of(bytes));
+  }
+  insert("flat", flat);
+  auto csv =
+      run_cli({"mongo", "export", uri_, db_ + ".flat", "--type", "csv", "--fields", "_id,s,n,l,d"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  // Untyped, a string that looks like a number would become one; these have letters or are
+  // empty, and an empty cell is an empty string.
+  auto back = run_cli({"mongo", "import", uri_, db_ + ".flatcopy", "--type", "csv", "--headerline"},
+                      csv.out);
+  ASSERT_EQ(back.status, 0) << back.err;
+  EXPECT_NE(back.out.find("imported 100 documents"), std::string::npos) << back.out;
+  const auto flat_want = canonical_documents(*client_, db_, "flat");
+  EXPECT_EQ(flat_want.size(), 100u);
+  EXPECT_EQ(canonical_documents(*client_, db_, "flatcopy"), flat_want);
+}
+
+TEST_F(MongoToolsCliTest, ImportColumnsHaveTypes) {
+  const std::string csv =
+      "name.string(),n.int32(),big.int64(),x.double(),ok.boolean(),"
+      "when.date(2006-01-02T15:04:05.000Z07:00),day.date_go(02 Jan 2006),"
+      "ms.date_ms(yyyy-MM-dd HH:mm:ss.fff),ora.date_oracle(YYYY-MM-DD HH24:MI:SS TZH:TZM),"
+      "hex.binary(hex),b64.binary(base64),b32.binary(base32),any.auto()\n"
+      "007,-12,5000000000,1.5,true,2024-05-06T07:08:09.120+02:00,06 May 2024,"
+      "2024-05-06 07:08:09.5,2024-05-06 07:08:09 -01:30,0a0B,AAEC,MFRGG===,42\n"
+      "\"a, b\",+7,-1,-2e3,F,2024-05-06T07:08:09.000Z,29 Feb 2024,1969-12-31 23:59:59.999,"
+      "2000-01-01 00:00:00 +00:00,,,,x\n";
+  auto r = run_cli(
+      {"mongo", "import", uri_, db_ + ".t", "--type", "csv", "--headerline", "--columnsHaveTypes"},
+      csv);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("imported 2 documents"), std::string::npos) << r.out;
+  auto got = canonical_documents(*client_, db_, "t");
+  ASSERT_EQ(got.size(), 2u);
+  // Without _id in the CSV the server order is insertion order: _id made on the client.
+  for (auto& g : got) g = g.substr(g.find(",") + 1);  // without the _id
+  EXPECT_EQ(got[0],
+            R"("name":"007","n":{"$numberInt":"-12"},"big":{"$numberLong":"5000000000"},)"
+            R"("x":{"$numberDouble":"1.5"},"ok":true,)"
+            R"("when":{"$date":{"$numberLong":"1714972089120"}},)"
+            R"("day":{"$date":{"$numberLong":"1714953600000"}},)"
+            R"("ms":{"$date":{"$numberLong":"1714979289500"}},)"
+            R"("ora":{"$date":{"$numberLong":"1714984689000"}},)"
+            R"("hex":{"$binary":{"base64":"Cgs=","subType":"00"}},)"
+            R"("b64":{"$binary":{"base64":"AAEC","subType":"00"}},)"
+            R"("b32":{"$binary":{"base64":"YWJj","subType":"00"}},"any":{"$numberInt":"42"}})");
+  EXPECT_EQ(got[1], R"("name":"a, b","n":{"$numberInt":"7"},"big":{"$numberLong":"-1"},)"
+                    R"("x":{"$numberDouble":"-2000.0"},"ok":false,)"
+                    R"("when":{"$date":{"$numberLong":"1714979289000"}},)"
+                    R"("day":{"$date":{"$numberLong":"1709164800000"}},)"
+                    R"("ms":{"$date":{"$numberLong":"-1"}},)"
+                    R"("ora":{"$date":{"$numberLong":"946684800000"}},)"
+                    R"("hex":{"$binary":{"base64":"","subType":"00"}},)"
+                    R"("b64":{"$binary":{"base64":"","subType":"00"}},)"
+                    R"("b32":{"$binary":{"base64":"","subType":"00"}},"any":"x"})");
+
+  // A value that is not its column's type: reported with its line and column, the rest imported.
+  auto bad = run_cli({"mongo", "import", uri_, db_ + ".u", "--type", "csv", "--columnsHaveTypes",
+                      "--fields", "a.int32(),b.date(2006-01-02),d.boolean()"},
+                     "1,2024-01-31,true\n2,2024-02-30,true\nx,2024-01-01,1\n"
+                     "4,2024-01-01,yes\n5,2024-01-01,f\n");
+  EXPECT_EQ(bad.status, 1);
+  const auto has = [&](const std::string& want) {
+    EXPECT_NE(bad.err.find(want), std::string::npos) << "want: " << want << "\nin:\n" << bad.err;
+  };
+  has("stdin: line 2, column 3: \"2024-02-30\" is not date(2006-01-02) (field b.date(2006-01-02))");
+  has("stdin: line 3, column 1: \"x\" is not int32() (field a.int32())");
+  has("stdin: line 4, column 14: \"yes\" is not boolean() (field d.boolean())");
+  EXPECT_NE(bad.out.find("imported 2 documents"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("0 refused, 3 bad input"), std::string::npos) << bad.out;
+  EXPECT_EQ(contents("u").size(), 2u);
+  // decimal(): only a bad value here (FerretDB refuses decimal128 and closes the connection).
+  auto decimal = run_cli({"mongo", "import", uri_, db_ + ".u", "--type", "csv",
+                          "--columnsHaveTypes", "--fields", "c.decimal()"},
+                         "1.2.3\n");
+  EXPECT_EQ(decimal.status, 1);
+  EXPECT_NE(decimal.err.find("stdin: line 1, column 1: \"1.2.3\" is not decimal()"),
+            std::string::npos)
+      << decimal.err;
+
+  // Unknown types, missing types and bad arguments: the header's line and column, or --fields.
+  const std::vector<std::pair<std::string, std::string>> headers = {
+      {"a.int32(),b.float()\n1,2\n",
+       "stdin: line 1, column 11: \"b.float()\": unknown type float()"},
+      {"a.int32(),b\n1,2\n", "stdin: line 1, column 11: \"b\" has no type"},
+      {"a.binary(base58)\n",
+       "line 1, column 1: \"a.binary(base58)\": binary() takes base64, base32 or hex"},
+      {"a.date()\n", "\"a.date()\": date() needs a layout"},
+      {"a.int32(5)\n", "\"a.int32(5)\": int32() takes no argument"}};
+  for (const auto& [header, want] : headers) {
+    SCOPED_TRACE(header);
+    auto h = run_cli({"mongo", "import", uri_, db_ + ".h", "--type", "csv", "--headerline",
+                      "--columnsHaveTypes"},
+                     header);
+    EXPECT_EQ(h.status, 1);
+    EXPECT_NE(h.err.find(want), std::string::npos) << h.err;
+    EXPECT_NE(h.err.find("nothing imported"), std::string::npos) << h.err;
+  }
+  auto fields = run_cli({"mongo", "import", uri_, db_ + ".h", "--type", "csv", "--columnsHaveTypes",
+                         "--fields", "a.int32(),b.nope()"},
+                        "1,2\n");
+  EXPECT_EQ(fields.status, 1);
+  EXPECT_NE(fields.err.find("--fields: field 2: \"b.nope()\": unknown type nope()"),
+            std::string::npos)
+      << fields.err;
+  EXPECT_EQ(contents("h").size(), 0u);
+}
+
+TEST_F(MongoToolsCliTest, DottedCsvFieldsAreNestedDocuments) {
+  insert("c", {json(R"({"_id": 1, "a": {"b": "x", "c": 2}, "d": [10, {"e": 20}]})"),
+               json(R"({"_id": 2, "a": {"b": "y"}, "d": []})")});
+  auto exported = run_cli({"mongo", "export", uri_, db_ + ".c", "--type", "csv", "--fields",
+                           "_id,a.b,a.c,d.1.e", "--sort", R"({"_id": 1})"});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  EXPECT_EQ(exported.out, "_id,a.b,a.c,d.1.e\n1,x,2,20\n2,y,,\n");
+  // Import: a.b and a.c into one subdocument a, wherever their columns are.
+  auto imported = run_cli({"mongo", "import", uri_, db_ + ".n", "--type", "csv", "--headerline"},
+                          "a.b,z,a.c.d,a.e\n1,2,3,4\n");
+  ASSERT_EQ(imported.status, 0) << imported.err;
+  auto got = canonical_documents(*client_, db_, "n");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].substr(got[0].find(',') + 1),
+            R"("a":{"b":{"$numberInt":"1"},"c":{"d":{"$numberInt":"3"}},"e":{"$numberInt":"4"}},)"
+            R"("z":{"$numberInt":"2"}})");
+  // A short record: a subdocument none of whose columns it has is left out.
+  auto short_record = run_cli(
+      {"mongo", "import", uri_, db_ + ".s", "--type", "csv", "--fields", "x,a.b,a.c,d.e"}, "1,2\n");
+  ASSERT_EQ(short_record.status, 0) << short_record.err;
+  got = canonical_documents(*client_, db_, "s");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].substr(got[0].find(',') + 1),
+            R"("x":{"$numberInt":"1"},"a":{"b":{"$numberInt":"2"}}})");
+  // A field both a value and a document, or named twice: refused with its place.
+  auto clash = run_cli({"mongo", "import", uri_, db_ + ".n", "--type", "csv", "--headerline"},
+                       "x,a,a.b\n1,2,3\n");
+  EXPECT_EQ(clash.status, 1);
+  EXPECT_NE(clash.err.find("line 1, column 5: \"a.b\" and \"a\" (column 2) make a field both a "
+                           "value and a document"),
+            std::string::npos)
+      << clash.err;
+  auto twice = run_cli({"mongo", "import", uri_, db_ + ".n", "--type", "csv", "--fields", "a,b,a"},
+                       "1,2,3\n");
+  EXPECT_EQ(twice.status, 1);
+  EXPECT_NE(twice.err.find("--fields: field 3: \"a\" and \"a\" (column 1) name the same field"),
+            std::string::npos)
+      << twice.err;
+  auto empty =
+      run_cli({"mongo", "import", uri_, db_ + ".n", "--type", "csv", "--fields", "a..b"}, "1\n");
+  EXPECT_EQ(empty.status, 1);
+  EXPECT_NE(empty.err.find("\"a..b\": an empty field name"), std::string::npos) << empty.err;
+  EXPECT_EQ(contents("n").size(), 1u);
 }
 
 }  // namespace
