@@ -19,9 +19,78 @@ namespace oid::cli {
 namespace {
 
 struct crud_options {
-  std::string uri, ns, filter, update, pipeline, since, until, keys, name;
+  std::string uri, ns, filter, update, pipeline, since, until, keys, name, array_filters, hint;
   bool many = false, upsert = false, unique = false, all = false;
 };
+
+// A JSON array of documents (a pipeline's stages, array filters): the array, read as the value of
+// a one-field document, and a view of each of its documents.
+struct document_list {
+  bson::document holder;
+  std::vector<bson::document_view> items;
+};
+
+// `text` as a JSON array of documents; nullopt (reported as NAME: what, at column N, or which
+// item is not a document) when it is not. `item` names an element ("stage"), `example` shows one.
+std::optional<document_list> json_array_argument(context& ctx, const std::string& name,
+                                                 const std::string& text, std::string_view item,
+                                                 std::string_view example) {
+  // Offsets in the wrapped text are taken back to the caller's.
+  static constexpr std::string_view prefix = "{\"a\":";
+  const std::string wrapped = std::string(prefix) + text + "\n}";
+  auto d = bson::from_json(wrapped);
+  if (!d) {
+    const std::size_t offset =
+        d.error().offset > prefix.size() ? d.error().offset - prefix.size() : 0;
+    const auto where = bson::position_of(text, offset);
+    ctx.err << "oid: " << name << ": " << d.error().message() << " at column " << where.column
+            << '\n';
+    ctx.bad_input();
+    return std::nullopt;
+  }
+  document_list out{std::move(*d), {}};
+  const auto doc = out.holder.view();
+  const auto array = doc.find("a");
+  if (std::next(doc.begin()) != doc.end() || !array || !array->get_array()) {
+    ctx.err << "oid: " << name << ": expected a JSON array of " << item << "s, e.g. '" << example
+            << "'\n";
+    ctx.bad_input();
+    return std::nullopt;
+  }
+  const bson::document_view elements = *array->get_array();
+  for (const auto& e : elements) {
+    const auto item_doc = e.get_document();
+    if (!item_doc) {
+      ctx.err << "oid: " << name << ": " << item << ' ' << out.items.size() + 1
+              << " is not a document\n";
+      ctx.bad_input();
+      return std::nullopt;
+    }
+    out.items.push_back(*item_doc);
+  }
+  return out;
+}
+
+// True when `text` starts, after blanks, with `c`.
+bool starts_with(const std::string& text, char c) {
+  const auto at = text.find_first_not_of(" \t\r\n");
+  return at != std::string::npos && text[at] == c;
+}
+
+// The index of `--hint TEXT`: a key pattern when TEXT is a JSON document, an index name otherwise;
+// `keys` keeps the pattern. False (reported) for a document that is not Extended JSON.
+bool hint_argument(context& ctx, const std::string& text, std::optional<bson::document>& keys,
+                   mongo::index_hint& hint) {
+  if (text.empty()) return true;
+  if (!starts_with(text, '{')) {
+    hint = mongo::index_hint(text);
+    return true;
+  }
+  keys = json_argument(ctx, "--hint", text);
+  if (!keys) return false;
+  hint = mongo::index_hint(keys->view());
+  return true;
+}
 
 // The collection of `o.ns` on a new client; nullopt (reported) when the client is refused.
 std::optional<mongo::collection> collection_of(context& ctx, const crud_options& o) {
@@ -66,14 +135,33 @@ void run_update(context& ctx, const crud_options& o) {
   namespace_of(o.ns);
   auto filter = json_argument(ctx, "FILTER", o.filter);
   if (!filter) return;
-  auto update = json_argument(ctx, "UPDATE", o.update);
-  if (!update) return;
+  // UPDATE: update operators (a document), or a pipeline (an array of stages).
+  std::optional<bson::document> operators;
+  std::optional<document_list> stages;
+  if (starts_with(o.update, '[')) {
+    stages = json_array_argument(ctx, "UPDATE", o.update, "stage", R"([{"$set": {"n": 1}}])");
+    if (!stages) return;
+  } else {
+    operators = json_argument(ctx, "UPDATE", o.update);
+    if (!operators) return;
+  }
+  std::optional<document_list> array_filters;
+  if (!o.array_filters.empty()) {
+    array_filters = json_array_argument(ctx, "--arrayFilters", o.array_filters, "filter",
+                                        R"([{"e.n": {"$gt": 1}}])");
+    if (!array_filters) return;
+  }
+  mongo::write_options wo;
+  std::optional<bson::document> hint_keys;
+  if (!hint_argument(ctx, o.hint, hint_keys, wo.hint)) return;
+  wo.upsert = o.upsert;
+  if (array_filters) wo.array_filters = array_filters->items;
+  const mongo::update_spec update =
+      stages ? mongo::update_spec(stages->items) : mongo::update_spec(operators->view());
   auto coll = collection_of(ctx, o);
   if (!coll) return;
-  mongo::write_options wo;
-  wo.upsert = o.upsert;
-  auto r = o.many ? coll->update_many(filter->view(), update->view(), wo)
-                  : coll->update_one(filter->view(), update->view(), wo);
+  auto r = o.many ? coll->update_many(filter->view(), update, wo)
+                  : coll->update_one(filter->view(), update, wo);
   if (!r) return report(ctx, r.error());
   ctx.out << "matched " << r->matched << ", modified " << r->modified;
   if (r->upserted_id) {
@@ -91,9 +179,12 @@ void run_delete(context& ctx, const crud_options& o) {
   namespace_of(o.ns);
   auto filter = json_argument(ctx, "FILTER", o.filter);
   if (!filter) return;
+  mongo::write_options wo;
+  std::optional<bson::document> hint_keys;
+  if (!hint_argument(ctx, o.hint, hint_keys, wo.hint)) return;
   auto coll = collection_of(ctx, o);
   if (!coll) return;
-  auto n = o.many ? coll->delete_many(filter->view()) : coll->delete_one(filter->view());
+  auto n = o.many ? coll->delete_many(filter->view(), wo) : coll->delete_one(filter->view(), wo);
   if (!n) return report(ctx, n.error());
   ctx.out << "deleted " << *n << '\n';
 }
@@ -102,36 +193,12 @@ void run_delete(context& ctx, const crud_options& o) {
 
 void run_aggregate(context& ctx, const crud_options& o) {
   namespace_of(o.ns);
-  // The array is read as the value of a one-field document; offsets are taken back to the text.
-  static constexpr std::string_view prefix = "{\"pipeline\":";
-  const std::string wrapped = std::string(prefix) + o.pipeline + "\n}";
-  auto d = bson::from_json(wrapped);
-  if (!d) {
-    const std::size_t offset =
-        d.error().offset > prefix.size() ? d.error().offset - prefix.size() : 0;
-    const auto where = bson::position_of(o.pipeline, offset);
-    ctx.err << "oid: PIPELINE: " << d.error().message() << " at column " << where.column << '\n';
-    return ctx.bad_input();
-  }
-  const auto doc = d->view();
-  const auto stages = doc.find("pipeline");
-  if (std::next(doc.begin()) != doc.end() || !stages || !stages->get_array()) {
-    ctx.err << "oid: PIPELINE: expected a JSON array of stages, e.g. '[{\"$match\": {}}]'\n";
-    return ctx.bad_input();
-  }
-  const bson::document_view array = *stages->get_array();
-  std::vector<bson::document_view> pipeline;
-  for (const auto& stage : array) {
-    const auto s = stage.get_document();
-    if (!s) {
-      ctx.err << "oid: PIPELINE: stage " << pipeline.size() + 1 << " is not a document\n";
-      return ctx.bad_input();
-    }
-    pipeline.push_back(*s);
-  }
+  const auto pipeline =
+      json_array_argument(ctx, "PIPELINE", o.pipeline, "stage", R"([{"$match": {}}])");
+  if (!pipeline) return;
   auto coll = collection_of(ctx, o);
   if (!coll) return;
-  auto cur = coll->aggregate(pipeline);
+  auto cur = coll->aggregate(pipeline->items);
   if (!cur) return report(ctx, cur.error());
   print_documents(ctx, *cur);
 }
@@ -209,10 +276,17 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
     auto o = std::make_shared<crud_options>();
     auto* cmd = add(mongo, "update", "Apply update operators to the first match (or all)", o);
     cmd->add_option("FILTER", o->filter, "Query filter as Extended JSON")->required();
-    cmd->add_option("UPDATE", o->update, "Update operators, e.g. '{\"$set\": {\"n\": 2}}'")
+    cmd->add_option("UPDATE", o->update,
+                    "Update operators, e.g. '{\"$set\": {\"n\": 2}}', or a pipeline, e.g. "
+                    "'[{\"$set\": {\"n\": {\"$add\": [\"$n\", 1]}}}]'")
         ->required();
     cmd->add_flag("--many", o->many, "Update every match, not only the first");
     cmd->add_flag("--upsert", o->upsert, "Insert a document when none matches");
+    cmd->add_option("--arrayFilters", o->array_filters,
+                    "Which array elements $[name] updates, a JSON array, e.g. "
+                    "'[{\"e.n\": {\"$gt\": 1}}]'");
+    cmd->add_option("--hint", o->hint,
+                    "The index to use: its name (n_1) or key pattern ('{\"n\": 1}')");
     cmd->final_callback([&ctx, o] { run_update(ctx, *o); });
   }
   {
@@ -220,6 +294,8 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
     auto* cmd = add(mongo, "delete", "Delete the first match (or all)", o);
     cmd->add_option("FILTER", o->filter, "Query filter as Extended JSON")->required();
     cmd->add_flag("--many", o->many, "Delete every match, not only the first");
+    cmd->add_option("--hint", o->hint,
+                    "The index to use: its name (n_1) or key pattern ('{\"n\": 1}')");
     cmd->final_callback([&ctx, o] { run_delete(ctx, *o); });
   }
   {

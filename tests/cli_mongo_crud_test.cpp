@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <mutex>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
@@ -14,6 +15,7 @@
 
 #include "support/run_cli.hpp"
 #include "support/scratch_database.hpp"
+#include "support/script_server.hpp"
 
 namespace {
 
@@ -117,6 +119,23 @@ TEST_F(MongoCrudCliTest, UpdateOneManyAndUpsert) {
   EXPECT_TRUE(oid::object_id::from_hex(r.out.substr(prefix.size(), 24)).has_value()) << r.out;
 }
 
+TEST_F(MongoCrudCliTest, UpdateAndDeleteWithAHint) {
+  fill();
+  const auto keys = json(R"({"n": 1})");
+  ASSERT_TRUE(coll().create_index(keys.view()).has_value());
+  expect_run(
+      {"mongo", "update", uri_, ns_, R"({"n": 1})", R"({"$set": {"t": 1}})", "--hint", "n_1"},
+      "matched 1, modified 1\n");
+  expect_run({"mongo", "update", uri_, ns_, R"({"n": {"$gte": 4}})", R"({"$set": {"t": 2}})",
+              "--many", "--hint", R"( {"n": 1})"},
+             "matched 2, modified 2\n");
+  expect_run({"mongo", "delete", uri_, ns_, R"({"n": 2})", "--hint", "n_1"}, "deleted 1\n");
+  expect_run({"mongo", "delete", uri_, ns_, R"({"n": 3})", "--hint", R"({"n": 1})"}, "deleted 1\n");
+  EXPECT_EQ(contents(),
+            (std::vector<std::string>{R"({"n":1,"s":"a","t":1})", R"({"n":4,"s":"b","t":2})",
+                                      R"({"n":5,"s":"a","t":2})"}));
+}
+
 TEST_F(MongoCrudCliTest, DeleteOneAndMany) {
   fill();
   expect_run({"mongo", "delete", uri_, ns_, R"({"s": "b"})"}, "deleted 1\n");
@@ -209,6 +228,78 @@ TEST_F(MongoCrudCliTest, BadInputIsReportedWithWhatAndWhere) {
   oid::testing::expect_failures(usage, 2);
   // Nothing was changed by any of them.
   EXPECT_EQ(contents().size(), 5u);
+}
+
+TEST_F(MongoCrudCliTest, BadPipelinesArrayFiltersAndHints) {
+  fill();
+  const std::string set = R"({"$set": {"a.$[e]": 0}})";
+  expect_refused({"mongo", "update", uri_, ns_, "{}", R"([{"$set": }])"}, 1,
+                 "oid: UPDATE: invalid JSON at column 11\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", R"([{"$set": {"a": 1}}, 2])"}, 1,
+                 "oid: UPDATE: stage 2 is not a document\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", "[]"}, 1,
+                 "oid: an update pipeline needs at least one stage\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", R"([{"n": 1}])"}, 1,
+                 "oid: update pipeline stage 0 is not a document of one field named after a stage "
+                 "({$set: ...})\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", set, "--arrayFilters", R"({"e": 1})"}, 1,
+                 "oid: --arrayFilters: expected a JSON array of filters, e.g. "
+                 "'[{\"e.n\": {\"$gt\": 1}}]'\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", set, "--arrayFilters", R"([{"e": 1}, 1])"}, 1,
+                 "oid: --arrayFilters: filter 2 is not a document\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", set, "--arrayFilters", "[{e: 1}]"}, 1,
+                 "oid: --arrayFilters: invalid JSON at column 3\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", R"([{"$set": {"a": 1}}])", "--arrayFilters",
+                  R"([{"e": 1}])"},
+                 1, "oid: array filters apply to update operators, not to a pipeline\n");
+  expect_refused({"mongo", "update", uri_, ns_, "{}", set, "--hint", R"({"n": })"}, 1,
+                 "oid: --hint: invalid JSON at column 7\n");
+  expect_refused({"mongo", "delete", uri_, ns_, "{}", "--hint", "{n}"}, 1,
+                 "oid: --hint: invalid JSON at column 2\n");
+  EXPECT_EQ(contents().size(), 5u);
+}
+
+// FerretDB refuses arrayFilters and pipeline updates: the scripted server shows what is sent.
+TEST(MongoCrudCliScriptTest, UpdateSendsArrayFiltersPipelinesAndHints) {
+  std::mutex mutex;
+  std::vector<std::string> writes;  // the update and delete commands, as Extended JSON
+  oid::test::script_server server([&](oid::test::peer& p, int) {
+    if (!p.handshake()) return;
+    while (auto m = p.read()) {
+      const std::string name = oid::test::command_name(*m);
+      if (name == "update" || name == "delete") {
+        oid::bson::builder b;  // without $db and lsid
+        for (const auto& e : m->body) {
+          if (e.key() != "$db" && e.key() != "lsid") b.append_element(e);
+        }
+        std::lock_guard lock(mutex);
+        writes.push_back(oid::bson::to_json(b.view()));
+      }
+      const auto reply = json(R"({"n": 2, "nModified": 1, "ok": 1})");
+      p.reply(*m, reply.view());
+    }
+  });
+  const std::string uri = server.uri();
+  const auto r1 =
+      run_cli({"mongo", "update", uri, "db.c", R"({"a": 1})", R"({"$set": {"a.$[e].x": 0}})",
+               "--arrayFilters", R"([{"e.x": {"$gt": 2}}, {"f": 1}])", "--hint", "a_1", "--many"});
+  EXPECT_EQ(r1.status, 0) << r1.err;
+  EXPECT_EQ(r1.out, "matched 2, modified 1\n");
+  const auto r2 = run_cli({"mongo", "update", uri, "db.c", "{}",
+                           R"( [{"$set": {"m": {"$add": ["$n", 1]}}}, {"$unset": "old"}])",
+                           "--hint", R"({"n": -1})", "--upsert"});
+  EXPECT_EQ(r2.status, 0) << r2.err;
+  const auto r3 = run_cli({"mongo", "delete", uri, "db.c", R"({"a": 1})", "--hint", "a_1"});
+  EXPECT_EQ(r3.status, 0) << r3.err;
+  EXPECT_EQ(r3.out, "deleted 2\n");
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(writes.size(), 3u);
+  EXPECT_EQ(writes[0],
+            R"({"update":"c","updates":[{"q":{"a":1},"u":{"$set":{"a.$[e].x":0}},"upsert":false,)"
+            R"("multi":true,"arrayFilters":[{"e.x":{"$gt":2}},{"f":1}],"hint":"a_1"}]})");
+  EXPECT_EQ(writes[1], R"({"update":"c","updates":[{"q":{},"u":[{"$set":{"m":{"$add":["$n",1]}}},)"
+                       R"({"$unset":"old"}],"upsert":true,"multi":false,"hint":{"n":-1}}]})");
+  EXPECT_EQ(writes[2], R"({"delete":"c","deletes":[{"q":{"a":1},"limit":1,"hint":"a_1"}]})");
 }
 
 }  // namespace

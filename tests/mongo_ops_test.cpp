@@ -356,6 +356,13 @@ TEST_F(MongoOpsTest, OrderedBulkWriteStopsAtTheFirstError) {
   EXPECT_EQ(r.error().write_errors[0].index, 2u);
   EXPECT_EQ(r.error().write_errors[0].code, 11000);
   EXPECT_EQ(r.error().written, 1);
+  // What was done before the error: the delete (of nothing) and the insert of model 1.
+  const auto& done = r.error().partial_result;
+  EXPECT_EQ(done.inserted, 1);
+  EXPECT_EQ(done.deleted, 0);
+  EXPECT_EQ(done.matched, 0);
+  EXPECT_EQ(indexes(done.inserted_ids), std::vector<std::size_t>{1});
+  EXPECT_EQ(json(done.inserted_ids[0].id), R"({"_id":2})");
   EXPECT_EQ(contents(c), (strings{R"({"_id":1})", R"({"_id":2})"}));
 }
 
@@ -383,6 +390,12 @@ TEST_F(MongoOpsTest, UnorderedBulkWriteTriesEveryModel) {
   EXPECT_EQ(r.error().write_errors[2].index, 5u);
   EXPECT_EQ(r.error().write_errors[2].code, 11000);
   EXPECT_EQ(r.error().written, 3);  // insert 2, update of 2, insert 4
+  const auto& done = r.error().partial_result;
+  EXPECT_EQ(done.inserted, 2);
+  EXPECT_EQ(done.matched, 1);
+  EXPECT_EQ(done.modified, 1);
+  EXPECT_EQ(done.deleted, 0);
+  EXPECT_EQ(indexes(done.inserted_ids), (std::vector<std::size_t>{1, 6}));
   EXPECT_EQ(contents(c),
             (strings{R"({"_id":1,"s":"text"})", R"({"_id":2,"x":1})", R"({"_id":4})"}));
 }
@@ -406,6 +419,141 @@ TEST_F(MongoOpsTest, BulkWriteRefusesBadModelsBeforeSending) {
     EXPECT_NE(r.error().message.find("(model 1)"), std::string::npos) << r.error().message;
   }
   EXPECT_EQ(c.estimated_document_count().value(), 0);  // the valid insert was not sent either
+}
+
+// Fifty documents of about 1 MB, `_id` 0 to 49: more than one message of maxMessageSizeBytes
+// (48,000,000 bytes on FerretDB and mongod), so insert_many sends two insert commands.
+std::vector<document> megabyte_documents() {
+  std::vector<document> docs;
+  for (int i = 0; i < 50; ++i) {
+    builder b;
+    b.append_int32("_id", i).append_string("s", std::string(1'000'000, 'x'));
+    docs.push_back(std::move(b).extract());
+  }
+  return docs;
+}
+
+TEST_F(MongoOpsTest, InsertManyFailureKeepsThePartialResultAcrossTheMessageSplit) {
+  int inserts = 0;
+  mongo::client_options counting;
+  counting.on_command = [&inserts](const mongo::command_event& e) {
+    const auto* started = std::get_if<mongo::command_started_event>(&e);
+    if (started != nullptr && started->command_name == "insert") ++inserts;
+  };
+  auto client = mongo::client::create(uri_, counting);
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  const auto docs = megabyte_documents();
+  std::vector<document_view> views;
+  for (const auto& d : docs) views.push_back(d.view());
+
+  // Ordered, a duplicate at 48 (in the second command, after the 47 or so of the first):
+  // the 48 before it are inserted, and nothing after.
+  auto ordered = client->collection(db_, "ordered");
+  insert(ordered, {R"({"_id": 48})"});
+  inserts = 0;
+  auto r = ordered.insert_many(views);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(inserts, 2);
+  EXPECT_EQ(r.error().code, errc::duplicate_key);
+  ASSERT_EQ(r.error().write_errors.size(), 1u);
+  EXPECT_EQ(r.error().write_errors[0].index, 48u);  // in `views`, not in the second command
+  EXPECT_EQ(r.error().partial_result.inserted, 48);
+  EXPECT_EQ(r.error().written, 48);
+  std::vector<std::size_t> first_48(48);
+  for (std::size_t i = 0; i < first_48.size(); ++i) first_48[i] = i;
+  EXPECT_EQ(indexes(r.error().partial_result.inserted_ids), first_48);
+  EXPECT_EQ(ordered.estimated_document_count().value(), 49);
+
+  // Unordered, duplicates at 10 (first command) and 48 (second): everything else is inserted.
+  auto unordered = client->collection(db_, "unordered");
+  insert(unordered, {R"({"_id": 10})", R"({"_id": 48})"});
+  inserts = 0;
+  mongo::insert_options unordered_options;
+  unordered_options.ordered = false;
+  auto u = unordered.insert_many(views, unordered_options);
+  ASSERT_FALSE(u.has_value());
+  EXPECT_EQ(inserts, 2);
+  EXPECT_EQ(u.error().code, errc::duplicate_key);
+  ASSERT_EQ(u.error().write_errors.size(), 2u);
+  EXPECT_EQ(u.error().write_errors[0].index, 10u);
+  EXPECT_EQ(u.error().write_errors[1].index, 48u);
+  EXPECT_EQ(u.error().partial_result.inserted, 48);
+  std::vector<std::size_t> all_but_two;
+  for (std::size_t i = 0; i < 50; ++i) {
+    if (i != 10 && i != 48) all_but_two.push_back(i);
+  }
+  EXPECT_EQ(indexes(u.error().partial_result.inserted_ids), all_but_two);
+  EXPECT_EQ(unordered.estimated_document_count().value(), 50);
+}
+
+TEST_F(MongoOpsTest, BulkWriteValueThrowsTheExceptionWithThePartialResult) {
+  auto c = coll();
+  insert(c, {R"({"_id": 2})"});
+  const std::vector<mongo::write_model> models{mongo::insert_one_model{j_(R"({"_id": 1})")},
+                                               mongo::insert_one_model{j_(R"({"_id": 2})")}};
+  try {
+    (void)c.bulk_write(models).value();
+    ADD_FAILURE() << "no exception";
+  } catch (const mongo::bulk_write_exception& e) {
+    EXPECT_EQ(e.code_enum(), errc::duplicate_key);
+    EXPECT_EQ(e.failure().write_errors.size(), 1u);
+    EXPECT_EQ(e.partial_result().inserted, 1);
+    EXPECT_EQ(indexes(e.partial_result().inserted_ids), std::vector<std::size_t>{0});
+  }
+}
+
+TEST_F(MongoOpsTest, HintByNameOrKeyPattern) {
+  auto c = coll();
+  insert(c, {R"({"_id": 1, "n": 1})", R"({"_id": 2, "n": 2})", R"({"_id": 3, "n": 3})",
+             R"({"_id": 4, "n": 4})"});
+  ASSERT_TRUE(c.create_index(j_(R"({"n": 1})")).has_value());
+  const auto by_keys = j_(R"({"n": 1})");
+  auto one = c.update_one(j_(R"({"n": 1})"), j_(R"({"$set": {"h": "name"}})"), {.hint = "n_1"});
+  ASSERT_TRUE(one.has_value()) << one.error().message;
+  EXPECT_EQ(one->modified, 1);
+  auto many = c.update_many(j_(R"({"n": {"$gte": 3}})"), j_(R"({"$set": {"h": "keys"}})"),
+                            {.bypass_document_validation = true, .hint = by_keys});
+  ASSERT_TRUE(many.has_value()) << many.error().message;
+  EXPECT_EQ(many->modified, 2);
+  auto replaced = c.replace_one(j_(R"({"n": 2})"), j_(R"({"n": 2, "r": 1})"), {.hint = "n_1"});
+  ASSERT_TRUE(replaced.has_value()) << replaced.error().message;
+  EXPECT_EQ(replaced->modified, 1);
+  auto found =
+      c.find_one_and_update(j_(R"({"n": 2})"), j_(R"({"$inc": {"r": 1}})"), {.hint = "n_1"});
+  ASSERT_TRUE(found.has_value()) << found.error().message;
+  auto deleted = c.delete_one(j_(R"({"n": 4})"), {.hint = "n_1"});
+  ASSERT_TRUE(deleted.has_value()) << deleted.error().message;
+  EXPECT_EQ(*deleted, 1);
+  const std::vector<mongo::write_model> models{
+      mongo::update_one_model{
+          .filter = j_(R"({"n": 1})"), .update = j_(R"({"$set": {"b": 1}})"), .hint = by_keys},
+      mongo::delete_many_model{.filter = j_(R"({"n": 3})"), .hint = "n_1"}};
+  auto bulk = c.bulk_write(models);
+  ASSERT_TRUE(bulk.has_value()) << bulk.error().message;
+  EXPECT_EQ(bulk->modified, 1);
+  EXPECT_EQ(bulk->deleted, 1);
+  EXPECT_EQ(contents(c),
+            (strings{R"({"_id":1,"n":1,"h":"name","b":1})", R"({"_id":2,"n":2,"r":2})"}));
+}
+
+// FerretDB v1.24 refuses these options (so the scripted server checks what is sent): arrayFilters,
+// collation and let (NotImplemented, 238), and pipeline updates (TypeMismatch, 14, in update;
+// 238 in findAndModify).
+TEST_F(MongoOpsTest, FerretDbRefusesArrayFiltersCollationLetAndPipelines) {
+  auto c = coll();
+  insert(c, {R"({"_id": 1, "a": [{"x": 1}, {"x": 5}]})"});
+  const std::vector<document_view> filters{j_(R"({"e.x": {"$gt": 2}})")};
+  const std::vector<document_view> stages{j_(R"({"$set": {"m": 1}})")};
+  const auto code = [](const auto& r) {
+    return r.has_value() || !r.error().server ? 0 : r.error().server->code;
+  };
+  const auto set = j_(R"({"$set": {"a.$[e].x": 0}})");
+  EXPECT_EQ(code(c.update_one({}, set, {.array_filters = filters})), 238);
+  EXPECT_EQ(code(c.update_one({}, set, {.collation = j_(R"({"locale": "en"})")})), 238);
+  EXPECT_EQ(code(c.delete_one({}, {.let = j_(R"({"v": 1})")})), 238);
+  EXPECT_EQ(code(c.update_one({}, stages)), 14);
+  EXPECT_EQ(code(c.find_one_and_update({}, stages)), 238);
+  EXPECT_EQ(contents(c), strings{R"({"_id":1,"a":[{"x":1},{"x":5}]})"});
 }
 
 // ---- the scripted server: the commands sent, and what FerretDB refuses ----
@@ -772,6 +920,223 @@ TEST(MongoOpsScriptTest, UnacknowledgedBulkWriteSendsWithMoreToCome) {
   EXPECT_EQ(command_json(seen[0].body), R"({"insert":"c","ordered":true,"writeConcern":{"w":0}})");
   EXPECT_EQ(command_json(seen[1].body), R"({"delete":"c","ordered":true,"writeConcern":{"w":0}})");
   EXPECT_EQ(command_json(seen[2].body), R"({"count":"c"})");
+}
+
+TEST(MongoOpsScriptTest, BulkWriteWriteConcernErrorKeepsTheWholeResult) {
+  // An ordered bulk write goes on after a write concern error (the writes were made); the failure
+  // says write_concern_failed and carries everything done.
+  recorder server([](const std::string& name, document_view, std::size_t) {
+    if (name == "insert") {
+      return parse(R"({"n": 2, "ok": 1, "writeConcernError": {"code": 64,
+                       "codeName": "WriteConcernFailed", "errmsg": "waiting timed out"}})");
+    }
+    return parse(R"({"n": 3, "ok": 1})");
+  });
+  auto c = server.client().collection("db", "c");
+  documents j;
+  const std::vector<mongo::write_model> models{mongo::insert_one_model{j(R"({"_id": 1})")},
+                                               mongo::insert_one_model{j(R"({"_id": 2})")},
+                                               mongo::delete_many_model{j("{}")}};
+  mongo::bulk_write_options options;
+  options.write_concern.w = 2;
+  options.write_concern.timeout = 100ms;
+  auto r = c.bulk_write(models, options);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::write_concern_failed);
+  ASSERT_TRUE(r.error().write_concern_error.has_value());
+  EXPECT_EQ(r.error().write_concern_error->code, 64);
+  EXPECT_EQ(r.error().write_concern_error->code_name, "WriteConcernFailed");
+  EXPECT_TRUE(r.error().write_errors.empty());
+  EXPECT_EQ(r.error().written, 5);
+  EXPECT_EQ(r.error().partial_result.inserted, 2);
+  EXPECT_EQ(r.error().partial_result.deleted, 3);
+  EXPECT_EQ(indexes(r.error().partial_result.inserted_ids), (std::vector<std::size_t>{0, 1}));
+  const auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(command_json(seen[1].body),
+            R"({"delete":"c","ordered":true,"writeConcern":{"w":2,"wtimeout":100}})");
+}
+
+TEST(MongoOpsScriptTest, BulkWriteCommandFailureKeepsWhatCameBefore) {
+  // maxWriteBatchSize 2: the second insert command is refused as a whole; the first one stands.
+  recorder server(
+      [](const std::string&, document_view, std::size_t count) {
+        if (count == 2 || count == 4) {  // the second command of each insert_many
+          return parse(R"({"ok": 0, "code": 13, "codeName": "Unauthorized", "errmsg": "no"})");
+        }
+        return parse(R"({"n": 2, "ok": 1})");
+      },
+      2);
+  auto c = server.client().collection("db", "c");
+  documents j;
+  std::vector<document_view> docs;
+  for (int i = 0; i < 5; ++i) docs.push_back(j(R"({"_id": )" + std::to_string(i) + "}"));
+  mongo::insert_options unordered;
+  unordered.ordered = false;
+  auto r = c.insert_many(docs, unordered);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::server_error);
+  ASSERT_TRUE(r.error().server.has_value());
+  EXPECT_EQ(r.error().server->code, 13);
+  EXPECT_EQ(r.error().partial_result.inserted, 2);
+  EXPECT_EQ(indexes(r.error().partial_result.inserted_ids), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(server.seen().size(), 2u);  // unordered too: nothing is sent after it
+  // value() throws the exception that keeps the partial result; catching operation_error works.
+  try {
+    (void)c.insert_many(docs).value();
+    ADD_FAILURE() << "no exception";
+  } catch (const mongo::operation_error& e) {
+    const auto* bulk = dynamic_cast<const mongo::bulk_write_exception*>(&e);
+    ASSERT_NE(bulk, nullptr);
+    EXPECT_EQ(bulk->partial_result().inserted, 2);
+  }
+}
+
+TEST(MongoOpsScriptTest, UpdatesAndDeletesSendTheirOptions) {
+  recorder server(
+      [](const std::string&, document_view, std::size_t) { return parse(R"({"n": 1, "ok": 1})"); });
+  auto c = server.client().collection("db", "c");
+  documents j;
+  const std::vector<document_view> filters{j(R"({"e.x": {"$gt": 2}})"), j(R"({"f": 1})")};
+  mongo::write_options all{.upsert = true,
+                           .array_filters = filters,
+                           .bypass_document_validation = false,
+                           .collation = j(R"({"locale": "fr"})"),
+                           .hint = "x_1",
+                           .let = j(R"({"v": 1})")};
+  all.write_concern.w = 1;
+  ASSERT_TRUE(c.update_one(j(R"({"a": 1})"), j(R"({"$set": {"a.$[e].x": 0}})"), all).has_value());
+  const std::vector<document_view> stages{j(R"({"$set": {"m": {"$add": ["$n", 1]}}})"),
+                                          j(R"({"$unset": "old"})")};
+  ASSERT_TRUE(c.update_many({}, stages, {.hint = j(R"({"n": 1})")}).has_value());
+  ASSERT_TRUE(c.replace_one({}, j(R"({"r": 1})"), {.hint = "r_1"}).has_value());
+  ASSERT_TRUE(
+      c.delete_one(j(R"({"a": 1})"),
+                   {.collation = j(R"({"locale": "fr"})"), .hint = "x_1", .let = j(R"({"v": 2})")})
+          .has_value());
+  ASSERT_TRUE(c.delete_many({}, {.hint = j(R"({"n": -1})")}).has_value());
+  const auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(command_json(seen[0].body),
+            R"({"update":"c","updates":[{"q":{"a":1},"u":{"$set":{"a.$[e].x":0}},)"
+            R"("upsert":true,"multi":false,"arrayFilters":[{"e.x":{"$gt":2}},{"f":1}],)"
+            R"("collation":{"locale":"fr"},"hint":"x_1"}],"bypassDocumentValidation":false,)"
+            R"("let":{"v":1},"writeConcern":{"w":1}})");
+  EXPECT_EQ(command_json(seen[1].body),
+            R"({"update":"c","updates":[{"q":{},"u":[{"$set":{"m":{"$add":["$n",1]}}},)"
+            R"({"$unset":"old"}],"upsert":false,"multi":true,"hint":{"n":1}}]})");
+  EXPECT_EQ(command_json(seen[2].body),
+            R"({"update":"c","updates":[{"q":{},"u":{"r":1},"upsert":false,"multi":false,)"
+            R"("hint":"r_1"}]})");
+  EXPECT_EQ(command_json(seen[3].body),
+            R"({"delete":"c","deletes":[{"q":{"a":1},"limit":1,"collation":{"locale":"fr"},)"
+            R"("hint":"x_1"}],"let":{"v":2}})");
+  EXPECT_EQ(command_json(seen[4].body),
+            R"({"delete":"c","deletes":[{"q":{},"limit":0,"hint":{"n":-1}}]})");
+}
+
+TEST(MongoOpsScriptTest, BulkWriteModelsSendTheirOptions) {
+  recorder server([](const std::string&, document_view, std::size_t) {
+    return parse(R"({"n": 1, "nModified": 1, "ok": 1})");
+  });
+  auto c = server.client().collection("db", "c");
+  documents j;
+  const std::vector<document_view> filters{j(R"({"e": 1})")};
+  const std::vector<document_view> stages{j(R"({"$replaceWith": {"k": "$k"}})")};
+  const auto fr = j(R"({"locale": "fr"})");
+  const std::vector<mongo::write_model> models{
+      mongo::insert_one_model{j(R"({"_id": 1})")},
+      mongo::update_one_model{j(R"({"a": 1})"), j(R"({"$set": {"b.$[e]": 0}})"), true, filters, fr,
+                              "a_1"},
+      mongo::update_many_model{.filter = {}, .update = stages, .hint = j(R"({"a": 1})")},
+      mongo::replace_one_model{.filter = {}, .replacement = j(R"({"z": 1})"), .collation = fr},
+      mongo::delete_one_model{.filter = j(R"({"a": 2})"), .collation = fr, .hint = "a_1"},
+      mongo::delete_many_model{.filter = {}, .hint = j(R"({"a": -1})")},
+  };
+  auto r = c.bulk_write(models, {.let = j(R"({"v": 1})")});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  const auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  // `let` goes with the update and delete commands, not with the insert.
+  EXPECT_EQ(command_json(seen[0].body), R"({"insert":"c","ordered":true})");
+  EXPECT_EQ(command_json(seen[1].body), R"({"update":"c","ordered":true,"let":{"v":1}})");
+  EXPECT_EQ(command_json(seen[2].body), R"({"delete":"c","ordered":true,"let":{"v":1}})");
+  ASSERT_EQ(seen[1].sequences.size(), 1u);
+  ASSERT_EQ(seen[1].sequences[0].size(), 3u);
+  EXPECT_EQ(json(seen[1].sequences[0][0]),
+            R"({"q":{"a":1},"u":{"$set":{"b.$[e]":0}},"upsert":true,"multi":false,)"
+            R"("arrayFilters":[{"e":1}],"collation":{"locale":"fr"},"hint":"a_1"})");
+  EXPECT_EQ(json(seen[1].sequences[0][1]),
+            R"({"q":{},"u":[{"$replaceWith":{"k":"$k"}}],"upsert":false,"multi":true,)"
+            R"("hint":{"a":1}})");
+  EXPECT_EQ(json(seen[1].sequences[0][2]),
+            R"({"q":{},"u":{"z":1},"upsert":false,"multi":false,"collation":{"locale":"fr"}})");
+  ASSERT_EQ(seen[2].sequences[0].size(), 2u);
+  EXPECT_EQ(json(seen[2].sequences[0][0]),
+            R"({"q":{"a":2},"limit":1,"collation":{"locale":"fr"},"hint":"a_1"})");
+  EXPECT_EQ(json(seen[2].sequences[0][1]), R"({"q":{},"limit":0,"hint":{"a":-1}})");
+}
+
+TEST(MongoOpsScriptTest, FindOneAndUpdateSendsAPipelineArrayFiltersHintAndLet) {
+  recorder server([](const std::string&, document_view, std::size_t) {
+    return parse(R"({"lastErrorObject": {"n": 1}, "value": null, "ok": 1})");
+  });
+  auto c = server.client().collection("db", "c");
+  documents j;
+  const std::vector<document_view> stages{j(R"({"$set": {"n": {"$add": ["$n", "$$d"]}}})")};
+  const std::vector<document_view> filters{j(R"({"e": 1})")};
+  ASSERT_TRUE(
+      c.find_one_and_update({}, stages, {.hint = "n_1", .let = j(R"({"d": 2})")}).has_value());
+  ASSERT_TRUE(c.find_one_and_update({}, j(R"({"$set": {"a.$[e]": 0}})"),
+                                    {.hint = j(R"({"n": 1})"), .array_filters = filters})
+                  .has_value());
+  ASSERT_TRUE(c.find_one_and_delete({}, {.hint = "n_1", .let = j(R"({"d": 3})")}).has_value());
+  const auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(command_json(seen[0].body),
+            R"({"findAndModify":"c","query":{},"update":[{"$set":{"n":{"$add":["$n","$$d"]}}}],)"
+            R"("new":false,"hint":"n_1","let":{"d":2}})");
+  EXPECT_EQ(command_json(seen[1].body),
+            R"({"findAndModify":"c","query":{},"update":{"$set":{"a.$[e]":0}},"new":false,)"
+            R"("arrayFilters":[{"e":1}],"hint":{"n":1}})");
+  EXPECT_EQ(command_json(seen[2].body),
+            R"({"findAndModify":"c","query":{},"remove":true,"hint":"n_1","let":{"d":3}})");
+}
+
+TEST(MongoOpsScriptTest, MisshapenPipelinesAndArrayFiltersAreRefusedBeforeSending) {
+  recorder server([](const std::string&, document_view, std::size_t) { return empty_cursor(); });
+  auto c = server.client().collection("db", "c");
+  documents j;
+  const std::vector<document_view> none;
+  const std::vector<document_view> not_a_stage{j(R"({"$set": {"a": 1}})"), j(R"({"n": 1})")};
+  const std::vector<document_view> two_fields{j(R"({"$set": {"a": 1}, "$unset": "b"})")};
+  const std::vector<document_view> empty_stage{j("{}")};
+  const std::vector<document_view> good{j(R"({"$set": {"a": 1}})")};
+  const std::vector<document_view> filters{j(R"({"e": 1})")};
+  for (const auto* stages : {&none, &not_a_stage, &two_fields, &empty_stage}) {
+    SCOPED_TRACE(stages->size());
+    EXPECT_EQ(c.update_one({}, *stages).error().code, errc::invalid_value);
+    EXPECT_EQ(c.update_many({}, *stages).error().code, errc::invalid_value);
+    EXPECT_EQ(c.find_one_and_update({}, *stages).error().code, errc::invalid_value);
+  }
+  EXPECT_NE(c.update_one({}, not_a_stage).error().message.find("stage 1"), std::string::npos);
+  // Array filters with a pipeline, or with a replacement.
+  EXPECT_EQ(c.update_one({}, good, {.array_filters = filters}).error().code, errc::invalid_value);
+  EXPECT_EQ(c.replace_one({}, j(R"({"r": 1})"), {.array_filters = filters}).error().code,
+            errc::invalid_value);
+  EXPECT_EQ(c.find_one_and_replace({}, j(R"({"r": 1})"), {.array_filters = filters}).error().code,
+            errc::invalid_value);
+  // In a bulk write, the message names the model.
+  const std::vector<mongo::write_model> models{
+      mongo::insert_one_model{j(R"({"_id": 1})")},
+      mongo::update_many_model{.filter = {}, .update = good, .array_filters = filters}};
+  auto r = c.bulk_write(models);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::invalid_value);
+  EXPECT_NE(r.error().message.find("(model 1)"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().partial_result.inserted, 0);
+  EXPECT_TRUE(r.error().partial_result.inserted_ids.empty());
+  EXPECT_TRUE(server.seen().empty());
 }
 
 }  // namespace

@@ -33,28 +33,39 @@ command_names names_of(kind k) {
 }
 
 // A model as it is sent: its command and its statement (the document for an insert, {q, u,
-// upsert, multi} for an update, {q, limit} for a delete).
+// upsert, multi, ...} for an update, {q, limit, ...} for a delete).
 struct statement {
   kind k = kind::insert;
   bson::document_view doc;
   bool multi = false;  // an update or delete of every match: not retryable
 };
 
-bson::document update_statement(bson::document_view q, bson::document_view u, bool upsert,
-                                bool multi) {
-  bson::builder b;
-  b.append_document("q", q).append_document("u", u);
-  b.append_bool("upsert", upsert).append_bool("multi", multi);
-  return std::move(b).extract();
-}
-
-bson::document delete_statement(bson::document_view q, bool multi) {
-  bson::builder b;
-  b.append_document("q", q).append_int32("limit", multi ? 0 : 1);
-  return std::move(b).extract();
-}
-
 std::string model_at(std::size_t i) { return " (model " + std::to_string(i) + ")"; }
+
+// The statement of an update model (update_one_model or update_many_model), or why it is refused.
+template <class Model>
+outcome<bson::document> update_of(const Model& m, bool multi, std::size_t i) {
+  if (auto bad = detail::check_update(m.update, !m.array_filters.empty(), model_at(i))) {
+    return std::move(*bad);
+  }
+  return detail::update_statement({.filter = m.filter,
+                                   .update = m.update,
+                                   .upsert = m.upsert,
+                                   .multi = multi,
+                                   .array_filters = m.array_filters,
+                                   .collation = m.collation,
+                                   .hint = m.hint});
+}
+
+// Which statements of the batch [start, end) the server applied, given its write errors (by model
+// index) for the batch: an ordered batch stops at its first error, an unordered one skips only
+// the refused statements.
+bool applied(std::size_t i, bool ordered, const std::vector<server_error>& errors,
+             std::size_t first_error) {
+  if (ordered) return i < first_error;
+  return std::none_of(errors.begin(), errors.end(),
+                      [i](const server_error& e) { return e.index == i; });
+}
 
 // `{_id: value}`, with the value of `id`.
 bson::document id_of(const bson::element& id) {
@@ -65,10 +76,17 @@ bson::document id_of(const bson::element& id) {
 
 }  // namespace
 
-outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> models,
-                                                  const bulk_write_options& options) {
-  if (models.empty()) return failure(errc::invalid_value, "a bulk write needs at least one model");
+void throw_exception(const bulk_write_error& e) { throw bulk_write_exception(e); }
+
+bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> models,
+                                                             const bulk_write_options& options) {
+  if (models.empty()) {
+    return bulk_write_error(failure(errc::invalid_value, "a bulk write needs at least one model"));
+  }
   bulk_write_result out;
+  // The `_id` of each insert model, by statement; moved into `out.inserted_ids` once the server
+  // reports the document inserted.
+  std::vector<indexed_id> insert_ids;
   // Statements the client makes (documents given an _id, update and delete statements) live in
   // `owned`; reserved so that the views in `statements` stay valid.
   std::vector<bson::document> owned;
@@ -84,25 +102,34 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
         owned.push_back(bson::ensure_id(d));
         d = owned.back().view();
       }
-      out.inserted_ids.push_back({i, id_of(*d.begin())});
+      insert_ids.push_back({i, id_of(*d.begin())});
       statements.push_back({kind::insert, d});
     } else if (const auto* u1 = std::get_if<update_one_model>(&m)) {
-      if (!detail::is_update(u1->update)) return detail::not_an_update(model_at(i));
-      owned.push_back(update_statement(u1->filter, u1->update, u1->upsert, false));
+      auto st = update_of(*u1, false, i);
+      if (!st) return bulk_write_error(std::move(st).error());
+      owned.push_back(std::move(*st));
       statements.push_back({kind::update, owned.back().view()});
     } else if (const auto* um = std::get_if<update_many_model>(&m)) {
-      if (!detail::is_update(um->update)) return detail::not_an_update(model_at(i));
-      owned.push_back(update_statement(um->filter, um->update, um->upsert, true));
+      auto st = update_of(*um, true, i);
+      if (!st) return bulk_write_error(std::move(st).error());
+      owned.push_back(std::move(*st));
       statements.push_back({kind::update, owned.back().view(), true});
     } else if (const auto* r = std::get_if<replace_one_model>(&m)) {
-      if (!detail::is_replacement(r->replacement)) return detail::not_a_replacement(model_at(i));
-      owned.push_back(update_statement(r->filter, r->replacement, r->upsert, false));
+      if (!detail::is_replacement(r->replacement)) {
+        return bulk_write_error(detail::not_a_replacement(model_at(i)));
+      }
+      owned.push_back(detail::update_statement({.filter = r->filter,
+                                                .update = r->replacement,
+                                                .upsert = r->upsert,
+                                                .collation = r->collation,
+                                                .hint = r->hint}));
       statements.push_back({kind::update, owned.back().view()});
     } else if (const auto* d1 = std::get_if<delete_one_model>(&m)) {
-      owned.push_back(delete_statement(d1->filter, false));
+      owned.push_back(detail::delete_statement(d1->filter, false, d1->collation, d1->hint));
       statements.push_back({kind::remove, owned.back().view()});
     } else {
-      owned.push_back(delete_statement(std::get<delete_many_model>(m).filter, true));
+      const auto& dm = std::get<delete_many_model>(m);
+      owned.push_back(detail::delete_statement(dm.filter, true, dm.collation, dm.hint));
       statements.push_back({kind::remove, owned.back().view(), true});
     }
   }
@@ -113,7 +140,7 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
   if (auto first = state_->acquire(); first) {
     l.emplace(std::move(*first));
   } else {
-    return std::move(first).error();
+    return bulk_write_error(std::move(first).error());
   }
   // The limits of the server first selected (a retry's server is of the same deployment).
   const handshake_info server = (*l)->server();
@@ -124,10 +151,10 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
     const std::size_t limit =
         static_cast<std::size_t>(server.max_bson_object_size) + (insert ? 0 : 16 * 1024);
     if (statements[i].doc.size() > limit) {
-      return failure(errc::too_large, (insert ? "document " : "write ") + std::to_string(i) +
-                                          " has " + std::to_string(statements[i].doc.size()) +
-                                          " bytes, above the server's limit of " +
-                                          std::to_string(limit));
+      return bulk_write_error(failure(
+          errc::too_large, (insert ? "document " : "write ") + std::to_string(i) + " has " +
+                               std::to_string(statements[i].doc.size()) +
+                               " bytes, above the server's limit of " + std::to_string(limit)));
     }
   }
 
@@ -136,6 +163,7 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
   failure errors{};
   std::int64_t written = 0;
   std::size_t start = 0;
+  std::size_t next_insert = 0;  // the first of `insert_ids` not yet sent
   while (start < statements.size()) {
     const kind k = statements[start].k;
     const auto names = names_of(k);
@@ -144,6 +172,7 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
     if (options.bypass_document_validation && k != kind::remove) {
       cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
     }
+    if (!options.let.empty() && k != kind::insert) cmd.append_document("let", options.let);
     options.write_concern.append_to(cmd);
     const bson::document command = std::move(cmd).extract();
     // Header, flags, section kinds, "$db", the sequence's size and identifier, and the session's
@@ -179,18 +208,30 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
           reply_doc = std::move(*r);
           return done{};
         });
+    // The ids of this batch's inserts: [next_insert, batch_inserts).
+    std::size_t batch_inserts = next_insert;
+    if (k == kind::insert) {
+      while (batch_inserts < insert_ids.size() && insert_ids[batch_inserts].index < end) {
+        ++batch_inserts;
+      }
+    }
     if (sent && !acknowledged) {
+      for (; next_insert < batch_inserts; ++next_insert) {
+        out.inserted_ids.push_back(std::move(insert_ids[next_insert]));
+      }
       start = end;
       continue;
     }
     outcome<bson::document> reply = sent ? outcome<bson::document>(std::move(reply_doc))
                                          : outcome<bson::document>(std::move(sent).error());
     if (!reply) {
+      // The whole command failed: what it did is unknown, what came before stands.
       failure f = reply.error();
       f.written = written;
       f.write_errors.insert(f.write_errors.begin(), errors.write_errors.begin(),
                             errors.write_errors.end());
-      return f;
+      if (!f.write_concern_error) f.write_concern_error = errors.write_concern_error;
+      return bulk_write_error(std::move(f), std::move(out));
     }
     const auto r = reply->view();
     const std::int64_t n = detail::int64_field(r, "n", 0);
@@ -220,6 +261,7 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
       out.matched += n - upserted;
       out.modified += detail::int64_field(r, "nModified", 0);
     }
+    const std::size_t errors_before = errors.write_errors.size();
     if (const auto we = r.find("writeErrors")) {
       if (auto arr = we->get_array()) {
         for (const auto& e : *arr) {
@@ -228,6 +270,18 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
             s.index = start + s.index.value_or(0);
             errors.write_errors.push_back(std::move(s));
           }
+        }
+      }
+    }
+    if (k == kind::insert) {
+      const std::vector<server_error> batch_errors(
+          errors.write_errors.begin() + static_cast<std::ptrdiff_t>(errors_before),
+          errors.write_errors.end());
+      std::size_t first_error = end;
+      for (const auto& e : batch_errors) first_error = std::min(first_error, e.index.value_or(end));
+      for (; next_insert < batch_inserts; ++next_insert) {
+        if (applied(insert_ids[next_insert].index, options.ordered, batch_errors, first_error)) {
+          out.inserted_ids.push_back(std::move(insert_ids[next_insert]));
         }
       }
     }
@@ -250,13 +304,13 @@ outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> m
                      (inserts ? " documents refused; document " : " writes refused; write ") +
                      std::to_string(first.index.value_or(0)) + ": " + first.message;
     errors.written = written;
-    return errors;
+    return bulk_write_error(std::move(errors), std::move(out));
   }
   if (errors.write_concern_error) {
     errors.code = errc::write_concern_failed;
     errors.message = "write concern failed: " + errors.write_concern_error->message;
     errors.written = written;
-    return errors;
+    return bulk_write_error(std::move(errors), std::move(out));
   }
   return out;
 }

@@ -19,12 +19,14 @@ collection::collection(std::shared_ptr<detail::client_state> state, std::string 
 
 outcome<insert_many_result> collection::insert_one(bson::document_view doc,
                                                    const insert_options& options) {
-  return insert_many(std::span<const bson::document_view>(&doc, 1), options);
+  auto r = insert_many(std::span<const bson::document_view>(&doc, 1), options);
+  if (!r) return failure(std::move(r).error());  // one document: no partial result to speak of
+  return std::move(*r);
 }
 
-outcome<insert_many_result> collection::insert_many(std::span<const bson::document_view> docs,
-                                                    const insert_options& options) {
-  // A bulk write of inserts: the same _id, batching and error rules.
+bulk_write_outcome<insert_many_result> collection::insert_many(
+    std::span<const bson::document_view> docs, const insert_options& options) {
+  // A bulk write of inserts: the same _id, batching and error rules, and the same error.
   insert_many_result out;
   if (docs.empty()) return out;
   std::vector<write_model> models;
@@ -131,14 +133,24 @@ outcome<bson::document> write_command(detail::client_state& s, std::string_view 
 
 }  // namespace
 
-outcome<update_result> collection::update(bson::document_view filter, bson::document_view update,
+outcome<update_result> collection::update(bson::document_view filter, const update_spec& update,
                                           bool multi, const write_options& options) {
   bson::builder cmd;
   cmd.append_string("update", name_);
-  cmd.open_array("updates").open_document("0");
-  cmd.append_document("q", filter).append_document("u", update);
-  cmd.append_bool("upsert", options.upsert).append_bool("multi", multi);
-  cmd.close().close();
+  cmd.open_array("updates");
+  const bson::document statement = detail::update_statement({.filter = filter,
+                                                             .update = update,
+                                                             .upsert = options.upsert,
+                                                             .multi = multi,
+                                                             .array_filters = options.array_filters,
+                                                             .collation = options.collation,
+                                                             .hint = options.hint});
+  cmd.append_document("0", statement.view());
+  cmd.close();
+  if (options.bypass_document_validation) {
+    cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
+  }
+  if (!options.let.empty()) cmd.append_document("let", options.let);
   options.write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), options.write_concern, !multi);
   if (!reply) return reply.error();
@@ -162,15 +174,15 @@ outcome<update_result> collection::update(bson::document_view filter, bson::docu
   return out;
 }
 
-outcome<update_result> collection::update_one(bson::document_view filter, bson::document_view u,
+outcome<update_result> collection::update_one(bson::document_view filter, const update_spec& u,
                                               const write_options& options) {
-  if (!detail::is_update(u)) return detail::not_an_update();
+  if (auto bad = detail::check_update(u, !options.array_filters.empty())) return std::move(*bad);
   return update(filter, u, false, options);
 }
 
-outcome<update_result> collection::update_many(bson::document_view filter, bson::document_view u,
+outcome<update_result> collection::update_many(bson::document_view filter, const update_spec& u,
                                                const write_options& options) {
-  if (!detail::is_update(u)) return detail::not_an_update();
+  if (auto bad = detail::check_update(u, !options.array_filters.empty())) return std::move(*bad);
   return update(filter, u, true, options);
 }
 
@@ -178,6 +190,7 @@ outcome<update_result> collection::replace_one(bson::document_view filter,
                                                bson::document_view replacement,
                                                const write_options& options) {
   if (!detail::is_replacement(replacement)) return detail::not_a_replacement();
+  if (!options.array_filters.empty()) return detail::array_filters_in_a_replacement();
   return update(filter, replacement, false, options);
 }
 
@@ -185,9 +198,12 @@ outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
                                          const write_options& options) {
   bson::builder cmd;
   cmd.append_string("delete", name_);
-  cmd.open_array("deletes").open_document("0");
-  cmd.append_document("q", filter).append_int32("limit", multi ? 0 : 1);
-  cmd.close().close();
+  cmd.open_array("deletes");
+  const bson::document statement =
+      detail::delete_statement(filter, multi, options.collation, options.hint);
+  cmd.append_document("0", statement.view());
+  cmd.close();
+  if (!options.let.empty()) cmd.append_document("let", options.let);
   options.write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), options.write_concern, !multi);
   if (!reply) return reply.error();

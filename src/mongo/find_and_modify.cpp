@@ -15,9 +15,11 @@ namespace {
 
 // What the three operations share: the query, the sort, the projection and the limits.
 struct modify_common {
-  bson::document_view projection, sort, collation, hint;
+  bson::document_view projection, sort, collation;
+  const index_hint& hint;
   const std::optional<std::chrono::milliseconds>& max_time;
   const mongo::write_concern& write_concern;
+  bson::document_view let;
 };
 
 // Appends the options `common` holds to a findAndModify command; `change` has added remove or
@@ -26,8 +28,9 @@ void append_common(bson::builder& cmd, const modify_common& common) {
   if (!common.sort.empty()) cmd.append_document("sort", common.sort);
   if (!common.projection.empty()) cmd.append_document("fields", common.projection);
   if (!common.collation.empty()) cmd.append_document("collation", common.collation);
-  if (!common.hint.empty()) cmd.append_document("hint", common.hint);
+  detail::append_hint(cmd, common.hint);
   if (common.max_time) cmd.append_int64("maxTimeMS", common.max_time->count());
+  if (!common.let.empty()) cmd.append_document("let", common.let);
   common.write_concern.append_to(cmd);
 }
 
@@ -49,27 +52,30 @@ outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_
 
 outcome<std::optional<bson::document>> modify(detail::client_state& s, std::string_view db,
                                               std::string_view coll, bson::document_view filter,
-                                              bson::document_view change,
+                                              const update_spec& change,
                                               const find_one_and_modify_options& options) {
   bson::builder cmd;
   cmd.append_string("findAndModify", coll).append_document("query", filter);
-  cmd.append_document("update", change);
+  detail::append_update(cmd, "update", change);
   cmd.append_bool("new", options.return_document == return_document::after);
   if (options.upsert) cmd.append_bool("upsert", true);
   if (options.bypass_document_validation) {
     cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
   }
+  detail::append_array_filters(cmd, options.array_filters);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
-                      options.max_time, options.write_concern});
+                      options.max_time, options.write_concern, options.let});
   return run(s, db, cmd.view());
 }
 
 }  // namespace
 
 outcome<std::optional<bson::document>> collection::find_one_and_update(
-    bson::document_view filter, bson::document_view update,
+    bson::document_view filter, const update_spec& update,
     const find_one_and_modify_options& options) {
-  if (!detail::is_update(update)) return detail::not_an_update();
+  if (auto bad = detail::check_update(update, !options.array_filters.empty())) {
+    return std::move(*bad);
+  }
   return modify(*state_, db_, name_, filter, update, options);
 }
 
@@ -77,6 +83,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_replace(
     bson::document_view filter, bson::document_view replacement,
     const find_one_and_modify_options& options) {
   if (!detail::is_replacement(replacement)) return detail::not_a_replacement();
+  if (!options.array_filters.empty()) return detail::array_filters_in_a_replacement();
   return modify(*state_, db_, name_, filter, replacement, options);
 }
 
@@ -86,7 +93,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_delete(
   cmd.append_string("findAndModify", name_).append_document("query", filter);
   cmd.append_bool("remove", true);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
-                      options.max_time, options.write_concern});
+                      options.max_time, options.write_concern, options.let});
   return run(*state_, db_, cmd.view());
 }
 

@@ -7,7 +7,7 @@
 // an `oid::errc` and, when the server refused, its code, codeName and message.
 //
 //     auto people = client.collection("app", "people");
-//     auto ids = people.insert_many(docs);             // outcome<insert_many_result>
+//     auto ids = people.insert_many(docs);             // bulk_write_outcome<insert_many_result>
 //     auto cur = people.find(filter, {.limit = 10});   // outcome<cursor>
 #pragma once
 
@@ -49,14 +49,6 @@ struct find_options {
 struct insert_options {
   /// Stop at the first failed document (true), or try every document and report all failures.
   bool ordered = true;
-  /// The write concern (default: the server's, w: 1).
-  mongo::write_concern write_concern;
-};
-
-/// Options of updates, replacements and deletes.
-struct write_options {
-  /// Insert a document when none matches (updates and replacements only).
-  bool upsert = false;
   /// The write concern (default: the server's, w: 1).
   mongo::write_concern write_concern;
 };
@@ -119,13 +111,16 @@ class collection {
   /// Gives every document an `_id` first when it has none (a new ObjectId; `bson::ensure_id`),
   /// then inserts them in batches that respect the server's maxWriteBatchSize,
   /// maxMessageSizeBytes and maxBsonObjectSize, each sent as an OP_MSG document sequence.
-  /// Ordered inserts stop at the first failure; unordered ones try every document. Failures:
-  /// duplicate_key (when every refused document was a duplicate key; `write_errors` has each,
-  /// with its index in `docs`), server_error, write_concern_failed, too_large (a document above
-  /// maxBsonObjectSize, before anything is sent), and transport codes. With w: 0 the batches are
-  /// sent with moreToCome and nothing is read: `inserted` is 0 and failures go unseen.
-  outcome<insert_many_result> insert_many(std::span<const bson::document_view> docs,
-                                          const insert_options& options = {});
+  /// Ordered inserts stop at the first failure; unordered ones try every document. A bulk write
+  /// of inserts: its failure is a `bulk_write_error` (oid/mongo/bulk_write.hpp) whose
+  /// `partial_result` says how many were inserted and which (`inserted_ids`, by index in `docs`).
+  /// Failures: duplicate_key (when every refused document was a duplicate key; `write_errors`
+  /// has each, with its index in `docs`), server_error, write_concern_failed, too_large (a
+  /// document above maxBsonObjectSize, before anything is sent), and transport codes. With w: 0
+  /// the batches are sent with moreToCome and nothing is read: `inserted` is 0 and failures go
+  /// unseen.
+  bulk_write_outcome<insert_many_result> insert_many(std::span<const bson::document_view> docs,
+                                                     const insert_options& options = {});
 
   /// Finds the documents matching `filter` (empty: all). The cursor fetches further batches as
   /// it is read.
@@ -139,18 +134,24 @@ class collection {
   /// The number of documents matching `filter` (an aggregation with $match and $group).
   outcome<std::int64_t> count_documents(bson::document_view filter = {});
 
-  /// Applies the update operators in `update` (e.g. `{$set: {...}}`) to the first match.
-  /// Failures: invalid_value when `update` holds a field that is not an operator.
-  outcome<update_result> update_one(bson::document_view filter, bson::document_view update,
+  /// Applies `update` to the first match: update operators (e.g. `{$set: {...}}`) or a pipeline
+  /// (a list of stages, e.g. `{$set: {total: {$add: ["$a", "$b"]}}}`; see `update_spec`), with
+  /// the options of `write_options` (upsert, arrayFilters, hint, collation, let,
+  /// bypassDocumentValidation). Failures, before anything is sent: invalid_value when the
+  /// operators are empty or hold a field that is not an operator, when the pipeline is empty or
+  /// has a stage that is not one `$` field, or for array filters with a pipeline. Then
+  /// duplicate_key, server_error, write_concern_failed, transport codes.
+  outcome<update_result> update_one(bson::document_view filter, const update_spec& update,
                                     const write_options& options = {});
   /// As `update_one`, to every match.
-  outcome<update_result> update_many(bson::document_view filter, bson::document_view update,
+  outcome<update_result> update_many(bson::document_view filter, const update_spec& update,
                                      const write_options& options = {});
   /// Replaces the first match by `replacement`. Failures: invalid_value when `replacement` holds
-  /// an update operator.
+  /// an update operator, or for `array_filters` (nothing to apply them to).
   outcome<update_result> replace_one(bson::document_view filter, bson::document_view replacement,
                                      const write_options& options = {});
-  /// Deletes the first match; returns how many were deleted (0 or 1).
+  /// Deletes the first match; returns how many were deleted (0 or 1). Of `options`, the write
+  /// concern, `hint`, `collation` and `let` apply.
   outcome<std::int64_t> delete_one(bson::document_view filter, const write_options& options = {});
   /// Deletes every match; returns how many were deleted.
   outcome<std::int64_t> delete_many(bson::document_view filter, const write_options& options = {});
@@ -186,16 +187,16 @@ class collection {
   outcome<cursor> aggregate(std::span<const bson::document_view> pipeline,
                             const aggregate_options& options = {});
 
-  /// findAndModify: applies the update operators of `update` to one match of `filter` (the
-  /// first in `options.sort`) and returns it as it was before, or after with
-  /// `return_document::after`; nothing when no document matched (and none was upserted, or
-  /// `before` was asked). Failures: invalid_value when `update` is empty or holds a field that is
-  /// not an operator (nothing is sent); duplicate_key, server_error, write_concern_failed.
+  /// findAndModify: applies `update` (update operators, or a pipeline: see `update_one`) to one
+  /// match of `filter` (the first in `options.sort`) and returns it as it was before, or after
+  /// with `return_document::after`; nothing when no document matched (and none was upserted, or
+  /// `before` was asked). Failures: invalid_value as for `update_one` (nothing is sent);
+  /// duplicate_key, server_error, write_concern_failed.
   outcome<std::optional<bson::document>> find_one_and_update(
-      bson::document_view filter, bson::document_view update,
+      bson::document_view filter, const update_spec& update,
       const find_one_and_modify_options& options = {});
   /// As `find_one_and_update`, replacing the match by `replacement`. Failures: invalid_value when
-  /// `replacement` holds an update operator.
+  /// `replacement` holds an update operator, or for `array_filters`.
   outcome<std::optional<bson::document>> find_one_and_replace(
       bson::document_view filter, bson::document_view replacement,
       const find_one_and_modify_options& options = {});
@@ -223,15 +224,17 @@ class collection {
   /// Runs `models` (inserts, updates, replacements, deletes; see oid/mongo/bulk_write.hpp). Each
   /// run of consecutive models of one kind is one insert, update or delete command, split into
   /// batches of at most maxWriteBatchSize statements and maxMessageSizeBytes. Ordered writes
-  /// stop at the first refused one; unordered ones try every model. Failures, before anything
-  /// is sent: invalid_value for an empty list, an update without operators or a replacement
-  /// with one (the message names the model's index), too_large for a document above
-  /// maxBsonObjectSize. Then: duplicate_key (every refused write a duplicate key) or
-  /// server_error, with `write_errors` each carrying the model's index in `models`, and
-  /// `written` the documents inserted, matched, upserted or deleted; write_concern_failed;
-  /// transport codes. With w: 0 the commands are sent with moreToCome and nothing is read.
-  outcome<bulk_write_result> bulk_write(std::span<const write_model> models,
-                                        const bulk_write_options& options = {});
+  /// stop at the first refused one; unordered ones try every model. A failure is a
+  /// `bulk_write_error`: a `failure` plus `partial_result`, what was written before it.
+  /// Failures, before anything is sent: invalid_value for an empty list, an update that is not
+  /// one (see `update_one`), a replacement with operators, array filters with a pipeline (the
+  /// message names the model's index), too_large for a document above maxBsonObjectSize. Then:
+  /// duplicate_key (every refused write a duplicate key) or server_error, with `write_errors`
+  /// each carrying the model's index in `models`; write_concern_failed (everything was written;
+  /// `write_concern_error` says why it was not acknowledged as asked); transport codes. With
+  /// w: 0 the commands are sent with moreToCome and nothing is read.
+  bulk_write_outcome<bulk_write_result> bulk_write(std::span<const write_model> models,
+                                                   const bulk_write_options& options = {});
 
   // ---- end of aggregate ... bulk write ----
 
@@ -243,7 +246,7 @@ class collection {
  private:
   friend class client;
   collection(std::shared_ptr<detail::client_state> state, std::string db, std::string name);
-  outcome<update_result> update(bson::document_view filter, bson::document_view update, bool multi,
+  outcome<update_result> update(bson::document_view filter, const update_spec& update, bool multi,
                                 const write_options& options);
   outcome<std::int64_t> remove(bson::document_view filter, bool multi,
                                const write_options& options);

@@ -1,10 +1,13 @@
-// oid/mongo/operation_options.hpp: the options of `collection::aggregate`, the find-and-modify
-// operations (`find_one_and_update`, `find_one_and_replace`, `find_one_and_delete`) and
-// `distinct`. Every option is sent only when set, so the server's defaults apply otherwise.
+// oid/mongo/operation_options.hpp: the options of `collection::aggregate`, the updates,
+// replacements and deletes, the find-and-modify operations (`find_one_and_update`,
+// `find_one_and_replace`, `find_one_and_delete`) and `distinct`. Every option is sent only when
+// set, so the server's defaults apply otherwise. Options hold views (`bson::document_view`,
+// `std::span`): what they point to must outlive the call.
 //
 //     auto cur = coll.aggregate(pipeline, {.allow_disk_use = true, .batch_size = 500});
 //     auto doc = coll.find_one_and_update(filter, inc,
 //                                         {.return_document = oid::mongo::return_document::after});
+//     auto r = coll.update_many(filter, set, {.array_filters = filters, .hint = "status_1"});
 #pragma once
 
 #include <chrono>
@@ -12,8 +15,51 @@
 #include <oid/bson/view.hpp>
 #include <oid/mongo/write_concern.hpp>
 #include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 
 namespace oid::mongo {
+
+/// The index a write should use (`hint`): its key pattern (`{status: 1}`) or its name
+/// ("status_1"). Empty, the default, lets the server choose. A view, as the other options: the
+/// pattern or name must outlive the operation.
+///
+///     write_options o{.hint = "status_1"};          // by name
+///     write_options p{.hint = key_pattern.view()};  // by key pattern
+struct index_hint {
+  index_hint() = default;
+  index_hint(bson::document_view key_pattern) : keys(key_pattern) {}  // NOLINT: implicit
+  index_hint(std::string_view index_name) : name(index_name) {}       // NOLINT: implicit
+  index_hint(const char* index_name) : name(index_name) {}            // NOLINT: implicit
+  index_hint(const std::string& index_name) : name(index_name) {}     // NOLINT: implicit
+  index_hint(std::string&&) = delete;                                 ///< the name would dangle
+
+  /// True when neither a key pattern nor a name is given.
+  bool empty() const noexcept { return keys.empty() && name.empty(); }
+
+  bson::document_view keys{};  ///< the index's key pattern (sent when not empty)
+  std::string_view name{};     ///< the index's name (sent when `keys` is empty)
+};
+
+/// Options of `update_one`, `update_many`, `replace_one`, `delete_one` and `delete_many`.
+/// `upsert`, `array_filters` and `bypass_document_validation` are for updates and replacements
+/// (deletes leave them out; `array_filters` is refused for a replacement, which has no operators
+/// to apply them to).
+struct write_options {
+  /// Insert a document when none matches (updates and replacements only).
+  bool upsert = false;
+  /// The write concern (default: the server's, w: 1).
+  mongo::write_concern write_concern{};
+  /// Which elements of an array `$[name]` updates (`arrayFilters`), e.g. `{"e.n": {$gt: 1}}`
+  /// for `{$set: {"a.$[e].x": 0}}`. Updates only.
+  std::span<const bson::document_view> array_filters{};
+  /// Let the write skip the collection's document validation (`bypassDocumentValidation`).
+  std::optional<bool> bypass_document_validation{};
+  bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
+  index_hint hint{};                ///< the index to use (empty: the server's choice)
+  bson::document_view let{};        ///< variables the filter and update read as `$$name`
+};
 
 /// Options of `aggregate`.
 struct aggregate_options {
@@ -51,9 +97,12 @@ struct find_one_and_modify_options {
   /// Let the write skip the collection's document validation (`bypassDocumentValidation`).
   std::optional<bool> bypass_document_validation{};
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
-  bson::document_view hint{};       ///< the index to use, as its key pattern (empty: the server's)
+  index_hint hint{};                ///< the index to use (empty: the server's choice)
   /// The write concern (default: the server's, w: 1).
   mongo::write_concern write_concern{};
+  /// Which array elements `$[name]` updates (`arrayFilters`; `find_one_and_update` only).
+  std::span<const bson::document_view> array_filters{};
+  bson::document_view let{};  ///< variables the query and update read as `$$name`
 };
 
 /// Options of `find_one_and_delete`.
@@ -63,9 +112,10 @@ struct find_one_and_delete_options {
   /// How long the server may look for the document (`maxTimeMS`).
   std::optional<std::chrono::milliseconds> max_time{};
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
-  bson::document_view hint{};       ///< the index to use, as its key pattern (empty: the server's)
+  index_hint hint{};                ///< the index to use (empty: the server's choice)
   /// The write concern (default: the server's, w: 1).
   mongo::write_concern write_concern{};
+  bson::document_view let{};  ///< variables the query reads as `$$name`
 };
 
 /// Options of `distinct` and `estimated_document_count`.
