@@ -194,15 +194,17 @@ TEST(MongoPoolTest, EventsForAFewOperationsAgainstTheServer) {
   SCOPED_TRACE(joined(names));
   ASSERT_GE(names.size(), 2u);
   EXPECT_EQ(names[0], "PoolCreated");
-  // One server, used directly: the pool is ready from the start (the handshake is the check).
+  // The pool lends nothing before the monitor's first check, and selection waits for that check:
+  // the pool is ready before the first check-out starts.
   EXPECT_EQ(names[1], "PoolReady");
   EXPECT_EQ(log.count<mongo::pool_created_event>(), 1u);
-  // Four operations, one after the other: one connection, lent four times.
+  // Four operations, one after the other, and the client's endSessions at its end: one
+  // connection, lent five times.
   EXPECT_EQ(log.count<mongo::connection_created_event>(), 1u);
   EXPECT_EQ(log.count<mongo::connection_ready_event>(), 1u);
-  EXPECT_EQ(log.count<mongo::connection_check_out_started_event>(), 4u);
-  EXPECT_EQ(log.count<mongo::connection_checked_out_event>(), 4u);
-  EXPECT_EQ(log.count<mongo::connection_checked_in_event>(), 4u);
+  EXPECT_EQ(log.count<mongo::connection_check_out_started_event>(), 5u);
+  EXPECT_EQ(log.count<mongo::connection_checked_out_event>(), 5u);
+  EXPECT_EQ(log.count<mongo::connection_checked_in_event>(), 5u);
   EXPECT_EQ(log.count<mongo::connection_check_out_failed_event>(), 0u);
   EXPECT_LT(position(names, "ConnectionCreated 1"), position(names, "ConnectionReady 1"));
   EXPECT_LT(position(names, "ConnectionReady 1"), position(names, "CheckedOut 1"));
