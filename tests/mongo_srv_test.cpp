@@ -20,6 +20,7 @@
 #include <oid/mongo/sdam.hpp>
 #include <oid/mongo/srv.hpp>
 #include <oid/mongo/uri.hpp>
+#include <oid/objectid.hpp>
 #include <string>
 #include <thread>
 #include <variant>
@@ -256,21 +257,26 @@ struct own_dns_server {
   std::string error, address;  // address: 127.0.0.1:PORT, for OID_DNS_SERVER
 };
 
-TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
-  std::string server;
-  OID_SERVER_URI_OR_SKIP("MONGODB_URI", server);
-  const int port = loopback_port(server);
-  if (port == 0) GTEST_SKIP() << "MONGODB_URI is not mongodb://127.0.0.1:PORT/: " << server;
-  // The SRV target must be a name the client's getaddrinfo() finds without this DNS server: a
-  // dotted quad is one, and 127.0.0.1 lies under ferret.0.0.1's domain, 0.0.1. TTL 30 s: the
-  // rescan waits the 60 s minimum.
+// A zone naming the server at 127.0.0.1:`port` as ferret.0.0.1 (SRV), with TXT `options`. The
+// SRV target must be a name the client's getaddrinfo() finds without this DNS server: a dotted
+// quad is one, and 127.0.0.1 lies under ferret.0.0.1's domain, 0.0.1. TTL 30 s: a rescan waits
+// the 60 s minimum.
+std::string ferret_zone(int port, const std::string& options) {
   const std::string zone = oid::testing::scratch_path("ferret.zone");
   std::ofstream(zone) << "$ORIGIN 0.0.1.\n$TTL 30\n"
                       << "@ IN SOA ns.0.0.1. hostmaster.0.0.1. 1 3600 600 86400 30\n"
                       << "@ IN NS ns.0.0.1.\nns IN A 127.0.0.1\n"
                       << "_mongodb._tcp.ferret 30 IN SRV 0 0 " << port << " 127.0.0.1.\n"
-                      << "ferret 30 IN TXT \"authSource=admin\"\n";
-  own_dns_server dns_server(zone);
+                      << "ferret 30 IN TXT \"" << options << "\"\n";
+  return zone;
+}
+
+TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
+  std::string server;
+  OID_SERVER_URI_OR_SKIP("MONGODB_URI", server);
+  const int port = loopback_port(server);
+  if (port == 0) GTEST_SKIP() << "MONGODB_URI is not mongodb://127.0.0.1:PORT/: " << server;
+  own_dns_server dns_server(ferret_zone(port, "authSource=admin"));
   if (!dns_server.started) {
     OID_SKIP_OR_FAIL_IN_CI(
         "scripts/dns-server.sh could not start a DNS server: " << dns_server.error);
@@ -307,6 +313,50 @@ TEST(MongoSrvTest, PingsFerretDbThroughItsOwnSrvRecords) {
   EXPECT_EQ(rescan->hosts, resolved->hosts());
   EXPECT_EQ(rescan->ttl, std::chrono::seconds(30));
   EXPECT_EQ(rescan->rescan_after, std::chrono::seconds(60));
+}
+
+// A full mongodb+srv:// connection to a replica set: FerretDB started with --repl-set-name
+// (scripts/test.sh exports MONGODB_RS_URI), named by its own SRV record, the set's name in TXT.
+TEST(MongoSrvTest, ReachesAFerretDbReplicaSetThroughItsSrvAndTxtRecords) {
+  std::string server;
+  OID_SERVER_URI_OR_SKIP("MONGODB_RS_URI", server);
+  const auto rs = uri::parse(server);
+  ASSERT_TRUE(rs.has_value()) << rs.error().message;
+  const int port = loopback_port(server);
+  if (port == 0 || !rs->replica_set()) {
+    GTEST_SKIP() << "MONGODB_RS_URI is not mongodb://127.0.0.1:PORT/?replicaSet=NAME: " << server;
+  }
+  const std::string set = *rs->replica_set();
+  own_dns_server dns_server(ferret_zone(port, "replicaSet=" + set + "&authSource=admin"));
+  if (!dns_server.started) {
+    OID_SKIP_OR_FAIL_IN_CI(
+        "scripts/dns-server.sh could not start a DNS server: " << dns_server.error);
+  }
+  scoped_env dns("OID_DNS_SERVER", dns_server.address);
+
+  const std::string text = "mongodb+srv://ferret.0.0.1/?tls=false&serverSelectionTimeoutMS=5000";
+  auto client = oid::mongo::client::create(text);
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  EXPECT_EQ(client->uri().replica_set(), set);
+  auto coll = client->collection("oid_srv_test", "rs" + oid::generate().to_hex());
+  oid::bson::builder doc;
+  doc.append_int32("n", 1);
+  const auto inserted = coll.insert_one(doc.view());
+  ASSERT_TRUE(inserted.has_value()) << inserted.error().message;
+  const auto n = coll.count_documents(oid::bson::builder().view());
+  ASSERT_TRUE(n.has_value()) << n.error().message;
+  EXPECT_EQ(*n, 1);
+  // The set was discovered through the member list, not used directly.
+  const auto t = client->topology();
+  EXPECT_EQ(t.type, oid::mongo::topology_type::replica_set_with_primary);
+  EXPECT_EQ(t.set_name, set);
+  ASSERT_EQ(t.servers.size(), 1u);
+  EXPECT_EQ(t.servers.begin()->second.type, oid::mongo::server_type::rs_primary);
+  EXPECT_TRUE(coll.drop().has_value());
+
+  const auto cli = oid::testing::run_cli({"mongo", "topology", text});
+  EXPECT_EQ(cli.status, 0) << cli.err;
+  EXPECT_THAT(cli.out, HasSubstr("ReplicaSetWithPrimary"));
 }
 
 // ---------------------------------------------------------------------------------------------
