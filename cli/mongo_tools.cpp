@@ -119,7 +119,12 @@ bool file_sink::open(const std::filesystem::path& path, bool gzip) {
     if (gz_ != nullptr) gzbuffer(static_cast<gzFile>(gz_), 1 << 17);
   } else {
     file_ = std::fopen(partial_.c_str(), "wb");
-    if (file_ != nullptr) std::setvbuf(file_, nullptr, _IOFBF, 1 << 17);
+    // glibc ignores the size when setvbuf is given no buffer (it would write 4 KiB at a time):
+    // the sink brings its own.
+    if (file_ != nullptr) {
+      if (!buffer_) buffer_ = std::make_unique<char[]>(buffer_size);
+      std::setvbuf(file_, buffer_.get(), _IOFBF, buffer_size);
+    }
   }
   if (gz_ == nullptr && file_ == nullptr) {
     error_ = "cannot create " + partial_.string() + ": " + errno_text(errno);

@@ -125,6 +125,8 @@ class file_sink {
   std::filesystem::path path_, partial_;
   void* gz_ = nullptr;         // gzFile
   std::FILE* file_ = nullptr;  // when not compressed
+  static constexpr std::size_t buffer_size = std::size_t{1} << 16;
+  std::unique_ptr<char[]> buffer_;  // file_'s buffer (it must outlive file_)
   std::string error_;
 };
 
