@@ -49,10 +49,12 @@ struct seen_command {
 
 // What the next command named `command` meets (on whichever member gets it).
 struct fault {
-  enum class action { refuse, reset, apply_then_reset };
+  // apply_with_write_concern_error: applied, and answered ok with a writeConcernError of `code`
+  // and `labels`.
+  enum class action { refuse, reset, apply_then_reset, apply_with_write_concern_error };
   std::string command;
   action what = action::refuse;
-  std::int32_t code = 10107;  // for refuse: NotWritablePrimary
+  std::int32_t code = 10107;  // for refuse and the write concern error: NotWritablePrimary
   std::vector<std::string> labels;
   int step_down_to = -1;  // the primary steps down to this member (-1: it stays primary)
 };
@@ -273,7 +275,9 @@ class retry_set {
             b.close();
           }
           out = std::move(b).extract();
-        } else if (write && primary_ != i && !(f && f->what == fault::action::apply_then_reset)) {
+        } else if (write && primary_ != i &&
+                   !(f && (f->what == fault::action::apply_then_reset ||
+                           f->what == fault::action::apply_with_write_concern_error))) {
           builder b;
           b.append_double("ok", 0.0).append_string("errmsg", "not primary");
           b.append_int32("code", 10107).append_string("codeName", "NotWritablePrimary");
@@ -287,6 +291,20 @@ class retry_set {
           out = apply(name, *m);
           if (s.txn_number) answered_.emplace(txn_key, *out);
           reset = f && f->what == fault::action::apply_then_reset;
+          if (f && f->what == fault::action::apply_with_write_concern_error) {
+            builder b;
+            b.append_elements(out->view());
+            b.open_document("writeConcernError").append_int32("code", f->code);
+            b.append_string("errmsg", "scripted write concern error").close();
+            if (!f->labels.empty()) {
+              b.open_array("errorLabels");
+              for (std::size_t l = 0; l < f->labels.size(); ++l) {
+                b.append_string(std::to_string(l), f->labels[l]);
+              }
+              b.close();
+            }
+            out = std::move(b).extract();
+          }
         } else {
           out = read(name, *m);
         }
@@ -528,6 +546,43 @@ TEST(MongoRetryTest, EachBulkWriteBatchWithoutMultiStatementsIsRetriedOnItsOwn) 
   EXPECT_EQ(ids.size(), 1u);
   EXPECT_EQ(rs.documents(), 1u);
   EXPECT_EQ(rs.updates_of(key_of(1)), 1);
+}
+
+TEST(MongoRetryTest, ABulkWriteBatchWithARetryableWriteConcernErrorIsRetriedOnce) {
+  retry_set rs;
+  auto c = mongo::client::create(rs.uri()).value();
+  auto coll = c.collection("db", "c");
+  wait_for_primary(c);
+  const document d1 = with_id(1), d2 = with_id(2);
+  const std::vector<mongo::write_model> models = {mongo::insert_one_model{d1.view()},
+                                                  mongo::insert_one_model{d2.view()}};
+  // The primary applies the batch, answers with a ShutdownInProgress write concern error and
+  // steps down: the retry, on the new primary, is answered from its transaction table.
+  rs.add_fault(
+      {"insert", fault::action::apply_with_write_concern_error, 91, {"RetryableWriteError"}, 2});
+  auto r = coll.bulk_write(models);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->inserted, 2);
+  std::vector<std::string> got;
+  for (const auto& s : rs.seen("insert")) {
+    got.push_back(std::to_string(s.member) + " txn " + std::to_string(s.txn_number.value_or(-1)) +
+                  (s.replayed ? " replayed" : ""));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"1 txn 1", "2 txn 1 replayed"}));
+  EXPECT_EQ(rs.documents(), 2u);
+
+  // A write concern error that is not retryable (64, WriteConcernFailed) is the bulk write's
+  // failure, with what was written.
+  rs.add_fault({"insert", fault::action::apply_with_write_concern_error, 64, {}, -1});
+  const document d3 = with_id(3);
+  const std::vector<mongo::write_model> one = {mongo::insert_one_model{d3.view()}};
+  auto refused = coll.bulk_write(one);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, errc::write_concern_failed);
+  ASSERT_TRUE(refused.error().write_concern_error.has_value());
+  EXPECT_EQ(refused.error().write_concern_error->code, 64);
+  EXPECT_EQ(refused.error().partial_result.inserted, 1);
+  EXPECT_EQ(rs.seen("insert").size(), 3u);
 }
 
 TEST(MongoRetryTest, ANonRetryableErrorIsNotRetried) {

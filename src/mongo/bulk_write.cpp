@@ -206,8 +206,20 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
           auto r = detail::command(a.conn, db_, a.command(command.view()), std::span(&seq, 1));
           if (!r) return std::move(r).error();
           reply_doc = std::move(*r);
+          // A write concern error alone (the batch was applied) goes through the retry rules:
+          // a retryable one is retried with the same txnNumber, which the server answers from
+          // its transaction table.
+          if (!multi) {
+            auto f = detail::write_failure_of(reply_doc.view());
+            if (f && f->write_errors.empty()) return std::move(*f);
+          }
           return done{};
         });
+    // A write concern error that was not retried, or met again: the batch's reply stands, and
+    // its write concern error is reported below with what the batch wrote.
+    const bool write_concern_only = !sent && sent.error().code == errc::write_concern_failed &&
+                                    sent.error().write_errors.empty() && !reply_doc.empty();
+    if (write_concern_only) sent = done{};
     // The ids of this batch's inserts: [next_insert, batch_inserts).
     std::size_t batch_inserts = next_insert;
     if (k == kind::insert) {
