@@ -32,6 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+. scripts/lib/bench-common.sh  # bench_pymongo (its defaults are overridden below)
 
 runs=1
 count=10000
@@ -72,13 +73,7 @@ if [[ ",$clients," == *",go,"* ]]; then
   say "building bench/go"
   (cd bench/go && GOFLAGS=-p=1 nice -n 5 go build -o "$build/go_driverbench" .)
 fi
-venv=$root/build/pymongo-venv
-if ! "$venv/bin/python" -c 'import pymongo, bson; assert pymongo.has_c() and bson.has_c()' 2>/dev/null; then
-  say "installing PyMongo 4 into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q 'pymongo>=4.9,<5'
-fi
-py=$venv/bin/python
+bench_pymongo
 data=$root/../shared/data/driverbench/single_and_multi_document
 
 # ---- Servers

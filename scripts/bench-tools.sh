@@ -38,13 +38,7 @@ if [ -z "$oid" ]; then
   bench_build oid_cli
 fi
 oid=$(realpath "$oid")
-venv=$root/build/pymongo-venv
-if ! "$venv/bin/python" -c 'import pymongo, bson; assert pymongo.has_c() and bson.has_c()' 2>/dev/null; then
-  say "installing PyMongo 4 into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q 'pymongo>=4.9,<5'
-fi
-py=$venv/bin/python
+bench_pymongo
 
 # ---- FerretDB and the work directory
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-tools.XXXXXX")

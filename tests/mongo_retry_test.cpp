@@ -70,6 +70,14 @@ std::string id_key(document_view d) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size());
 }
 
+// `labels` as a reply's errorLabels (nothing when there are none).
+void append_labels(builder& b, const std::vector<std::string>& labels) {
+  if (labels.empty()) return;
+  b.open_array("errorLabels");
+  for (std::size_t l = 0; l < labels.size(); ++l) b.append_string(std::to_string(l), labels[l]);
+  b.close();
+}
+
 class retry_set {
  public:
   // `max_wire_version` 8: a server before 4.4, which does not label its retryable errors.
@@ -267,13 +275,7 @@ class retry_set {
           builder b;
           b.append_double("ok", 0.0).append_string("errmsg", "scripted refusal");
           b.append_int32("code", f->code);
-          if (!f->labels.empty()) {
-            b.open_array("errorLabels");
-            for (std::size_t l = 0; l < f->labels.size(); ++l) {
-              b.append_string(std::to_string(l), f->labels[l]);
-            }
-            b.close();
-          }
+          append_labels(b, f->labels);
           out = std::move(b).extract();
         } else if (write && primary_ != i &&
                    !(f && (f->what == fault::action::apply_then_reset ||
@@ -296,13 +298,7 @@ class retry_set {
             b.append_elements(out->view());
             b.open_document("writeConcernError").append_int32("code", f->code);
             b.append_string("errmsg", "scripted write concern error").close();
-            if (!f->labels.empty()) {
-              b.open_array("errorLabels");
-              for (std::size_t l = 0; l < f->labels.size(); ++l) {
-                b.append_string(std::to_string(l), f->labels[l]);
-              }
-              b.close();
-            }
+            append_labels(b, f->labels);
             out = std::move(b).extract();
           }
         } else {

@@ -50,6 +50,18 @@ bench_build() {
   oid=$build_dir/cli/oid
 }
 
+# bench_pymongo: PyMongo 4 with its C extensions, from PyPI into build/pymongo-venv (made once);
+# sets `py` to that venv's python. Needs `root` and `say`.
+bench_pymongo() {
+  local venv=$root/build/pymongo-venv
+  if ! "$venv/bin/python" -c 'import pymongo, bson; assert pymongo.has_c() and bson.has_c()' 2>/dev/null; then
+    say "installing PyMongo 4 into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q 'pymongo>=4.9,<5'
+  fi
+  py=$venv/bin/python
+}
+
 # Sets `work` and `bson_file`: the DriverBench documents (flat, deep, full) as BSON, concatenated
 # over and over up to $size bytes, generated under the build directory once (never committed).
 bench_driverbench_bson() {
