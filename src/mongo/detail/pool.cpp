@@ -1,6 +1,7 @@
 #include "mongo/detail/pool.hpp"
 
 #include <oid/bson/builder.hpp>
+#include <optional>
 #include <thread>
 
 #include "mongo/detail/command_events.hpp"
@@ -118,10 +119,11 @@ bool has_state_change_write_concern_error(bson::document_view reply) {
 
 outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::document_view cmd,
                                           std::span<const document_sequence> sequences) {
-  bson::document with_preference;
+  // Optional: a default document allocates, and most commands carry no $readPreference.
+  std::optional<bson::document> with_preference;
   if (l.read_preference) {
     with_preference = with_read_preference(cmd, l.read_preference->view());
-    cmd = with_preference.view();
+    cmd = with_preference->view();
   }
   command_monitor events(l.state->events.on_command, *l, l.address, db, cmd);
   auto reply = l->run_view(db, cmd, sequences);
