@@ -30,7 +30,8 @@
 // scaling. Output: one line per task, or one JSON object per line with --json:
 //
 //   {"client": "oid", "task": ..., "threads": T, "ops": ..., "iterations": ..., "mb": ...,
-//    "wall_s": <median>, "mbps": ..., "cpu_us_per_op": ..., "allocs_per_op": ...,
+//    "wall_s": <median>, "mbps": ..., "cpu_us_per_op": ..., "sys_us_per_op": <its system part>,
+//    "allocs_per_op": ...,
 //    "docs": <documents the last
 //    iteration read or the server acknowledged>}
 //
@@ -134,6 +135,13 @@ double cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// The system part of cpu_seconds(): the kernel's work for the process (send, receive, waking up).
+double sys_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_stime.tv_sec) + static_cast<double>(u.ru_stime.tv_usec) / 1e6;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -194,35 +202,38 @@ class bench {
 
   void measure(const task& t) {
     t.setup();
-    std::vector<double> walls, cpus;
+    std::vector<double> walls, cpus, syss;
     std::uint64_t allocs = 0;
     std::int64_t docs = 0;
     for (int i = 0; i < o_.warmup + o_.iterations; ++i) {
       t.before();
       const std::uint64_t allocs0 = allocations.load();
-      const double cpu0 = cpu_seconds();
+      const double cpu0 = cpu_seconds(), sys0 = sys_seconds();
       const auto t0 = std::chrono::steady_clock::now();
       docs = run_threads(t);
       const auto t1 = std::chrono::steady_clock::now();
-      const double cpu1 = cpu_seconds();
+      const double cpu1 = cpu_seconds(), sys1 = sys_seconds();
       if (i < o_.warmup) continue;
       allocs += allocations.load() - allocs0;
       walls.push_back(std::chrono::duration<double>(t1 - t0).count());
       cpus.push_back(cpu1 - cpu0);
+      syss.push_back(sys1 - sys0);
     }
     const double wall = median(walls);
     const double total_ops = static_cast<double>(t.ops) * o_.threads;
     const double mb = t.op_bytes * total_ops / 1e6;
     const double cpu_us = median(cpus) / total_ops * 1e6;
+    const double sys_us = median(syss) / total_ops * 1e6;
     const double allocs_per_op = static_cast<double>(allocs) / (total_ops * o_.iterations);
     char line[512];
     if (o_.json) {
       std::snprintf(line, sizeof line,
                     R"({"client": "oid", "task": "%s", "threads": %d, "ops": %d, )"
                     R"("iterations": %d, "mb": %.6f, "wall_s": %.6f, "mbps": %.3f, )"
-                    R"("cpu_us_per_op": %.3f, "allocs_per_op": %.2f, "docs": %lld})",
+                    R"("cpu_us_per_op": %.3f, "sys_us_per_op": %.3f, "allocs_per_op": %.2f, )"
+                    R"("docs": %lld})",
                     t.name.c_str(), o_.threads, t.ops, o_.iterations, mb, wall, mb / wall, cpu_us,
-                    allocs_per_op, static_cast<long long>(docs));
+                    sys_us, allocs_per_op, static_cast<long long>(docs));
     } else {
       std::snprintf(
           line, sizeof line,

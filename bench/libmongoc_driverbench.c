@@ -69,6 +69,13 @@ static double cpu_seconds(void) {
          (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+/* The system part of cpu_seconds(): the kernel's work for the process. */
+static double sys_seconds(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
+
 static double wall_seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -309,6 +316,7 @@ int main(int argc, char **argv) {
 
   double *walls = malloc(sizeof(double) * (size_t)iterations);
   double *cpus = malloc(sizeof(double) * (size_t)iterations);
+  double *syss = malloc(sizeof(double) * (size_t)iterations);
   job *jobs = malloc(sizeof(job) * (size_t)threads);
   pthread_t *ids = malloc(sizeof(pthread_t) * (size_t)threads);
   for (size_t k = 0; k < sizeof tasks / sizeof tasks[0]; ++k) {
@@ -322,7 +330,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < warmup + iterations; ++i) {
       t->before();
       int64_t allocs0 = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
-      double cpu0 = cpu_seconds(), t0 = wall_seconds();
+      double cpu0 = cpu_seconds(), sys0 = sys_seconds(), t0 = wall_seconds();
       for (int j = 0; j < threads; ++j) jobs[j] = (job){t, 0};
       if (threads == 1) {
         run_job(&jobs[0]);
@@ -330,25 +338,28 @@ int main(int argc, char **argv) {
         for (int j = 0; j < threads; ++j) pthread_create(&ids[j], NULL, run_job, &jobs[j]);
         for (int j = 0; j < threads; ++j) pthread_join(ids[j], NULL);
       }
-      double t1 = wall_seconds(), cpu1 = cpu_seconds();
+      double t1 = wall_seconds(), cpu1 = cpu_seconds(), sys1 = sys_seconds();
       docs = 0;
       for (int j = 0; j < threads; ++j) docs += jobs[j].docs;
       if (i >= warmup) {
         allocs += __atomic_load_n(&allocations, __ATOMIC_RELAXED) - allocs0;
         walls[i - warmup] = t1 - t0;
         cpus[i - warmup] = cpu1 - cpu0;
+        syss[i - warmup] = sys1 - sys0;
       }
     }
     double wall = median(walls, iterations);
     double total_ops = (double)ops * threads;
     double mb = t->op_bytes * total_ops / 1e6;
     double cpu_us = median(cpus, iterations) / total_ops * 1e6;
+    double sys_us = median(syss, iterations) / total_ops * 1e6;
     double allocs_per_op = (double)allocs / (total_ops * iterations);
     if (json) {
       printf("{\"client\": \"libmongoc\", \"task\": \"%s\", \"threads\": %d, \"ops\": %d, "
              "\"iterations\": %d, \"mb\": %.6f, \"wall_s\": %.6f, \"mbps\": %.3f, "
-             "\"cpu_us_per_op\": %.3f, \"allocs_per_op\": %.2f, \"docs\": %lld}\n",
-             t->name, threads, ops, iterations, mb, wall, mb / wall, cpu_us, allocs_per_op,
+             "\"cpu_us_per_op\": %.3f, \"sys_us_per_op\": %.3f, \"allocs_per_op\": %.2f, "
+             "\"docs\": %lld}\n",
+             t->name, threads, ops, iterations, mb, wall, mb / wall, cpu_us, sys_us, allocs_per_op,
              (long long)docs);
     } else {
       printf("%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  %7.2f allocs/op  (%d ops x %d "
