@@ -298,6 +298,13 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
           errors.write_errors.end());
       std::size_t first_error = end;
       for (const auto& e : batch_errors) first_error = std::min(first_error, e.index.value_or(end));
+      if (batch_errors.empty() && next_insert == 0 && batch_inserts == insert_ids.size()) {
+        // Every insert of the bulk write was in this batch and applied: the list as it is, rather
+        // than a second one built id by id.
+        out.inserted_ids = std::move(insert_ids);
+        insert_ids.clear();  // and the later batches' loops find none
+        next_insert = batch_inserts;
+      }
       for (; next_insert < batch_inserts; ++next_insert) {
         if (applied(insert_ids[next_insert].index, options.ordered, batch_errors, first_error)) {
           out.inserted_ids.push_back(std::move(insert_ids[next_insert]));
