@@ -164,15 +164,15 @@ TEST_P(client_allocations, AreBoundedAndTheSameForEveryOperation) {
   mongo::find_options first;
   first.limit = 1;
 
-  expect_steady("run_command", 4, [&] { ASSERT_TRUE(c.run_command("admin", ping.view())); });
-  expect_steady("find one", 6, [&] {
+  expect_steady("run_command", 3, [&] { ASSERT_TRUE(c.run_command("admin", ping.view())); });
+  expect_steady("find one", 5, [&] {
     auto cur = coll.find(filter.view(), first);
     ASSERT_TRUE(cur);
     int found = 0;
     while (cur->next().value()) ++found;
     ASSERT_EQ(found, 1);
   });
-  expect_steady("insert_one", 14, [&] {
+  expect_steady("insert_one", 11, [&] {
     auto r = coll.insert_one(small.view());
     ASSERT_TRUE(r);
     ASSERT_EQ(r->inserted, 1);

@@ -126,6 +126,37 @@ TEST(MongoOpMsgTest, KeepsSectionOrderAndEmptySequences) {
   EXPECT_EQ(encode_op_msg(*decoded).value(), wire);
 }
 
+// A connection's requests: the command with $db appended, written without building that body.
+TEST(MongoOpMsgTest, EncodeRequestAppendsDbAsABuiltBodyWould) {
+  builder insert;
+  insert.append_string("insert", "c").append_bool("ordered", true);
+  const document cmd = std::move(insert).extract(), a = numbered(1), b = numbered(2), empty;
+  for (const std::string_view db : {"admin", "", "a.very.long.database.name"}) {
+    for (const std::uint32_t f : {0u, flags::checksum_present | flags::more_to_come}) {
+      for (const document* c : {&cmd, &empty}) {
+        builder body;
+        for (const auto& e : c->view()) body.append_element(e);
+        body.append_string("$db", db);
+        op_msg msg;
+        msg.request_id = 7;
+        msg.flags = f;
+        msg.body = body.view();
+        msg.sequences = {{"documents", {a.view(), b.view()}}, {"updates", {}}};
+        const auto want = encode_op_msg(msg).value();
+        const auto got =
+            oid::mongo::detail::encode_request(7, f, c->view(), db, msg.sequences).value();
+        EXPECT_EQ(got, want) << "db " << db << ", flags " << f;
+        const auto decoded = decode_op_msg(got);
+        ASSERT_TRUE(decoded.has_value()) << decoded.error().message();
+        EXPECT_EQ(decoded->body.find("$db")->get_string().value(), db);
+      }
+    }
+  }
+  const std::vector<oid::mongo::document_sequence> bad{{std::string_view("a\0b", 3), {}}};
+  EXPECT_THAT(oid::mongo::detail::encode_request(1, 0, cmd.view(), "db", bad),
+              HasErrorAt(errc::invalid_key, 0));
+}
+
 TEST(MongoOpMsgTest, EveryFlagBit) {
   const document body = command();
   for (int bit = 0; bit < 32; ++bit) {

@@ -370,19 +370,11 @@ result<std::vector<std::uint8_t>> connection::encode(std::string_view db,
                                                      std::span<const document_sequence> sequences,
                                                      std::uint32_t flags,
                                                      std::int32_t& request_id) {
-  bson::builder body(command.size() + db.size() + 16);
-  for (const auto& e : command) body.append_element(e);
-  body.append_string("$db", db);
-  op_msg msg;
   request_id = next_request_id_;
   // Ids stay positive: 0 means "not a reply" in responseTo.
   next_request_id_ =
       next_request_id_ == std::numeric_limits<std::int32_t>::max() ? 1 : next_request_id_ + 1;
-  msg.request_id = request_id;
-  msg.flags = flags;
-  msg.body = body.view();
-  msg.sequences.assign(sequences.begin(), sequences.end());
-  auto bytes = encode_op_msg(msg);
+  auto bytes = detail::encode_request(request_id, flags, command, db, sequences);
   if (!bytes) return bytes.error();
   if (bytes->size() > static_cast<std::size_t>(server_.max_message_size_bytes)) {
     return oid::error{errc::too_large, 0};

@@ -78,18 +78,30 @@ result<message_header> decode_header(std::span<const std::uint8_t> bytes,
   return h;
 }
 
-result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg) {
-  if (msg.body_position > msg.sequences.size()) return oid::error{errc::invalid_message, 0};
-  std::size_t total = message_header_size + 4 + 1 + msg.body.size();
-  for (std::size_t i = 0; i < msg.sequences.size(); ++i) {
-    const auto& seq = msg.sequences[i];
+namespace {
+
+// The encoder behind encode_op_msg and detail::encode_request: when `db` is not null, the body
+// goes out with a `$db` string element appended (its bytes copied up to their terminator, then
+// the element, a new terminator and the new length), so that a command needs no copy of its own
+// before it is encoded, and the message is the one allocation.
+result<std::vector<std::uint8_t>> encode(std::int32_t request_id, std::int32_t response_to,
+                                         std::uint32_t flags, bson::document_view body,
+                                         const std::string_view* db,
+                                         std::span<const document_sequence> sequences,
+                                         std::size_t body_position) {
+  if (body_position > sequences.size()) return oid::error{errc::invalid_message, 0};
+  const std::size_t db_element = db == nullptr ? 0 : 1 + 4 + 4 + db->size() + 1;
+  const std::size_t body_size = body.size() + db_element;
+  std::size_t total = message_header_size + 4 + 1 + body_size;
+  for (std::size_t i = 0; i < sequences.size(); ++i) {
+    const auto& seq = sequences[i];
     if (seq.identifier.find('\0') != std::string_view::npos) {
       return oid::error{errc::invalid_key, i};
     }
     total += 1 + 4 + seq.identifier.size() + 1;
     for (const auto& d : seq.documents) total += d.size();
   }
-  if (msg.flags & op_msg_flags::checksum_present) total += 4;
+  if (flags & op_msg_flags::checksum_present) total += 4;
   if (total > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     return oid::error{errc::too_large, 0};
   }
@@ -97,17 +109,28 @@ result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg) {
   std::vector<std::uint8_t> out;
   out.reserve(total);
   put_u32(out, static_cast<std::uint32_t>(total));
-  put_u32(out, static_cast<std::uint32_t>(msg.request_id));
-  put_u32(out, static_cast<std::uint32_t>(msg.response_to));
+  put_u32(out, static_cast<std::uint32_t>(request_id));
+  put_u32(out, static_cast<std::uint32_t>(response_to));
   put_u32(out, static_cast<std::uint32_t>(op_msg_opcode));
-  put_u32(out, msg.flags);
+  put_u32(out, flags);
   const auto put_body = [&] {
     out.push_back(0);
-    out.insert(out.end(), msg.body.data(), msg.body.data() + msg.body.size());
+    if (db == nullptr) {
+      out.insert(out.end(), body.data(), body.data() + body.size());
+      return;
+    }
+    put_u32(out, static_cast<std::uint32_t>(body_size));
+    out.insert(out.end(), body.data() + 4, body.data() + body.size() - 1);
+    out.push_back(static_cast<std::uint8_t>(bson::type::string));
+    out.insert(out.end(), {'$', 'd', 'b', 0});
+    put_u32(out, static_cast<std::uint32_t>(db->size() + 1));
+    out.insert(out.end(), db->begin(), db->end());
+    out.push_back(0);
+    out.push_back(0);
   };
-  for (std::size_t i = 0; i < msg.sequences.size(); ++i) {
-    if (i == msg.body_position) put_body();
-    const auto& seq = msg.sequences[i];
+  for (std::size_t i = 0; i < sequences.size(); ++i) {
+    if (i == body_position) put_body();
+    const auto& seq = sequences[i];
     out.push_back(1);
     const std::size_t size_at = out.size();
     put_u32(out, 0);
@@ -117,9 +140,22 @@ result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg) {
     oid::detail::store_le_u32(out.data() + size_at,
                               static_cast<std::uint32_t>(out.size() - size_at));
   }
-  if (msg.body_position == msg.sequences.size()) put_body();
-  if (msg.flags & op_msg_flags::checksum_present) put_u32(out, crc32c(out));
+  if (body_position == sequences.size()) put_body();
+  if (flags & op_msg_flags::checksum_present) put_u32(out, crc32c(out));
   return out;
+}
+
+}  // namespace
+
+result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg) {
+  return encode(msg.request_id, msg.response_to, msg.flags, msg.body, nullptr, msg.sequences,
+                msg.body_position);
+}
+
+result<std::vector<std::uint8_t>> detail::encode_request(
+    std::int32_t request_id, std::uint32_t flags, bson::document_view command, std::string_view db,
+    std::span<const document_sequence> sequences) {
+  return encode(request_id, 0, flags, command, &db, sequences, 0);
 }
 
 result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_limits& limits) {
