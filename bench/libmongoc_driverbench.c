@@ -9,6 +9,7 @@
  *
  *   libmongoc_driverbench --uri URI [--task NAME[,NAME...]|all] [--count N] [--large-count L]
  *                         [--iterations K] [--warmup W] [--threads T] [--data DIR] [--json]
+ *                         [--server-pid P]
  */
 #include <mongoc/mongoc.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 #include <time.h>
 
 #ifndef OID_SHARED_DIR
@@ -67,6 +69,13 @@ static double cpu_seconds(void) {
   getrusage(RUSAGE_SELF, &u);
   return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+/* The CPU time (user + system, all threads) of another process, from its CPU-time clock. */
+static double clock_seconds(clockid_t clock) {
+  struct timespec t;
+  if (clock_gettime(clock, &t) != 0) fail("cannot read the server's CPU clock", NULL);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static double wall_seconds(void) {
@@ -263,7 +272,7 @@ static int number(const char *flag, const char *text, int min) {
 int main(int argc, char **argv) {
   const char *uri_text = getenv("MONGODB_URI"), *which = "all";
   const char *data = OID_SHARED_DIR "/data/driverbench/single_and_multi_document";
-  int iterations = 10, warmup = 1, threads = 1, json = 0;
+  int iterations = 10, warmup = 1, threads = 1, json = 0, server_pid = 0;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     if (!strcmp(a, "--json")) { json = 1; continue; }
@@ -277,9 +286,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--iterations")) iterations = number(a, v, 1);
     else if (!strcmp(a, "--warmup")) warmup = number(a, v, 0);
     else if (!strcmp(a, "--threads")) threads = number(a, v, 1);
+    else if (!strcmp(a, "--server-pid")) server_pid = number(a, v, 1);
     else { fprintf(stderr, "libmongoc_driverbench: unknown argument %s\n", a); return 2; }
   }
   if (!uri_text) { fprintf(stderr, "libmongoc_driverbench: --uri (or MONGODB_URI) is needed\n"); return 2; }
+
+  clockid_t server_clock = 0;
+  if (server_pid && clock_getcpuclockid((pid_t)server_pid, &server_clock) != 0)
+    fail("--server-pid: no CPU clock for that process", NULL);
 
   bson_mem_vtable_t counting = {count_malloc, count_calloc, count_realloc, free, count_aligned_alloc, {0}};
   bson_mem_set_vtable(&counting);
@@ -309,6 +323,7 @@ int main(int argc, char **argv) {
 
   double *walls = malloc(sizeof(double) * (size_t)iterations);
   double *cpus = malloc(sizeof(double) * (size_t)iterations);
+  double *server_cpus = malloc(sizeof(double) * (size_t)iterations);
   job *jobs = malloc(sizeof(job) * (size_t)threads);
   pthread_t *ids = malloc(sizeof(pthread_t) * (size_t)threads);
   for (size_t k = 0; k < sizeof tasks / sizeof tasks[0]; ++k) {
@@ -322,6 +337,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < warmup + iterations; ++i) {
       t->before();
       int64_t allocs0 = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
+      double server0 = server_pid ? clock_seconds(server_clock) : 0;
       double cpu0 = cpu_seconds(), t0 = wall_seconds();
       for (int j = 0; j < threads; ++j) jobs[j] = (job){t, 0};
       if (threads == 1) {
@@ -331,12 +347,14 @@ int main(int argc, char **argv) {
         for (int j = 0; j < threads; ++j) pthread_join(ids[j], NULL);
       }
       double t1 = wall_seconds(), cpu1 = cpu_seconds();
+      double server1 = server_pid ? clock_seconds(server_clock) : 0;
       docs = 0;
       for (int j = 0; j < threads; ++j) docs += jobs[j].docs;
       if (i >= warmup) {
         allocs += __atomic_load_n(&allocations, __ATOMIC_RELAXED) - allocs0;
         walls[i - warmup] = t1 - t0;
         cpus[i - warmup] = cpu1 - cpu0;
+        server_cpus[i - warmup] = server1 - server0;
       }
     }
     double wall = median(walls, iterations);
@@ -344,17 +362,21 @@ int main(int argc, char **argv) {
     double mb = t->op_bytes * total_ops / 1e6;
     double cpu_us = median(cpus, iterations) / total_ops * 1e6;
     double allocs_per_op = (double)allocs / (total_ops * iterations);
+    double server_us = median(server_cpus, iterations) / total_ops * 1e6;
+    char server[64] = "";
     if (json) {
+      if (server_pid) snprintf(server, sizeof server, ", \"server_cpu_us_per_op\": %.3f", server_us);
       printf("{\"client\": \"libmongoc\", \"task\": \"%s\", \"threads\": %d, \"ops\": %d, "
              "\"iterations\": %d, \"mb\": %.6f, \"wall_s\": %.6f, \"mbps\": %.3f, "
-             "\"cpu_us_per_op\": %.3f, \"allocs_per_op\": %.2f, \"docs\": %lld}\n",
+             "\"cpu_us_per_op\": %.3f, \"allocs_per_op\": %.2f, \"docs\": %lld%s}\n",
              t->name, threads, ops, iterations, mb, wall, mb / wall, cpu_us, allocs_per_op,
-             (long long)docs);
+             (long long)docs, server);
     } else {
+      if (server_pid) snprintf(server, sizeof server, "  server cpu %9.2f us/op", server_us);
       printf("%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  %7.2f allocs/op  (%d ops x %d "
-             "threads, median of %d, %lld docs)\n",
+             "threads, median of %d, %lld docs)%s\n",
              t->name, mb / wall, wall, cpu_us, allocs_per_op, ops, threads, iterations,
-             (long long)docs);
+             (long long)docs, server);
     }
     fflush(stdout);
   }
