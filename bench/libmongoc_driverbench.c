@@ -30,12 +30,28 @@
 #define SMALL_BYTES 275.0
 #define LARGE_BYTES 2731089.0
 
-/* Allocations through bson_malloc and friends (libbson's and libmongoc's own), counted. */
-static volatile int64_t allocations;
-static void *count_malloc(size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return malloc(n); }
-static void *count_calloc(size_t n, size_t size) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return calloc(n, size); }
-static void *count_realloc(void *p, size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return realloc(p, n); }
-static void *count_aligned_alloc(size_t a, size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return aligned_alloc(a, n); }
+/* Allocations through bson_malloc and friends (libbson's and libmongoc's own), counted. Each
+ * thread counts in a slot of its own, a cache line apart (as bench/client_driverbench.cpp does):
+ * one shared counter would pass its line between the cores of two threads that allocate. */
+#define ALLOCATION_SLOTS 64 /* slots are shared (atomically) past 64 threads */
+static struct { _Alignas(64) int64_t n; } slots[ALLOCATION_SLOTS];
+static int next_slot;
+static __thread int this_thread_slot = -1;
+static void count_one(void) {
+  if (this_thread_slot < 0)
+    this_thread_slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED) % ALLOCATION_SLOTS;
+  __atomic_add_fetch(&slots[this_thread_slot].n, 1, __ATOMIC_RELAXED);
+}
+/* The allocations so far (read after the threads that made them have been joined). */
+static int64_t allocations(void) {
+  int64_t sum = 0;
+  for (int i = 0; i < ALLOCATION_SLOTS; ++i) sum += __atomic_load_n(&slots[i].n, __ATOMIC_RELAXED);
+  return sum;
+}
+static void *count_malloc(size_t n) { count_one(); return malloc(n); }
+static void *count_calloc(size_t n, size_t size) { count_one(); return calloc(n, size); }
+static void *count_realloc(void *p, size_t n) { count_one(); return realloc(p, n); }
+static void *count_aligned_alloc(size_t a, size_t n) { count_one(); return aligned_alloc(a, n); }
 
 static mongoc_client_pool_t *pool;
 static bson_t *tweet, *small_doc, *large_doc;
@@ -336,7 +352,7 @@ int main(int argc, char **argv) {
     t->setup();
     for (int i = 0; i < warmup + iterations; ++i) {
       t->before();
-      int64_t allocs0 = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
+      int64_t allocs0 = allocations();
       double server0 = server_pid ? clock_seconds(server_clock) : 0;
       double cpu0 = cpu_seconds(), t0 = wall_seconds();
       for (int j = 0; j < threads; ++j) jobs[j] = (job){t, 0};
@@ -351,7 +367,7 @@ int main(int argc, char **argv) {
       docs = 0;
       for (int j = 0; j < threads; ++j) docs += jobs[j].docs;
       if (i >= warmup) {
-        allocs += __atomic_load_n(&allocations, __ATOMIC_RELAXED) - allocs0;
+        allocs += allocations() - allocs0;
         walls[i - warmup] = t1 - t0;
         cpus[i - warmup] = cpu1 - cpu0;
         server_cpus[i - warmup] = server1 - server0;
