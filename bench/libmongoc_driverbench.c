@@ -308,8 +308,10 @@ int main(int argc, char **argv) {
   if (!uri_text) { fprintf(stderr, "libmongoc_driverbench: --uri (or MONGODB_URI) is needed\n"); return 2; }
 
   clockid_t server_clock = 0;
-  if (server_pid && clock_getcpuclockid((pid_t)server_pid, &server_clock) != 0)
-    fail("--server-pid: no CPU clock for that process", NULL);
+  if (server_pid && clock_getcpuclockid((pid_t)server_pid, &server_clock) != 0) {
+    fprintf(stderr, "libmongoc_driverbench: --server-pid %d: no CPU clock for that process\n", server_pid);
+    return 1;
+  }
 
   bson_mem_vtable_t counting = {count_malloc, count_calloc, count_realloc, free, count_aligned_alloc, {0}};
   bson_mem_set_vtable(&counting);
