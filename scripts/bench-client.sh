@@ -34,7 +34,11 @@
 #   bound = min(2, (cores * 1e6 / (C + S)) / (one thread's operations a second))
 #         = min(2, cores * (one thread's wall us per operation) / (C + S)).
 # A bound near 1 means that one thread and its server thread already keep the cores busy; a
-# scaling well below a bound near 2 points at the client (or the server) serializing the threads.
+# scaling well below a bound near 2 points at the client (or the server) serializing the threads,
+# or at other processes taking the cores: the table also gives the cores the client and the server
+# used in the two-thread timed part ((client + server CPU us/op) x operations / wall us) and the
+# machine's busy cores over the whole run, all processes (/proc/stat): when the machine is busy
+# and ours are not, other processes had the cores, and the scaling says little.
 #
 # After every run the script checks that the work was done: the documents a find read, and after
 # an insert task the documents in the server (count_documents on FerretDB, the canned server's
@@ -70,7 +74,7 @@ while [ $# -gt 0 ]; do
   --clients) clients=${2:?}; shift 2 ;;
   --json) json_out=${2:?}; shift 2 ;;
   --only) only=${2:?}; shift 2 ;;
-  -h | --help) sed -n '2,45p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,49p' "$0"; exit 0 ;;
   *) echo "bench-client: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -153,10 +157,15 @@ run() {
   if [[ "$kind" == canned* && ( "$client" == oid || "$client" == libmongoc ) ]]; then
     server=(--server-pid "$canned_pid")
   fi
+  # The machine's CPU time (all processes: /proc/stat's first line) around the run, to tell how
+  # busy the other processes kept the cores.
+  local stat0 stat1
+  stat0=$(head -1 /proc/stat)
   # shellcheck disable=SC2046
   out=$($(command_of "$client") --uri "$uri" --task "$task" --count "$n" --large-count "$l" \
     --iterations "$k" --warmup 1 --threads "$threads" "${server[@]}" --json) ||
     { say "$client failed on $task against $kind"; exit 1; }
+  stat1=$(head -1 /proc/stat)
   local ops docs want
   ops=$(echo "$out" | "$py" -c 'import json,sys; print(json.loads(sys.stdin.read())["ops"])')
   docs=$(echo "$out" | "$py" -c 'import json,sys; print(json.loads(sys.stdin.read())["docs"])')
@@ -171,7 +180,18 @@ run() {
       { say "CHECK FAILED: $kind holds $stored documents after $client $task, not $want"; exit 1; }
     ;;
   esac
-  echo "$out" | "$py" -c "import json,sys; d=json.loads(sys.stdin.read()); d['server']='$kind'; d['run']=$run; print(json.dumps(d))" >>"$results"
+  echo "$out" | "$py" -c "
+import json, os, sys
+d = json.loads(sys.stdin.read())
+d['server'] = '$kind'
+d['run'] = $run
+# cpu user nice system idle iowait irq softirq steal: the busy share of the run, in cores.
+a, b = ([int(x) for x in s.split()[1:9]] for s in ('$stat0', '$stat1'))
+total = sum(b) - sum(a)
+idle = (b[3] + b[4]) - (a[3] + a[4])
+if total > 0:
+    d['machine_busy_cores'] = round((total - idle) / total * (os.cpu_count() or 1), 3)
+print(json.dumps(d))" >>"$results"
 }
 
 small_tasks=(run_command find_one insert_one_small find_many insert_many_small)
@@ -301,12 +321,25 @@ def bound(one):
     wall_us = one["wall_s"] * 1e6 / one["ops"]
     return f"{min(2.0, cores * wall_us / cost):.2f}x" if cost > 0 else "-"
 
+def cores_used(r):
+    # The cores the client and the server kept busy in the timed part: CPU per wall time.
+    if "server_cpu_us_per_op" not in r:
+        return "-"
+    ops = r["ops"] * r["threads"]
+    return f"{(r['cpu_us_per_op'] + r['server_cpu_us_per_op']) * ops / (r['wall_s'] * 1e6):.2f}"
+
+def busy(r):
+    # Medians of the runs: the machine's busy cores over the whole run (setup included).
+    vs = [x["machine_busy_cores"] for x in r["runs"].values() if "machine_busy_cores" in x]
+    return f"{statistics.median(vs):.2f}" if vs else "-"
+
 def server_cpu(r):
     return f"{r['server_cpu_us_per_op']:,.2f}" if "server_cpu_us_per_op" in r else "-"
 
 header = ["task", "client", "1 thread MB/s", "2 threads MB/s", "scaling", "1 thread CPU us/op",
           "2 threads CPU us/op", "1 thread server CPU us/op", "2 threads server CPU us/op",
-          f"{cores}-core bound"]
+          f"{cores}-core bound", "2 threads: cores used (client + server)",
+          "2 threads: machine busy cores (all processes)"]
 lines = []
 for t in tasks:
     for c in ("oid", "libmongoc"):
@@ -315,7 +348,7 @@ for t in tasks:
             lines.append([t, c, f"{one['mbps']:,.2f}", f"{two['mbps']:,.2f}",
                           f"{two['mbps'] / one['mbps']:.2f}x", f"{one['cpu_us_per_op']:,.2f}",
                           f"{two['cpu_us_per_op']:,.2f}", server_cpu(one), server_cpu(two),
-                          bound(one)])
+                          bound(one), cores_used(two), busy(two)])
 table("two threads sharing one client (libmongoc: one pool) on the canned server; server CPU: "
       f"the canned server's; {cores}-core bound: the most a second thread could give, "
       f"min(2, {cores} x 1-thread wall us/op / (client + server CPU us/op))", header, lines)
