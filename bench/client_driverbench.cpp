@@ -35,7 +35,8 @@
 // scaling. Output: one line per task, or one JSON object per line with --json:
 //
 //   {"client": "oid", "task": ..., "threads": T, "ops": ..., "iterations": ..., "mb": ...,
-//    "wall_s": <median>, "mbps": ..., "cpu_us_per_op": ..., "allocs_per_op": ...,
+//    "wall_s": <median>, "mbps": ..., "cpu_us_per_op": ..., "sys_us_per_op": <its system part>,
+//    "allocs_per_op": ...,
 //    "docs": <documents the last iteration read or the server acknowledged>,
 //    "server_cpu_us_per_op": ... (only with --server-pid)}
 //
@@ -168,6 +169,13 @@ double cpu_seconds(clockid_t clock) {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
+// The system part of cpu_seconds(): the kernel's work for the process (send, receive, waking up).
+double sys_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_stime.tv_sec) + static_cast<double>(u.ru_stime.tv_usec) / 1e6;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -232,29 +240,31 @@ class bench {
 
   void measure(const task& t) {
     t.setup();
-    std::vector<double> walls, cpus, server_cpus;
+    std::vector<double> walls, cpus, syss, server_cpus;
     std::uint64_t allocs = 0;
     std::int64_t docs = 0;
     for (int i = 0; i < o_.warmup + o_.iterations; ++i) {
       t.before();
       const std::uint64_t allocs0 = allocations();
       const double server0 = o_.server_pid != 0 ? cpu_seconds(server_clock_) : 0;
-      const double cpu0 = cpu_seconds();
+      const double cpu0 = cpu_seconds(), sys0 = sys_seconds();
       const auto t0 = std::chrono::steady_clock::now();
       docs = run_threads(t);
       const auto t1 = std::chrono::steady_clock::now();
-      const double cpu1 = cpu_seconds();
+      const double cpu1 = cpu_seconds(), sys1 = sys_seconds();
       const double server1 = o_.server_pid != 0 ? cpu_seconds(server_clock_) : 0;
       if (i < o_.warmup) continue;
       server_cpus.push_back(server1 - server0);
       allocs += allocations() - allocs0;
       walls.push_back(std::chrono::duration<double>(t1 - t0).count());
       cpus.push_back(cpu1 - cpu0);
+      syss.push_back(sys1 - sys0);
     }
     const double wall = median(walls);
     const double total_ops = static_cast<double>(t.ops) * o_.threads;
     const double mb = t.op_bytes * total_ops / 1e6;
     const double cpu_us = median(cpus) / total_ops * 1e6;
+    const double sys_us = median(syss) / total_ops * 1e6;
     const double allocs_per_op = static_cast<double>(allocs) / (total_ops * o_.iterations);
     const double server_us = median(server_cpus) / total_ops * 1e6;
     char server[64] = "";
@@ -266,9 +276,10 @@ class bench {
       std::snprintf(line, sizeof line,
                     R"({"client": "oid", "task": "%s", "threads": %d, "ops": %d, )"
                     R"("iterations": %d, "mb": %.6f, "wall_s": %.6f, "mbps": %.3f, )"
-                    R"("cpu_us_per_op": %.3f, "allocs_per_op": %.2f, "docs": %lld%s})",
+                    R"("cpu_us_per_op": %.3f, "sys_us_per_op": %.3f, "allocs_per_op": %.2f, )"
+                    R"("docs": %lld%s})",
                     t.name.c_str(), o_.threads, t.ops, o_.iterations, mb, wall, mb / wall, cpu_us,
-                    allocs_per_op, static_cast<long long>(docs), server);
+                    sys_us, allocs_per_op, static_cast<long long>(docs), server);
     } else {
       if (o_.server_pid != 0) {
         std::snprintf(server, sizeof server, "  server cpu %9.2f us/op", server_us);

@@ -94,6 +94,13 @@ static double clock_seconds(clockid_t clock) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The system part of cpu_seconds(): the kernel's work for the process. */
+static double sys_seconds(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
+
 static double wall_seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -342,6 +349,7 @@ int main(int argc, char **argv) {
   double *walls = malloc(sizeof(double) * (size_t)iterations);
   double *cpus = malloc(sizeof(double) * (size_t)iterations);
   double *server_cpus = malloc(sizeof(double) * (size_t)iterations);
+  double *syss = malloc(sizeof(double) * (size_t)iterations);
   job *jobs = malloc(sizeof(job) * (size_t)threads);
   pthread_t *ids = malloc(sizeof(pthread_t) * (size_t)threads);
   for (size_t k = 0; k < sizeof tasks / sizeof tasks[0]; ++k) {
@@ -356,7 +364,7 @@ int main(int argc, char **argv) {
       t->before();
       int64_t allocs0 = allocations();
       double server0 = server_pid ? clock_seconds(server_clock) : 0;
-      double cpu0 = cpu_seconds(), t0 = wall_seconds();
+      double cpu0 = cpu_seconds(), sys0 = sys_seconds(), t0 = wall_seconds();
       for (int j = 0; j < threads; ++j) jobs[j] = (job){t, 0};
       if (threads == 1) {
         run_job(&jobs[0]);
@@ -364,7 +372,7 @@ int main(int argc, char **argv) {
         for (int j = 0; j < threads; ++j) pthread_create(&ids[j], NULL, run_job, &jobs[j]);
         for (int j = 0; j < threads; ++j) pthread_join(ids[j], NULL);
       }
-      double t1 = wall_seconds(), cpu1 = cpu_seconds();
+      double t1 = wall_seconds(), cpu1 = cpu_seconds(), sys1 = sys_seconds();
       double server1 = server_pid ? clock_seconds(server_clock) : 0;
       docs = 0;
       for (int j = 0; j < threads; ++j) docs += jobs[j].docs;
@@ -373,12 +381,14 @@ int main(int argc, char **argv) {
         walls[i - warmup] = t1 - t0;
         cpus[i - warmup] = cpu1 - cpu0;
         server_cpus[i - warmup] = server1 - server0;
+        syss[i - warmup] = sys1 - sys0;
       }
     }
     double wall = median(walls, iterations);
     double total_ops = (double)ops * threads;
     double mb = t->op_bytes * total_ops / 1e6;
     double cpu_us = median(cpus, iterations) / total_ops * 1e6;
+    double sys_us = median(syss, iterations) / total_ops * 1e6;
     double allocs_per_op = (double)allocs / (total_ops * iterations);
     double server_us = median(server_cpus, iterations) / total_ops * 1e6;
     char server[64] = "";
@@ -386,8 +396,9 @@ int main(int argc, char **argv) {
       if (server_pid) snprintf(server, sizeof server, ", \"server_cpu_us_per_op\": %.3f", server_us);
       printf("{\"client\": \"libmongoc\", \"task\": \"%s\", \"threads\": %d, \"ops\": %d, "
              "\"iterations\": %d, \"mb\": %.6f, \"wall_s\": %.6f, \"mbps\": %.3f, "
-             "\"cpu_us_per_op\": %.3f, \"allocs_per_op\": %.2f, \"docs\": %lld%s}\n",
-             t->name, threads, ops, iterations, mb, wall, mb / wall, cpu_us, allocs_per_op,
+             "\"cpu_us_per_op\": %.3f, \"sys_us_per_op\": %.3f, \"allocs_per_op\": %.2f, "
+             "\"docs\": %lld%s}\n",
+             t->name, threads, ops, iterations, mb, wall, mb / wall, cpu_us, sys_us, allocs_per_op,
              (long long)docs, server);
     } else {
       if (server_pid) snprintf(server, sizeof server, "  server cpu %9.2f us/op", server_us);

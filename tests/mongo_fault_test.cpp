@@ -158,6 +158,70 @@ TEST(MongoFaultTest, TruncatedReply) {
   expect_fault_then_recovery(server, "", errc::connection_closed);
 }
 
+// A reply of a few megabytes (the size of a cursor batch) as the bytes of `m`'s answer: ok: 1 and
+// a 3 MB string of 'x'.
+std::vector<std::uint8_t> large_reply(const mongo::op_msg& m) {
+  mongo::op_msg r;
+  r.response_to = m.request_id;
+  builder b;
+  b.append_string("big", std::string(3 * 1024 * 1024, 'x')).append_double("ok", 1.0);
+  r.body = b.view();
+  return mongo::encode_op_msg(r).value();
+}
+
+// Sends bytes [from, to) of `bytes` in pieces of 100 KB, 2 ms apart: a server slower than the
+// client, so that the client waits many times within one message.
+void send_slowly(peer& p, const std::vector<std::uint8_t>& bytes, std::size_t from,
+                 std::size_t to) {
+  for (std::size_t at = from; at < to;) {
+    const std::size_t n = std::min<std::size_t>(100 * 1024, to - at);
+    p.send(std::vector<std::uint8_t>(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                                     bytes.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    at += n;
+    std::this_thread::sleep_for(2ms);
+  }
+}
+
+// The client waits for large pieces of a large reply (SO_RCVLOWAT), never for more than is still
+// to come: the tail of the message, shorter than a piece, must not leave it waiting.
+TEST(MongoFaultTest, ALargeReplyInSlowPiecesArrivesWhole) {
+  script_server server([](peer& p, int) {
+    if (!p.handshake()) return;
+    while (auto m = p.read()) {
+      const auto bytes = large_reply(*m);
+      send_slowly(p, bytes, 0, bytes.size());
+    }
+  });
+  auto c = mongo::client::create(server.uri("&socketTimeoutMS=5000")).value();
+  const document cmd = ping();
+  for (int i = 0; i < 2; ++i) {  // and again on the same connection
+    auto r = c.run_command("admin", cmd.view());
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    const auto big = r->view().find("big")->get_string().value();
+    EXPECT_EQ(big.size(), 3u * 1024 * 1024);
+    EXPECT_EQ(big.find_first_not_of('x'), std::string_view::npos);
+  }
+  EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(MongoFaultTest, ALargeReplyCutShortIsConnectionClosed) {
+  script_server server(first_connection([](peer& p, const mongo::op_msg& m) {
+    const auto bytes = large_reply(m);
+    send_slowly(p, bytes, 0, bytes.size() - 1000);
+    p.close();
+  }));
+  expect_fault_then_recovery(server, "", errc::connection_closed);
+}
+
+TEST(MongoFaultTest, ALargeReplyThatStallsIsATimeout) {
+  script_server server(first_connection([](peer& p, const mongo::op_msg& m) {
+    const auto bytes = large_reply(m);
+    send_slowly(p, bytes, 0, bytes.size() - 1000);
+    std::this_thread::sleep_for(1500ms);  // the last 1,000 bytes never come
+  }));
+  expect_fault_then_recovery(server, "&socketTimeoutMS=300", errc::timeout);
+}
+
 TEST(MongoFaultTest, CorruptChecksum) {
   script_server server(first_connection([](peer& p, const mongo::op_msg& m) {
     mongo::op_msg r;

@@ -4,6 +4,7 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/ensure_id.hpp>
 #include <oid/mongo/collection.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -142,8 +143,12 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
   } else {
     return bulk_write_error(std::move(first).error());
   }
-  // The limits of the server first selected (a retry's server is of the same deployment).
-  const handshake_info server = (*l)->server();
+  // The limits of the server first selected (a retry's server is of the same deployment); the
+  // numbers only, not a copy of the whole handshake (its hello document allocates).
+  const struct {
+    std::int32_t max_bson_object_size, max_message_size_bytes, max_write_batch_size;
+  } server{(*l)->server().max_bson_object_size, (*l)->server().max_message_size_bytes,
+           (*l)->server().max_write_batch_size};
   // An inserted document may be as large as maxBsonObjectSize; an update or delete statement
   // wraps its documents, for which servers allow 16 KiB more.
   for (std::size_t i = 0; i < statements.size(); ++i) {
@@ -191,7 +196,7 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
       multi = multi || statements[end].multi;
       ++end;
     }
-    bson::document reply_doc;
+    std::optional<bson::document> reply_doc;  // optional: a default document allocates
     auto sent = detail::execute(
         *state_, session, l,
         {.retry = multi ? detail::retry_kind::none : detail::retry_kind::write,
@@ -205,12 +210,12 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
           }
           auto r = detail::command(a.conn, db_, a.command(command.view()), std::span(&seq, 1));
           if (!r) return std::move(r).error();
-          reply_doc = std::move(*r);
+          reply_doc.emplace(std::move(*r));
           // A write concern error alone (the batch was applied) goes through the retry rules:
           // a retryable one is retried with the same txnNumber, which the server answers from
           // its transaction table.
           if (!multi) {
-            auto f = detail::write_failure_of(reply_doc.view());
+            auto f = detail::write_failure_of(reply_doc->view());
             if (f && f->write_errors.empty()) return std::move(*f);
           }
           return done{};
@@ -218,7 +223,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     // A write concern error that was not retried, or met again: the batch's reply stands, and
     // its write concern error is reported below with what the batch wrote.
     const bool write_concern_only = !sent && sent.error().code == errc::write_concern_failed &&
-                                    sent.error().write_errors.empty() && !reply_doc.empty();
+                                    sent.error().write_errors.empty() && reply_doc &&
+                                    !reply_doc->empty();
     if (write_concern_only) sent = done{};
     // The ids of this batch's inserts: [next_insert, batch_inserts).
     std::size_t batch_inserts = next_insert;
@@ -234,7 +240,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
       start = end;
       continue;
     }
-    outcome<bson::document> reply = sent ? outcome<bson::document>(std::move(reply_doc))
+    // Acknowledged and sent: the batch's reply is in reply_doc.
+    outcome<bson::document> reply = sent ? outcome<bson::document>(std::move(*reply_doc))
                                          : outcome<bson::document>(std::move(sent).error());
     if (!reply) {
       // The whole command failed: what it did is unknown, what came before stands.
@@ -291,6 +298,13 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
           errors.write_errors.end());
       std::size_t first_error = end;
       for (const auto& e : batch_errors) first_error = std::min(first_error, e.index.value_or(end));
+      if (batch_errors.empty() && next_insert == 0 && batch_inserts == insert_ids.size()) {
+        // Every insert of the bulk write was in this batch and applied: the list as it is, rather
+        // than a second one built id by id.
+        out.inserted_ids = std::move(insert_ids);
+        insert_ids.clear();  // and the later batches' loops find none
+        next_insert = batch_inserts;
+      }
       for (; next_insert < batch_inserts; ++next_insert) {
         if (applied(insert_ids[next_insert].index, options.ordered, batch_errors, first_error)) {
           out.inserted_ids.push_back(std::move(insert_ids[next_insert]));

@@ -17,27 +17,39 @@ collection::collection(std::shared_ptr<detail::client_state> state, std::string 
                        std::string name)
     : state_(std::move(state)), db_(std::move(db)), name_(std::move(name)) {}
 
+namespace {
+
+// What a bulk write of inserts reports as insert_many's result.
+insert_many_result inserted(bulk_write_result&& r) {
+  insert_many_result out;
+  out.inserted = r.inserted;
+  out.ids.reserve(r.inserted_ids.size());
+  for (auto& i : r.inserted_ids) out.ids.push_back(std::move(i.id));
+  return out;
+}
+
+}  // namespace
+
 outcome<insert_many_result> collection::insert_one(bson::document_view doc,
                                                    const insert_options& options) {
-  auto r = insert_many(std::span<const bson::document_view>(&doc, 1), options);
+  // insert_many's path, without its vector of models.
+  const write_model model{insert_one_model{doc}};
+  auto r = bulk_write(std::span(&model, 1),
+                      {.ordered = options.ordered, .write_concern = options.write_concern});
   if (!r) return failure(std::move(r).error());  // one document: no partial result to speak of
-  return std::move(*r);
+  return inserted(std::move(*r));
 }
 
 bulk_write_outcome<insert_many_result> collection::insert_many(
     std::span<const bson::document_view> docs, const insert_options& options) {
   // A bulk write of inserts: the same _id, batching and error rules, and the same error.
-  insert_many_result out;
-  if (docs.empty()) return out;
+  if (docs.empty()) return insert_many_result{};
   std::vector<write_model> models;
   models.reserve(docs.size());
   for (const auto& d : docs) models.emplace_back(insert_one_model{d});
   auto r = bulk_write(models, {.ordered = options.ordered, .write_concern = options.write_concern});
   if (!r) return std::move(r).error();
-  out.inserted = r->inserted;
-  out.ids.reserve(r->inserted_ids.size());
-  for (auto& i : r->inserted_ids) out.ids.push_back(std::move(i.id));
-  return out;
+  return inserted(std::move(*r));
 }
 
 outcome<cursor> collection::find(bson::document_view filter, const find_options& options) {

@@ -417,11 +417,30 @@ result<std::size_t> connection::read_some(std::uint8_t* out, std::size_t n,
 }
 
 result<void> connection::read_exact(std::uint8_t* out, std::size_t n, clock::time_point deadline) {
+  // For the rest of a large reply (a cursor batch of up to 16 MB), poll wakes the thread only when
+  // a large piece has arrived (SO_RCVLOWAT; never more than what is still to come, or it would wait
+  // for bytes that are not sent): without it, each wake-up takes the few kilobytes that came since
+  // the last, and the context switches cost more CPU than the copy. Find many of 10,000 tweets on
+  // the canned server: 2,200-2,500 context switches -> about 400 per 31 finds, CPU per document
+  // 0.47 -> 0.40 us (medians of 4; 256 KiB: 0.54, 4 MiB: 0.51). With TLS the bytes come through
+  // OpenSSL's records, so the socket's count says nothing: left as it is.
+  constexpr std::size_t large = 256 * 1024;
+  constexpr int low_water = 1024 * 1024;
+  const bool large_rest = !tls_ && n > large;
+  int lowat = 1;
+  auto set_lowat = [&](int v) {
+    if (v != lowat && ::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0) lowat = v;
+  };
   for (std::size_t got = 0; got < n;) {
+    if (large_rest) set_lowat(static_cast<int>(std::min<std::size_t>(low_water, n - got)));
     auto r = read_some(out + got, n - got, deadline);
-    if (!r) return r.error();
+    if (!r) {
+      set_lowat(1);
+      return r.error();
+    }
     got += *r;
   }
+  set_lowat(1);
   return {};
 }
 

@@ -9,8 +9,8 @@
 namespace oid::mongo {
 
 outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view batch_key) {
-  reply = std::move(r);
-  return load(reply.view(), batch_key);
+  reply.emplace(std::move(r));
+  return load(reply->view(), batch_key);
 }
 
 outcome<done> detail::cursor_state::load(bson::document_view r, std::string_view batch_key) {

@@ -55,6 +55,12 @@ result<selection> select_servers(const topology_description& topology,
                                  const read_preference& preference, operation_kind kind,
                                  const selection_options& options = {});
 
+/// The same, into `out` (its lists cleared first, their capacity kept): a caller that selects
+/// for every operation and keeps one `selection` allocates nothing once its lists have grown.
+/// On an error `out`'s lists are empty.
+result<void> select_servers(const topology_description& topology, const read_preference& preference,
+                            operation_kind kind, const selection_options& options, selection& out);
+
 /// The estimated staleness of `server`, a secondary of `topology`, in milliseconds: how far its
 /// last write is behind the primary's (or, with no primary, the freshest secondary's) plus
 /// `heartbeat_frequency`. 0 for a server without a lastWriteDate.

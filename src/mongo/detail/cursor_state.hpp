@@ -30,7 +30,9 @@ struct cursor_state {
   std::int64_t id = 0;
   std::int32_t batch_size = 0;
   detail::receive_buffer received;  // the reply the batch is in (from fetch)
-  bson::document reply;             // or the reply given to load
+  // Or the reply given to load (optional: a default document allocates, and most cursors read
+  // into `received`).
+  std::optional<bson::document> reply;
   bson::document_iterator it, end;
   bson::document_view current;
 

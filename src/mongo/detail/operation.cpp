@@ -99,12 +99,12 @@ bson::document_view attempt::command(bson::document_view cmd) {
   for (const auto& e : cmd) b.append_element(e);
   if (lsid) session.append_lsid(b);
   if (txn_number) b.append_int64("txnNumber", *txn_number);
-  with_session_ = std::move(b).extract();
-  return with_session_.view();
+  with_session_.emplace(std::move(b).extract());
+  return with_session_->view();
 }
 
 outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
-                      const operation& op, const std::function<outcome<done>(attempt&)>& run) {
+                      const operation& op, function_ref<outcome<done>(attempt&)> run) {
   const bool write = op.retry == retry_kind::write;
   const bool retries = op.acknowledged &&
                        (write ? s.uri.retry_writes().value_or(true)
@@ -152,18 +152,18 @@ outcome<bson::document> run_command(client_state& s, std::string_view db, bson::
                                     const operation& op) {
   implicit_session session(s);
   std::optional<lease> conn;
-  bson::document out;
+  std::optional<bson::document> out;  // optional: a default document allocates
   auto ran = execute(s, session, conn, op, [&](attempt& a) -> outcome<done> {
     auto reply = command(a.conn, db, a.command(cmd));
     if (!reply) return std::move(reply).error();
     if (op.write_reply) {
       if (auto f = write_failure_of(reply->view())) return std::move(*f);
     }
-    out = std::move(*reply);
+    out.emplace(std::move(*reply));
     return done{};
   });
   if (!ran) return std::move(ran).error();
-  return out;
+  return std::move(*out);
 }
 
 std::optional<failure> write_failure_of(bson::document_view r) {

@@ -7,7 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
@@ -15,6 +15,8 @@
 #include <oid/mongo/read_preference.hpp>
 #include <optional>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "mongo/detail/pool.hpp"
 #include "mongo/detail/session_pool.hpp"
@@ -56,6 +58,31 @@ class implicit_session {
   std::chrono::minutes timeout_{30};
 };
 
+// A callable borrowed for the duration of one call: a pointer to it and a function that calls
+// it. Unlike std::function it never allocates (std::function does, on every operation, for a
+// lambda that captures more than 16 bytes). Must not outlive the callable it was made from.
+template <class Signature>
+class function_ref;
+
+template <class R, class... Args>
+class function_ref<R(Args...)> {
+ public:
+  template <class F>
+  requires(!std::is_same_v<std::remove_cvref_t<F>, function_ref> &&
+           std::is_invocable_r_v<R, F&, Args...>) function_ref(F&& f)
+  noexcept  // NOLINT(google-explicit-constructor): takes lambdas as is
+      : callable_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* c, Args... args) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(c))(std::forward<Args>(args)...);
+        }) {}
+
+  R operator()(Args... args) const { return call_(callable_, std::forward<Args>(args)...); }
+
+ private:
+  void* callable_;
+  R (*call_)(void*, Args...);
+};
+
 // What an operation may retry.
 enum class retry_kind { none, write, read };
 
@@ -85,7 +112,8 @@ class attempt {
   const std::optional<std::int64_t> txn_number;
 
  private:
-  bson::document with_session_;
+  // Optional: a default document allocates, and an attempt without a session needs none.
+  std::optional<bson::document> with_session_;
 };
 
 // Runs an operation: selects a server by `op` (unless `conn` already holds a connection), takes
@@ -98,7 +126,7 @@ class attempt {
 // the retry's. `conn` holds the last connection used afterwards (so that the batches of a bulk
 // write, or a cursor, keep it).
 outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
-                      const operation& op, const std::function<outcome<done>(attempt&)>& run);
+                      const operation& op, function_ref<outcome<done>(attempt&)> run);
 
 // One command by `execute` in its own implicit session; the reply copied out.
 outcome<bson::document> run_command(client_state& s, std::string_view db, bson::document_view cmd,

@@ -2,6 +2,7 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <oid/error.hpp>
 #include <utility>
 
@@ -25,19 +26,21 @@ bool server_session::about_to_expire(std::chrono::minutes timeout,
   return now - last_use > timeout - std::chrono::minutes(1);
 }
 
-void session_pool::drop_expired_at_back(std::chrono::minutes timeout, clock::time_point now) {
-  while (!sessions_.empty() && sessions_.back().about_to_expire(timeout, now)) {
-    sessions_.pop_back();
-  }
+void session_pool::drop_expired_oldest(std::chrono::minutes timeout, clock::time_point now) {
+  // The pool is ordered by last use, the oldest first: the expired ones are a prefix.
+  const auto live = std::find_if(sessions_.begin(), sessions_.end(), [&](const server_session& s) {
+    return !s.about_to_expire(timeout, now);
+  });
+  sessions_.erase(sessions_.begin(), live);
 }
 
 server_session session_pool::check_out(std::chrono::minutes timeout, clock::time_point now) {
   {
     std::lock_guard lock(mutex_);
-    drop_expired_at_back(timeout, now);
+    drop_expired_oldest(timeout, now);
     while (!sessions_.empty()) {
-      server_session s = std::move(sessions_.front());
-      sessions_.pop_front();
+      server_session s = std::move(sessions_.back());
+      sessions_.pop_back();
       if (!s.about_to_expire(timeout, now)) return s;
     }
   }
@@ -46,15 +49,16 @@ server_session session_pool::check_out(std::chrono::minutes timeout, clock::time
 
 void session_pool::check_in(server_session s, std::chrono::minutes timeout, clock::time_point now) {
   std::lock_guard lock(mutex_);
-  drop_expired_at_back(timeout, now);
+  drop_expired_oldest(timeout, now);
   if (s.dirty || s.about_to_expire(timeout, now)) return;
-  sessions_.push_front(std::move(s));
+  sessions_.push_back(std::move(s));
 }
 
 std::vector<server_session> session_pool::drain() {
   std::lock_guard lock(mutex_);
-  std::vector<server_session> out(std::make_move_iterator(sessions_.begin()),
-                                  std::make_move_iterator(sessions_.end()));
+  // The most recently used first.
+  std::vector<server_session> out(std::make_move_iterator(sessions_.rbegin()),
+                                  std::make_move_iterator(sessions_.rend()));
   sessions_.clear();
   return out;
 }

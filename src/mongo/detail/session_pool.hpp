@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -56,9 +55,11 @@ class session_pool {
   std::size_t size() const;
 
  private:
-  void drop_expired_at_back(std::chrono::minutes timeout, clock::time_point now);
+  void drop_expired_oldest(std::chrono::minutes timeout, clock::time_point now);
   mutable std::mutex mutex_;
-  std::deque<server_session> sessions_;  // front: most recently used
+  // Back: the most recently used. A vector, not a deque: checking one session out and back in
+  // then allocates nothing (a deque frees and allocates a block when it empties and refills).
+  std::vector<server_session> sessions_;
 };
 
 }  // namespace oid::mongo::detail

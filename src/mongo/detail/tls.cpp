@@ -132,6 +132,10 @@ outcome<std::shared_ptr<const tls_context>> tls_context::create(const mongo::uri
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   // Non-blocking writes may be partial and retried from a moved buffer (the connection's loop).
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // Read ahead: one recv takes a record's header and body (and whatever follows) instead of two
+  // recvs per record. The connection always calls SSL_read before it polls the socket, so bytes
+  // OpenSSL holds are never waited for.
+  SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_client_cert_cb(ctx, tls_certificate_requested);
   c->verify_certificate_ = !u.tls_allow_invalid_certificates().value_or(false);
   c->verify_host_ = c->verify_certificate_ && !u.tls_allow_invalid_hostnames().value_or(false);

@@ -285,7 +285,8 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
       const auto* s = description_.find(address);
       return selected_server{address, pool, s ? s->type : server_type::unknown, description_.type};
     }
-    auto chosen = select_servers(description_, preference, kind, selection_);
+    // Into the topology's own lists: selection allocates nothing once they have grown.
+    auto chosen = select_servers(description_, preference, kind, selection_, selected_);
     if (!chosen) {
       if (chosen.error().code == errc::invalid_read_preference) {
         return failure(errc::invalid_read_preference,
@@ -297,9 +298,10 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
       return failure(chosen.error().code,
                      description_.compatibility_error.value_or("the deployment is incompatible"));
     }
-    if (!chosen->in_window.empty()) {
-      std::vector<std::uint64_t> counts;
-      for (const auto* s : chosen->in_window) {
+    if (!selected_.in_window.empty()) {
+      auto& counts = operation_counts_;
+      counts.clear();
+      for (const auto* s : selected_.in_window) {
         const auto p = pools_.find(s->address);
         if (p == pools_.end()) {
           counts.push_back(0);
@@ -308,7 +310,7 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
           counts.push_back(n.total - n.available - n.pending);
         }
       }
-      const server_description* s = choose_server(chosen->in_window, counts, random_);
+      const server_description* s = choose_server(selected_.in_window, counts, random_);
       const auto p = pools_.find(s->address);
       if (p != pools_.end()) {
         return selected_server{s->address, p->second, s->type, description_.type};

@@ -124,6 +124,9 @@ class topology {
   std::vector<std::unique_ptr<monitor>> retired_;            // stopped, joined later
   std::map<std::string, std::string, std::less<>> removed_;  // address -> why it was removed
   std::mt19937_64 random_{std::random_device{}()};
+  // select()'s lists, kept so that selecting allocates nothing once they have grown.
+  selection selected_;
+  std::vector<std::uint64_t> operation_counts_;
   bool closed_ = false;
   // SRV polling, for a mongodb+srv:// name without replicaSet and loadBalanced (see
   // srv_poller.hpp); stopped by close().

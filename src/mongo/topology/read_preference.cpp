@@ -63,10 +63,14 @@ std::optional<bson::document> read_preference::to_command_field(topology_type to
   // The server selection specification, "Topology type: Single": a Standalone gets no read
   // preference at all.
   if (topology == topology_type::single && server == server_type::standalone) return std::nullopt;
+  // Primary reads of a replica set or a router carry none: checked before the builder, which
+  // allocates.
+  if (mode == read_mode::primary && (router || topology != topology_type::single)) {
+    return std::nullopt;
+  }
   bson::builder b;
   if (mode == read_mode::primary) {
     // A server used directly may be a secondary: primaryPreferred lets it answer.
-    if (router || topology != topology_type::single) return std::nullopt;
     b.append_string("mode", to_string(read_mode::primary_preferred));
     return std::move(b).extract();
   }

@@ -1,6 +1,7 @@
 // Server selection: suitable servers by topology type and read preference, the latency window,
 // max staleness, and the choice within the window.
 #include <algorithm>
+#include <functional>
 #include <oid/mongo/server_selection.hpp>
 
 namespace oid::mongo {
@@ -17,97 +18,103 @@ bool matches(const server_description& s, const tag_set& set) {
   return true;
 }
 
-// The servers of the first tag set that some server matches; all of them with no tag sets.
-server_list filter_tags(const server_list& servers, const std::vector<tag_set>& sets) {
-  if (sets.empty()) return servers;
-  for (const auto& set : sets) {
-    server_list out;
-    for (const auto* s : servers) {
-      if (matches(*s, set)) out.push_back(s);
-    }
-    if (!out.empty()) return out;
-  }
-  return {};
-}
-
-// Selection within one replica set, by read preference mode.
-class replica_set_selector {
+// One selection's lists are built in place in the caller's vectors (allocation-free once they
+// have grown): each step appends to or filters `out`.
+class selector {
  public:
-  replica_set_selector(const topology_description& t, const read_preference& p,
-                       const selection_options& o, const server_list& candidates)
-      : t_(t), p_(p), o_(o) {
-    for (const auto* s : candidates) {
-      if (s->type == server_type::rs_primary) primary_.push_back(s);
-      if (s->type == server_type::rs_secondary) secondaries_.push_back(s);
-    }
-  }
+  selector(const topology_description& t, const read_preference& p, const selection_options& o,
+           bool with_deprioritized, server_list& out)
+      : t_(t), p_(p), o_(o), with_deprioritized_(with_deprioritized), out_(out) {}
 
-  server_list write() const { return primary_; }
-
-  server_list read() const {
-    switch (p_.mode) {
-    case read_mode::primary: return primary_;
-    case read_mode::primary_preferred:
-      return primary_.empty() ? filter_tags(fresh(secondaries_), p_.tag_sets) : primary_;
-    case read_mode::secondary: return filter_tags(fresh(secondaries_), p_.tag_sets);
-    case read_mode::secondary_preferred: {
-      auto s = filter_tags(fresh(secondaries_), p_.tag_sets);
-      return s.empty() ? primary_ : s;
+  void suitable(operation_kind kind) {
+    switch (t_.type) {
+    case topology_type::unknown: return;
+    case topology_type::single:
+      return append_if([](const server_description& s) { return s.is_known(); });
+    case topology_type::load_balanced: return append_type(server_type::load_balancer);
+    case topology_type::sharded: return append_type(server_type::mongos);
+    case topology_type::replica_set_no_primary:
+    case topology_type::replica_set_with_primary:
+      return kind == operation_kind::write ? append_type(server_type::rs_primary) : read();
     }
-    case read_mode::nearest: {
-      auto all = primary_;
-      const auto s = fresh(secondaries_);
-      all.insert(all.end(), s.begin(), s.end());
-      return filter_tags(all, p_.tag_sets);
-    }
-    }
-    return {};
   }
 
  private:
-  // The secondaries not staler than maxStalenessSeconds.
-  server_list fresh(const server_list& servers) const {
-    if (!p_.max_staleness) return servers;
-    const std::int64_t limit = std::chrono::milliseconds(*p_.max_staleness).count();
-    server_list out;
-    for (const auto* s : servers) {
-      if (staleness_ms(t_, *s, o_.heartbeat_frequency) <= limit) out.push_back(s);
+  // Selection within one replica set, by read preference mode.
+  void read() {
+    switch (p_.mode) {
+    case read_mode::primary: return append_type(server_type::rs_primary);
+    case read_mode::primary_preferred:
+      append_type(server_type::rs_primary);
+      if (out_.empty()) append_tagged_fresh_secondaries();
+      return;
+    case read_mode::secondary: return append_tagged_fresh_secondaries();
+    case read_mode::secondary_preferred:
+      append_tagged_fresh_secondaries();
+      if (out_.empty()) append_type(server_type::rs_primary);
+      return;
+    case read_mode::nearest:
+      append_type(server_type::rs_primary);
+      append_fresh_secondaries();
+      keep_first_tag_set(0);
+      return;
     }
-    return out;
+  }
+
+  bool deprioritized(const std::string& address) const {
+    return std::find(o_.deprioritized.begin(), o_.deprioritized.end(), address) !=
+           o_.deprioritized.end();
+  }
+
+  // Appends the candidates (every server, or those not deprioritized) that `keep` accepts.
+  template <class Keep>
+  void append_if(Keep&& keep) {
+    for (const auto& [address, s] : t_.servers) {
+      if ((with_deprioritized_ || !deprioritized(address)) && keep(s)) out_.push_back(&s);
+    }
+  }
+
+  void append_type(server_type type) {
+    append_if([type](const server_description& s) { return s.type == type; });
+  }
+
+  // The secondaries not staler than maxStalenessSeconds.
+  void append_fresh_secondaries() {
+    if (!p_.max_staleness) return append_type(server_type::rs_secondary);
+    const std::int64_t limit = std::chrono::milliseconds(*p_.max_staleness).count();
+    append_if([&](const server_description& s) {
+      return s.type == server_type::rs_secondary &&
+             staleness_ms(t_, s, o_.heartbeat_frequency) <= limit;
+    });
+  }
+
+  void append_tagged_fresh_secondaries() {
+    const std::size_t from = out_.size();
+    append_fresh_secondaries();
+    keep_first_tag_set(from);
+  }
+
+  // Keeps, of the servers from index `from` on, those of the first tag set that some of them
+  // match; all of them with no tag sets, none when no set matches.
+  void keep_first_tag_set(std::size_t from) {
+    if (p_.tag_sets.empty()) return;
+    const auto first = out_.begin() + static_cast<std::ptrdiff_t>(from);
+    for (const auto& set : p_.tag_sets) {
+      const auto in_set = [&set](const server_description* s) { return matches(*s, set); };
+      if (std::any_of(first, out_.end(), in_set)) {
+        out_.erase(std::remove_if(first, out_.end(), std::not_fn(in_set)), out_.end());
+        return;
+      }
+    }
+    out_.erase(first, out_.end());
   }
 
   const topology_description& t_;
   const read_preference& p_;
   const selection_options& o_;
-  server_list primary_, secondaries_;
+  const bool with_deprioritized_;
+  server_list& out_;
 };
-
-server_list suitable(const topology_description& t, const read_preference& p, operation_kind kind,
-                     const selection_options& o, const server_list& candidates) {
-  server_list out;
-  const auto of_type = [&](auto&& keep) {
-    for (const auto* s : candidates) {
-      if (keep(*s)) out.push_back(s);
-    }
-    return out;
-  };
-  switch (t.type) {
-  case topology_type::unknown: return {};
-  case topology_type::single:
-    return of_type([](const server_description& s) { return s.is_known(); });
-  case topology_type::load_balanced:
-    return of_type(
-        [](const server_description& s) { return s.type == server_type::load_balancer; });
-  case topology_type::sharded:
-    return of_type([](const server_description& s) { return s.type == server_type::mongos; });
-  case topology_type::replica_set_no_primary:
-  case topology_type::replica_set_with_primary: {
-    const replica_set_selector rs(t, p, o, candidates);
-    return kind == operation_kind::write ? rs.write() : rs.read();
-  }
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -132,36 +139,36 @@ std::int64_t staleness_ms(const topology_description& topology, const server_des
 result<selection> select_servers(const topology_description& topology,
                                  const read_preference& preference, operation_kind kind,
                                  const selection_options& options) {
+  selection out;
+  if (auto r = select_servers(topology, preference, kind, options, out); !r) return r.error();
+  return out;
+}
+
+result<void> select_servers(const topology_description& topology, const read_preference& preference,
+                            operation_kind kind, const selection_options& options, selection& out) {
+  out.suitable.clear();
+  out.in_window.clear();
   if (!topology.compatible) return oid::error{errc::unsupported, 0};
   const bool replica_set = topology.type == topology_type::replica_set_no_primary ||
                            topology.type == topology_type::replica_set_with_primary;
   if (replica_set && kind == operation_kind::read) {
     if (auto valid = preference.validate(options.heartbeat_frequency); !valid) return valid.error();
   }
-  server_list all, preferred;
-  for (const auto& [address, s] : topology.servers) {
-    all.push_back(&s);
-    if (std::find(options.deprioritized.begin(), options.deprioritized.end(), address) ==
-        options.deprioritized.end()) {
-      preferred.push_back(&s);
-    }
-  }
-  selection out;
-  out.suitable = suitable(topology, preference, kind, options, preferred);
+  selector(topology, preference, options, false, out.suitable).suitable(kind);
   // Deprioritized servers are used only when nothing else is suitable.
-  if (out.suitable.empty() && preferred.size() != all.size()) {
-    out.suitable = suitable(topology, preference, kind, options, all);
+  if (out.suitable.empty() && !options.deprioritized.empty()) {
+    selector(topology, preference, options, true, out.suitable).suitable(kind);
   }
   std::sort(out.suitable.begin(), out.suitable.end(),
             [](const auto* a, const auto* b) { return a->address < b->address; });
-  if (out.suitable.empty()) return out;
+  if (out.suitable.empty()) return {};
   double fastest = out.suitable.front()->round_trip_time_ms.value_or(0);
   for (const auto* s : out.suitable) fastest = std::min(fastest, s->round_trip_time_ms.value_or(0));
   const double limit = fastest + static_cast<double>(options.local_threshold.count());
   for (const auto* s : out.suitable) {
     if (s->round_trip_time_ms.value_or(0) <= limit) out.in_window.push_back(s);
   }
-  return out;
+  return {};
 }
 
 const server_description* choose_server(std::span<const server_description* const> window,
