@@ -21,9 +21,14 @@
 // (the specification's document size times the operations, in MB of 1,000,000 bytes) over the
 // median wall time; the CPU time per operation is the median iteration's CPU time over its
 // operations; allocations per operation count every operator new of the timed parts (a counting
-// replacement of the global operator new). An operation is one command for the single-document
-// tasks and one document for the multi-document ones. The data is left in perftest.corpus at the
-// end (no teardown drop), so that the script can count what the last iteration wrote.
+// replacement of the global operator new). With --server-pid P, the CPU time of process P (the
+// server, all its threads: clock_getcpuclockid, nanoseconds) is measured around the same timed
+// part, and its median iteration over the operations is reported too: scripts/bench-client.sh
+// passes the canned server's pid, so that the two-thread table can say how much of the machine's
+// cores one thread and its server thread already use. An operation is one command for the
+// single-document tasks and one document for the multi-document ones. The data is left in
+// perftest.corpus at the end (no teardown drop), so that the script can count what the last
+// iteration wrote.
 //
 // With --threads T, T threads share one client and each does the whole task per iteration; the
 // score counts the work of all of them (throughput), so T threads against one thread is the
@@ -32,12 +37,15 @@
 //   {"client": "oid", "task": ..., "threads": T, "ops": ..., "iterations": ..., "mb": ...,
 //    "wall_s": <median>, "mbps": ..., "cpu_us_per_op": ..., "sys_us_per_op": <its system part>,
 //    "allocs_per_op": ...,
-//    "docs": <documents the last
-//    iteration read or the server acknowledged>}
+//    "docs": <documents the last iteration read or the server acknowledged>,
+//    "server_cpu_us_per_op": ... (only with --server-pid)}
 //
 //   client_driverbench --uri URI [--task NAME[,NAME...]|all] [--count N] [--large-count L]
 //                      [--iterations K] [--warmup W] [--threads T] [--data DIR] [--json]
+//                      [--server-pid P]
 #include <sys/resource.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -64,13 +72,32 @@
 #include <vector>
 
 // Every operator new of the process is counted (the library, the standard library and this
-// program alike), so that the timed part's allocations per operation can be reported.
+// program alike), so that the timed part's allocations per operation can be reported. Each thread
+// counts in a slot of its own, a cache line apart: with one shared counter, two threads that
+// allocate (insert_many_small: two allocations a document) would pass its line back and forth
+// between the cores, a cost of the benchmark and not of the client.
 namespace {
-std::atomic<std::uint64_t> allocations{0};
+struct alignas(64) allocation_slot {
+  std::atomic<std::uint64_t> n{0};
+};
+constexpr std::size_t allocation_slots = 64;  // slots are shared (atomically) past 64 threads
+allocation_slot slots[allocation_slots];
+std::atomic<std::size_t> next_slot{0};
+constinit thread_local std::size_t this_thread_slot = allocation_slots;  // none yet
+
+// The allocations so far (read after the threads that made them have been joined).
+std::uint64_t allocations() {
+  std::uint64_t sum = 0;
+  for (const auto& s : slots) sum += s.n.load(std::memory_order_relaxed);
+  return sum;
+}
 }  // namespace
 
 void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (this_thread_slot == allocation_slots) {
+    this_thread_slot = next_slot.fetch_add(1, std::memory_order_relaxed) % allocation_slots;
+  }
+  slots[this_thread_slot].n.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
@@ -135,6 +162,13 @@ double cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// The CPU time (user + system, all threads) of another process, from its CPU-time clock.
+double cpu_seconds(clockid_t clock) {
+  timespec t{};
+  if (::clock_gettime(clock, &t) != 0) fail("cannot read the server's CPU clock");
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
 // The system part of cpu_seconds(): the kernel's work for the process (send, receive, waking up).
 double sys_seconds() {
   rusage u{};
@@ -157,6 +191,7 @@ struct options {
   int iterations = 10;
   int warmup = 1;
   int threads = 1;
+  int server_pid = 0;  // 0: the server's CPU time is not measured
   bool json = false;
 };
 
@@ -175,6 +210,9 @@ class bench {
  public:
   bench(om::client c, const options& o)
       : client_(std::move(c)), coll_(client_.collection(db_name, coll_name)), o_(o) {
+    if (o.server_pid != 0 && ::clock_getcpuclockid(o.server_pid, &server_clock_) != 0) {
+      fail("--server-pid " + std::to_string(o.server_pid) + ": no CPU clock for that process");
+    }
     tweet_ = read_json_file(o.data + "/tweet.json");
     small_ = read_json_file(o.data + "/small_doc.json");
     large_ = read_json_file(o.data + "/large_doc.json");
@@ -202,19 +240,22 @@ class bench {
 
   void measure(const task& t) {
     t.setup();
-    std::vector<double> walls, cpus, syss;
+    std::vector<double> walls, cpus, syss, server_cpus;
     std::uint64_t allocs = 0;
     std::int64_t docs = 0;
     for (int i = 0; i < o_.warmup + o_.iterations; ++i) {
       t.before();
-      const std::uint64_t allocs0 = allocations.load();
+      const std::uint64_t allocs0 = allocations();
+      const double server0 = o_.server_pid != 0 ? cpu_seconds(server_clock_) : 0;
       const double cpu0 = cpu_seconds(), sys0 = sys_seconds();
       const auto t0 = std::chrono::steady_clock::now();
       docs = run_threads(t);
       const auto t1 = std::chrono::steady_clock::now();
       const double cpu1 = cpu_seconds(), sys1 = sys_seconds();
+      const double server1 = o_.server_pid != 0 ? cpu_seconds(server_clock_) : 0;
       if (i < o_.warmup) continue;
-      allocs += allocations.load() - allocs0;
+      server_cpus.push_back(server1 - server0);
+      allocs += allocations() - allocs0;
       walls.push_back(std::chrono::duration<double>(t1 - t0).count());
       cpus.push_back(cpu1 - cpu0);
       syss.push_back(sys1 - sys0);
@@ -225,22 +266,30 @@ class bench {
     const double cpu_us = median(cpus) / total_ops * 1e6;
     const double sys_us = median(syss) / total_ops * 1e6;
     const double allocs_per_op = static_cast<double>(allocs) / (total_ops * o_.iterations);
-    char line[512];
+    const double server_us = median(server_cpus) / total_ops * 1e6;
+    char server[64] = "";
+    char line[640];
     if (o_.json) {
+      if (o_.server_pid != 0) {
+        std::snprintf(server, sizeof server, R"(, "server_cpu_us_per_op": %.3f)", server_us);
+      }
       std::snprintf(line, sizeof line,
                     R"({"client": "oid", "task": "%s", "threads": %d, "ops": %d, )"
                     R"("iterations": %d, "mb": %.6f, "wall_s": %.6f, "mbps": %.3f, )"
                     R"("cpu_us_per_op": %.3f, "sys_us_per_op": %.3f, "allocs_per_op": %.2f, )"
-                    R"("docs": %lld})",
+                    R"("docs": %lld%s})",
                     t.name.c_str(), o_.threads, t.ops, o_.iterations, mb, wall, mb / wall, cpu_us,
-                    sys_us, allocs_per_op, static_cast<long long>(docs));
+                    sys_us, allocs_per_op, static_cast<long long>(docs), server);
     } else {
+      if (o_.server_pid != 0) {
+        std::snprintf(server, sizeof server, "  server cpu %9.2f us/op", server_us);
+      }
       std::snprintf(
           line, sizeof line,
           "%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  %7.2f allocs/op  (%d ops x %d "
-          "threads, median of %d, %lld docs)",
+          "threads, median of %d, %lld docs)%s",
           t.name.c_str(), mb / wall, wall, cpu_us, allocs_per_op, t.ops, o_.threads, o_.iterations,
-          static_cast<long long>(docs));
+          static_cast<long long>(docs), server);
     }
     std::cout << line << std::endl;
   }
@@ -333,6 +382,7 @@ class bench {
   om::client client_;
   om::collection coll_;
   const options& o_;
+  clockid_t server_clock_{};
   ob::document tweet_, small_, large_, hello_;
 };
 
@@ -374,6 +424,8 @@ options parse(int argc, char** argv) {
       o.warmup = to_int("--warmup", next(), 0);
     else if (a == "--threads")
       o.threads = to_int("--threads", next(), 1);
+    else if (a == "--server-pid")
+      o.server_pid = to_int("--server-pid", next(), 1);
     else if (a == "--json")
       o.json = true;
     else {

@@ -9,6 +9,7 @@
  *
  *   libmongoc_driverbench --uri URI [--task NAME[,NAME...]|all] [--count N] [--large-count L]
  *                         [--iterations K] [--warmup W] [--threads T] [--data DIR] [--json]
+ *                         [--server-pid P]
  */
 #include <mongoc/mongoc.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 #include <time.h>
 
 #ifndef OID_SHARED_DIR
@@ -28,12 +30,28 @@
 #define SMALL_BYTES 275.0
 #define LARGE_BYTES 2731089.0
 
-/* Allocations through bson_malloc and friends (libbson's and libmongoc's own), counted. */
-static volatile int64_t allocations;
-static void *count_malloc(size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return malloc(n); }
-static void *count_calloc(size_t n, size_t size) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return calloc(n, size); }
-static void *count_realloc(void *p, size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return realloc(p, n); }
-static void *count_aligned_alloc(size_t a, size_t n) { __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED); return aligned_alloc(a, n); }
+/* Allocations through bson_malloc and friends (libbson's and libmongoc's own), counted. Each
+ * thread counts in a slot of its own, a cache line apart (as bench/client_driverbench.cpp does):
+ * one shared counter would pass its line between the cores of two threads that allocate. */
+#define ALLOCATION_SLOTS 64 /* slots are shared (atomically) past 64 threads */
+static struct { _Alignas(64) int64_t n; } slots[ALLOCATION_SLOTS];
+static int next_slot;
+static __thread int this_thread_slot = -1;
+static void count_one(void) {
+  if (this_thread_slot < 0)
+    this_thread_slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED) % ALLOCATION_SLOTS;
+  __atomic_add_fetch(&slots[this_thread_slot].n, 1, __ATOMIC_RELAXED);
+}
+/* The allocations so far (read after the threads that made them have been joined). */
+static int64_t allocations(void) {
+  int64_t sum = 0;
+  for (int i = 0; i < ALLOCATION_SLOTS; ++i) sum += __atomic_load_n(&slots[i].n, __ATOMIC_RELAXED);
+  return sum;
+}
+static void *count_malloc(size_t n) { count_one(); return malloc(n); }
+static void *count_calloc(size_t n, size_t size) { count_one(); return calloc(n, size); }
+static void *count_realloc(void *p, size_t n) { count_one(); return realloc(p, n); }
+static void *count_aligned_alloc(size_t a, size_t n) { count_one(); return aligned_alloc(a, n); }
 
 static mongoc_client_pool_t *pool;
 static bson_t *tweet, *small_doc, *large_doc;
@@ -67,6 +85,13 @@ static double cpu_seconds(void) {
   getrusage(RUSAGE_SELF, &u);
   return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+/* The CPU time (user + system, all threads) of another process, from its CPU-time clock. */
+static double clock_seconds(clockid_t clock) {
+  struct timespec t;
+  if (clock_gettime(clock, &t) != 0) fail("cannot read the server's CPU clock", NULL);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* The system part of cpu_seconds(): the kernel's work for the process. */
@@ -270,7 +295,7 @@ static int number(const char *flag, const char *text, int min) {
 int main(int argc, char **argv) {
   const char *uri_text = getenv("MONGODB_URI"), *which = "all";
   const char *data = OID_SHARED_DIR "/data/driverbench/single_and_multi_document";
-  int iterations = 10, warmup = 1, threads = 1, json = 0;
+  int iterations = 10, warmup = 1, threads = 1, json = 0, server_pid = 0;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     if (!strcmp(a, "--json")) { json = 1; continue; }
@@ -284,9 +309,16 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--iterations")) iterations = number(a, v, 1);
     else if (!strcmp(a, "--warmup")) warmup = number(a, v, 0);
     else if (!strcmp(a, "--threads")) threads = number(a, v, 1);
+    else if (!strcmp(a, "--server-pid")) server_pid = number(a, v, 1);
     else { fprintf(stderr, "libmongoc_driverbench: unknown argument %s\n", a); return 2; }
   }
   if (!uri_text) { fprintf(stderr, "libmongoc_driverbench: --uri (or MONGODB_URI) is needed\n"); return 2; }
+
+  clockid_t server_clock = 0;
+  if (server_pid && clock_getcpuclockid((pid_t)server_pid, &server_clock) != 0) {
+    fprintf(stderr, "libmongoc_driverbench: --server-pid %d: no CPU clock for that process\n", server_pid);
+    return 1;
+  }
 
   bson_mem_vtable_t counting = {count_malloc, count_calloc, count_realloc, free, count_aligned_alloc, {0}};
   bson_mem_set_vtable(&counting);
@@ -316,6 +348,7 @@ int main(int argc, char **argv) {
 
   double *walls = malloc(sizeof(double) * (size_t)iterations);
   double *cpus = malloc(sizeof(double) * (size_t)iterations);
+  double *server_cpus = malloc(sizeof(double) * (size_t)iterations);
   double *syss = malloc(sizeof(double) * (size_t)iterations);
   job *jobs = malloc(sizeof(job) * (size_t)threads);
   pthread_t *ids = malloc(sizeof(pthread_t) * (size_t)threads);
@@ -329,7 +362,8 @@ int main(int argc, char **argv) {
     t->setup();
     for (int i = 0; i < warmup + iterations; ++i) {
       t->before();
-      int64_t allocs0 = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
+      int64_t allocs0 = allocations();
+      double server0 = server_pid ? clock_seconds(server_clock) : 0;
       double cpu0 = cpu_seconds(), sys0 = sys_seconds(), t0 = wall_seconds();
       for (int j = 0; j < threads; ++j) jobs[j] = (job){t, 0};
       if (threads == 1) {
@@ -339,12 +373,14 @@ int main(int argc, char **argv) {
         for (int j = 0; j < threads; ++j) pthread_join(ids[j], NULL);
       }
       double t1 = wall_seconds(), cpu1 = cpu_seconds(), sys1 = sys_seconds();
+      double server1 = server_pid ? clock_seconds(server_clock) : 0;
       docs = 0;
       for (int j = 0; j < threads; ++j) docs += jobs[j].docs;
       if (i >= warmup) {
-        allocs += __atomic_load_n(&allocations, __ATOMIC_RELAXED) - allocs0;
+        allocs += allocations() - allocs0;
         walls[i - warmup] = t1 - t0;
         cpus[i - warmup] = cpu1 - cpu0;
+        server_cpus[i - warmup] = server1 - server0;
         syss[i - warmup] = sys1 - sys0;
       }
     }
@@ -354,18 +390,22 @@ int main(int argc, char **argv) {
     double cpu_us = median(cpus, iterations) / total_ops * 1e6;
     double sys_us = median(syss, iterations) / total_ops * 1e6;
     double allocs_per_op = (double)allocs / (total_ops * iterations);
+    double server_us = median(server_cpus, iterations) / total_ops * 1e6;
+    char server[64] = "";
     if (json) {
+      if (server_pid) snprintf(server, sizeof server, ", \"server_cpu_us_per_op\": %.3f", server_us);
       printf("{\"client\": \"libmongoc\", \"task\": \"%s\", \"threads\": %d, \"ops\": %d, "
              "\"iterations\": %d, \"mb\": %.6f, \"wall_s\": %.6f, \"mbps\": %.3f, "
              "\"cpu_us_per_op\": %.3f, \"sys_us_per_op\": %.3f, \"allocs_per_op\": %.2f, "
-             "\"docs\": %lld}\n",
+             "\"docs\": %lld%s}\n",
              t->name, threads, ops, iterations, mb, wall, mb / wall, cpu_us, sys_us, allocs_per_op,
-             (long long)docs);
+             (long long)docs, server);
     } else {
+      if (server_pid) snprintf(server, sizeof server, "  server cpu %9.2f us/op", server_us);
       printf("%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  %7.2f allocs/op  (%d ops x %d "
-             "threads, median of %d, %lld docs)\n",
+             "threads, median of %d, %lld docs)%s\n",
              t->name, mb / wall, wall, cpu_us, allocs_per_op, ops, threads, iterations,
-             (long long)docs);
+             (long long)docs, server);
     }
     fflush(stdout);
   }

@@ -6,7 +6,7 @@
 #
 #   scripts/bench-client.sh [--runs R] [--count N] [--iterations K] [--large-count L]
 #                           [--ferret-count N] [--ferret-iterations K] [--ferret-large-count L]
-#                           [--clients oid,libmongoc,go,pymongo] [--json FILE]
+#                           [--clients oid,libmongoc,go,pymongo] [--json FILE] [--only canned]
 #
 # Every measurement is repeated R times (default 1; the table shows the median of the runs, and
 # the runs' range of oid's ratio to libmongoc). Canned server: N operations per task (default 10,000, the specification's), L for the large-
@@ -21,6 +21,24 @@
 # with scripts/ferretdb.sh start-secure, and the cost of monitoring on the canned server: the
 # single-document tasks with a single seed used directly (no monitor), with directConnection=false
 # (a monitor thread, heartbeat every 10 s) and with heartbeatFrequencyMS=500 as well.
+#
+# --only canned leaves FerretDB out (no FerretDB is started; no FerretDB, authentication or TLS
+# rows): the canned server's tables only.
+#
+# The two-thread table also gives the canned server's CPU time per operation (oid's and
+# libmongoc's programs read the server's CPU clock, clock_getcpuclockid of its pid, around the
+# same timed part as their own CPU time) and a "2-core bound": the most a second thread could give
+# on this machine if the cores are the limit. One thread and its server thread cost C + S CPU us
+# per operation (client + server, the one-thread run); the machine's cores can do at most
+# cores * 1e6 / (C + S) operations a second, so two threads can reach at most
+#   bound = min(2, (cores * 1e6 / (C + S)) / (one thread's operations a second))
+#         = min(2, cores * (one thread's wall us per operation) / (C + S)).
+# A bound near 1 means that one thread and its server thread already keep the cores busy; a
+# scaling well below a bound near 2 points at the client (or the server) serializing the threads,
+# or at other processes taking the cores: the table also gives the cores the client and the server
+# used in the two-thread timed part ((client + server CPU us/op) x operations / wall us) and the
+# machine's busy cores over the whole run, all processes (/proc/stat): when the machine is busy
+# and ours are not, other processes had the cores, and the scaling says little.
 #
 # After every run the script checks that the work was done: the documents a find read, and after
 # an insert task the documents in the server (count_documents on FerretDB, the canned server's
@@ -43,6 +61,7 @@ ferret_iterations=3
 ferret_large_count=0
 clients=oid,libmongoc,go,pymongo
 json_out=""
+only=all
 while [ $# -gt 0 ]; do
   case "$1" in
   --runs) runs=${2:?}; shift 2 ;;
@@ -54,12 +73,17 @@ while [ $# -gt 0 ]; do
   --ferret-large-count) ferret_large_count=${2:?}; shift 2 ;;
   --clients) clients=${2:?}; shift 2 ;;
   --json) json_out=${2:?}; shift 2 ;;
-  -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+  --only) only=${2:?}; shift 2 ;;
+  -h | --help) sed -n '2,49p' "$0"; exit 0 ;;
   *) echo "bench-client: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
 say() { echo "bench-client: $*" >&2; }
+case "$only" in
+all | canned) ;;
+*) say "--only wants canned, not $only"; exit 2 ;;
+esac
 
 # ---- Build
 ./scripts/install-deps.sh
@@ -88,12 +112,14 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-say "starting FerretDB"
-ferret_uri=$(scripts/ferretdb.sh start "$ferret_pid")
-say "starting FerretDB with authentication and TLS"
-secure_uris=$(scripts/ferretdb.sh start-secure "$secure_pid" "$tmp/certs")
-auth_uri=$(echo "$secure_uris" | sed -n 1p)
-tls_uri=$(echo "$secure_uris" | sed -n 2p)
+if [ "$only" = all ]; then
+  say "starting FerretDB"
+  ferret_uri=$(scripts/ferretdb.sh start "$ferret_pid")
+  say "starting FerretDB with authentication and TLS"
+  secure_uris=$(scripts/ferretdb.sh start-secure "$secure_pid" "$tmp/certs")
+  auth_uri=$(echo "$secure_uris" | sed -n 1p)
+  tls_uri=$(echo "$secure_uris" | sed -n 2p)
+fi
 "$build/bench/canned_server" --docs "$count" >"$tmp/canned.uri" &
 canned_pid=$!
 for _ in $(seq 100); do grep -q mongodb "$tmp/canned.uri" && break; sleep 0.1; done
@@ -125,12 +151,21 @@ results=$tmp/results.jsonl
 # run SERVER-KIND URI COUNT LARGE ITERATIONS THREADS CLIENT TASK
 run() {
   local kind=$1 uri=$2 n=$3 l=$4 k=$5 threads=$6 client=$7 task=$8
-  local out
+  local out server=()
   say "$kind: $client $task (threads $threads)"
+  # oid's and libmongoc's programs also measure the canned server's CPU time (--server-pid).
+  if [[ "$kind" == canned* && ( "$client" == oid || "$client" == libmongoc ) ]]; then
+    server=(--server-pid "$canned_pid")
+  fi
+  # The machine's CPU time (all processes: /proc/stat's first line) around the run, to tell how
+  # busy the other processes kept the cores.
+  local stat0 stat1
+  stat0=$(head -1 /proc/stat)
   # shellcheck disable=SC2046
   out=$($(command_of "$client") --uri "$uri" --task "$task" --count "$n" --large-count "$l" \
-    --iterations "$k" --warmup 1 --threads "$threads" --json) ||
+    --iterations "$k" --warmup 1 --threads "$threads" "${server[@]}" --json) ||
     { say "$client failed on $task against $kind"; exit 1; }
+  stat1=$(head -1 /proc/stat)
   local ops docs want
   ops=$(echo "$out" | "$py" -c 'import json,sys; print(json.loads(sys.stdin.read())["ops"])')
   docs=$(echo "$out" | "$py" -c 'import json,sys; print(json.loads(sys.stdin.read())["docs"])')
@@ -145,7 +180,18 @@ run() {
       { say "CHECK FAILED: $kind holds $stored documents after $client $task, not $want"; exit 1; }
     ;;
   esac
-  echo "$out" | "$py" -c "import json,sys; d=json.loads(sys.stdin.read()); d['server']='$kind'; d['run']=$run; print(json.dumps(d))" >>"$results"
+  echo "$out" | "$py" -c "
+import json, os, sys
+d = json.loads(sys.stdin.read())
+d['server'] = '$kind'
+d['run'] = $run
+# cpu user nice system idle iowait irq softirq steal: the busy share of the run, in cores.
+a, b = ([int(x) for x in s.split()[1:9]] for s in ('$stat0', '$stat1'))
+total = sum(b) - sum(a)
+idle = (b[3] + b[4]) - (a[3] + a[4])
+if total > 0:
+    d['machine_busy_cores'] = round((total - idle) / total * (os.cpu_count() or 1), 3)
+print(json.dumps(d))" >>"$results"
 }
 
 small_tasks=(run_command find_one insert_one_small find_many insert_many_small)
@@ -167,21 +213,23 @@ for run in $(seq 1 "$runs"); do
       run canned "$canned_uri" "$count" "$large_count" "$iterations" 2 "$client" "$task"
     done
   done
-  for task in "${ferret_tasks[@]}"; do
-    for client in "${client_list[@]}"; do
-      run ferretdb "$ferret_uri" "$ferret_count" "$((ferret_large_count > 0 ? ferret_large_count : 1))" "$ferret_iterations" 1 \
-        "$client" "$task"
+  if [ "$only" = all ]; then
+    for task in "${ferret_tasks[@]}"; do
+      for client in "${client_list[@]}"; do
+        run ferretdb "$ferret_uri" "$ferret_count" "$((ferret_large_count > 0 ? ferret_large_count : 1))" "$ferret_iterations" 1 \
+          "$client" "$task"
+      done
     done
-  done
-  # Authentication and TLS (the connections are opened in the warm-up: the rows are the cost per
-  # operation once connected).
-  for task in "${small_tasks[@]}"; do
-    for client in oid libmongoc; do
-      [[ ",$clients," == *",$client,"* ]] || continue
-      run ferretdb-auth "$auth_uri" "$ferret_count" 1 "$ferret_iterations" 1 "$client" "$task"
-      run ferretdb-tls "$tls_uri" "$ferret_count" 1 "$ferret_iterations" 1 "$client" "$task"
+    # Authentication and TLS (the connections are opened in the warm-up: the rows are the cost per
+    # operation once connected).
+    for task in "${small_tasks[@]}"; do
+      for client in oid libmongoc; do
+        [[ ",$clients," == *",$client,"* ]] || continue
+        run ferretdb-auth "$auth_uri" "$ferret_count" 1 "$ferret_iterations" 1 "$client" "$task"
+        run ferretdb-tls "$tls_uri" "$ferret_count" 1 "$ferret_iterations" 1 "$client" "$task"
+      done
     done
-  done
+  fi
   # Monitoring: a monitor thread per server (directConnection=false), at the default heartbeat
   # and every 500 ms, against the same server used directly.
   for task in run_command find_one insert_one_small; do
@@ -198,7 +246,7 @@ done
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$py" - "$results" "$clients" <<'EOF'
-import json, sys
+import json, os, sys
 
 import statistics
 
@@ -213,8 +261,9 @@ for r in rows:
 get = {}
 for key, rs in by_key.items():
     m = dict(rs[0])
-    for f in ("mbps", "cpu_us_per_op", "wall_s"):
-        m[f] = statistics.median(r[f] for r in rs)
+    for f in ("mbps", "cpu_us_per_op", "wall_s", "server_cpu_us_per_op"):
+        if all(f in r for r in rs):
+            m[f] = statistics.median(r[f] for r in rs)
     m["runs"] = {r["run"]: r for r in rs}
     get[key] = m
 
@@ -261,8 +310,36 @@ for server, what in (("canned", "canned server (wall time is the driver's)"),
     table(f"1 thread, {what}: MB/s (higher is better), CPU us per operation (lower is better); "
           "oid/peer ratios: MB/s above 1 and CPU below 1 favour oid", header, lines)
 
+cores = os.cpu_count() or 1
+
+def bound(one):
+    # The most a second thread could give if the cores are the limit (the script's top comment):
+    # cores * (one thread's wall us per operation) / (client + server CPU us per operation).
+    if "server_cpu_us_per_op" not in one:
+        return "-"
+    cost = one["cpu_us_per_op"] + one["server_cpu_us_per_op"]
+    wall_us = one["wall_s"] * 1e6 / one["ops"]
+    return f"{min(2.0, cores * wall_us / cost):.2f}x" if cost > 0 else "-"
+
+def cores_used(r):
+    # The cores the client and the server kept busy in the timed part: CPU per wall time.
+    if "server_cpu_us_per_op" not in r:
+        return "-"
+    ops = r["ops"] * r["threads"]
+    return f"{(r['cpu_us_per_op'] + r['server_cpu_us_per_op']) * ops / (r['wall_s'] * 1e6):.2f}"
+
+def busy(r):
+    # Medians of the runs: the machine's busy cores over the whole run (setup included).
+    vs = [x["machine_busy_cores"] for x in r["runs"].values() if "machine_busy_cores" in x]
+    return f"{statistics.median(vs):.2f}" if vs else "-"
+
+def server_cpu(r):
+    return f"{r['server_cpu_us_per_op']:,.2f}" if "server_cpu_us_per_op" in r else "-"
+
 header = ["task", "client", "1 thread MB/s", "2 threads MB/s", "scaling", "1 thread CPU us/op",
-          "2 threads CPU us/op"]
+          "2 threads CPU us/op", "1 thread server CPU us/op", "2 threads server CPU us/op",
+          f"{cores}-core bound", "2 threads: cores used (client + server)",
+          "2 threads: machine busy cores (all processes)"]
 lines = []
 for t in tasks:
     for c in ("oid", "libmongoc"):
@@ -270,8 +347,11 @@ for t in tasks:
         if one and two:
             lines.append([t, c, f"{one['mbps']:,.2f}", f"{two['mbps']:,.2f}",
                           f"{two['mbps'] / one['mbps']:.2f}x", f"{one['cpu_us_per_op']:,.2f}",
-                          f"{two['cpu_us_per_op']:,.2f}"])
-table("two threads sharing one client (libmongoc: one pool) on the canned server", header, lines)
+                          f"{two['cpu_us_per_op']:,.2f}", server_cpu(one), server_cpu(two),
+                          bound(one), cores_used(two), busy(two)])
+table("two threads sharing one client (libmongoc: one pool) on the canned server; server CPU: "
+      f"the canned server's; {cores}-core bound: the most a second thread could give, "
+      f"min(2, {cores} x 1-thread wall us/op / (client + server CPU us/op))", header, lines)
 
 header = ["task", "client", "direct CPU us/op", "monitored CPU us/op", "heartbeat 500 ms CPU us/op",
           "monitoring cost us/op (500 ms)"]

@@ -663,6 +663,30 @@ TEST(ConnectionPool, AConnectionGoesBackOnlyToItsOwnPool) {
   EXPECT_EQ(b.log.count("ConnectionCheckedIn"), 0u);
 }
 
+TEST(ConnectionPool, AThreadGetsBackTheConnectionItCheckedIn) {
+  // Most recent first, but a thread's own last connection before another thread's newer one: so
+  // that two threads do not swap connections (and the server's threads behind them).
+  pool_fixture f;
+  f.pool->ready();
+  auto a = f.pool->check_out(no_deadline);
+  auto b = f.pool->check_out(no_deadline);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(b);
+  const std::uint64_t a_id = a->id(), b_id = b->id();
+  ASSERT_TRUE(f.pool->check_in(std::move(*a)));
+  std::thread([&] { EXPECT_TRUE(f.pool->check_in(std::move(*b))); }).join();  // b: the newest
+  auto again = f.pool->check_out(no_deadline);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->id(), a_id);
+  // A thread that checked nothing in gets the most recent.
+  std::uint64_t other = 0;
+  std::thread([&] {
+    auto c = f.pool->check_out(no_deadline);
+    if (c) other = c->id();
+  }).join();
+  EXPECT_EQ(other, b_id);
+}
+
 TEST(ConnectionPool, ABrokenConnectionIsClosedAtCheckIn) {
   // The server answers the handshake, then hangs up.
   pool_fixture f({}, std::nullopt, [](oid::test::peer& p) { p.handshake(); });
