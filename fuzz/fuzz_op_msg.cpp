@@ -4,14 +4,44 @@
 // ids, all 32 flag bits (unknown optional ones included), the kind-0 section's position among the
 // kind-1 sections, every identifier and document byte for byte, and the checksum, which encode
 // recomputes and decode has already checked.
+// Property: checking a cursor batch's documents as the message arrives in pieces (batch_check,
+// as a connection does) changes nothing: decoding with the checked documents skipped gives the
+// same message, or the same error at the same offset, as decoding without.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <oid/mongo/op_msg.hpp>
 #include <span>
 
+#include "mongo/detail/batch_check.hpp"
+
+namespace {
+
+void check_in_pieces(std::span<const std::uint8_t> input, std::size_t piece) {
+  oid::mongo::detail::batch_check check;
+  for (std::size_t got = std::min(piece, input.size());;
+       got = std::min(got + piece, input.size())) {
+    check.advance(input.first(got));
+    if (got == input.size()) break;
+  }
+  const auto plain = oid::mongo::decode_op_msg(input);
+  const auto checked = oid::mongo::detail::decode_op_msg(input, {}, check.checked());
+  if (plain.has_value() != checked.has_value()) std::abort();
+  if (plain) {
+    if (plain->body != checked->body) std::abort();
+  } else if (plain.error().code != checked.error().code ||
+             plain.error().offset != checked.error().offset) {
+    std::abort();
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> input(data, size);
+  check_in_pieces(input, 1 + size % 61);
+  check_in_pieces(input, size);
   const auto msg = oid::mongo::decode_op_msg(input);
   if (!msg) {
     if (msg.error().offset > size) std::abort();

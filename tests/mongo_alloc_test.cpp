@@ -133,15 +133,14 @@ void expect_steady(const char* what, std::uint64_t bound, Op&& op) {
 }
 
 // What each allocation is (a bound goes down when one goes; it goes up only with a reason):
-// - every command: the command with lsid (and txnNumber) appended (attempt::command), and in
-//   connection::encode the body with $db and the message's bytes;
-// - run_command (4): the reply copied out;
-// - find (6): its command, the cursor's state, and the receive buffer the connection gets in
+// - every command: the command with lsid (and txnNumber) appended (attempt::command); the
+//   message is written into the connection's send buffer, which it keeps (connection::sent);
+// - run_command (2): the reply copied out;
+// - find one (4): its command, the cursor's state, and the receive buffer the connection gets in
 //   place of the one the cursor keeps (its first batch is a view into it);
-// - insert_one (14): in bulk_write the ids, the documents given an _id and the statements
-//   (three vectors), the document with its new _id, its {_id}, the insert command and the
-//   document sequence's list; connection::encode's copy of the sequences (two); the reply copied
-//   out; insert_many_result's list of ids.
+// - insert_one (10): in bulk_write the ids, the documents given an _id and the statements (three
+//   vectors), the document with its new _id, its {_id}, the insert command and the list of
+//   document sequences; the reply copied out; insert_many_result's list of ids.
 TEST_P(client_allocations, AreBoundedAndTheSameForEveryOperation) {
   deployment d(GetParam());
   auto c = mongo::client::create(d.uri()).value();
@@ -164,15 +163,15 @@ TEST_P(client_allocations, AreBoundedAndTheSameForEveryOperation) {
   mongo::find_options first;
   first.limit = 1;
 
-  expect_steady("run_command", 3, [&] { ASSERT_TRUE(c.run_command("admin", ping.view())); });
-  expect_steady("find one", 5, [&] {
+  expect_steady("run_command", 2, [&] { ASSERT_TRUE(c.run_command("admin", ping.view())); });
+  expect_steady("find one", 4, [&] {
     auto cur = coll.find(filter.view(), first);
     ASSERT_TRUE(cur);
     int found = 0;
     while (cur->next().value()) ++found;
     ASSERT_EQ(found, 1);
   });
-  expect_steady("insert_one", 11, [&] {
+  expect_steady("insert_one", 10, [&] {
     auto r = coll.insert_one(small.view());
     ASSERT_TRUE(r);
     ASSERT_EQ(r->inserted, 1);

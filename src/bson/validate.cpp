@@ -9,6 +9,7 @@
 #endif
 
 #include "bson/detail/bytes.hpp"
+#include "bson/detail/validate.hpp"
 
 namespace oid::bson {
 
@@ -159,13 +160,20 @@ class validator {
   // one walk goes again from the start and reports the first it meets.
   result<void> run(std::size_t len) {
     len_ = len;
-    if (walk<2>(len)) return {};
-    if (walk<1>(len)) return {};  // (cannot happen: the two walks check the same)
+    const bool skipping = skip_end_ > skip_begin_;
+    if (skipping ? walk<2, true>(len) : walk<2, false>(len)) return {};
+    if (skipping ? walk<1, true>(len) : walk<1, false>(len)) return {};  // (cannot happen)
     return err_;
   }
 
+  // Elements that start in [begin, end) are taken as checked (see validate_prefix_skipping).
+  void skip(std::size_t begin, std::size_t end) noexcept {
+    skip_begin_ = begin;
+    skip_end_ = end;
+  }
+
  private:
-  template <int lanes>
+  template <int lanes, bool skipping>
   bool walk(std::size_t len) {
     lane l[lanes];
     l[0].pos = 4;
@@ -174,18 +182,27 @@ class validator {
     for (;;) {
       if constexpr (lanes == 1) {
         if (!l[0].active) return true;
-        if (!step(l[0], nullptr)) return false;
+        if (!step<skipping>(l[0], nullptr)) return false;
       } else {
-        if (l[0].active && !step(l[0], &l[1])) return false;
-        if (l[1].active && !step(l[1], &l[0])) return false;
+        if (l[0].active && !step<skipping>(l[0], &l[1])) return false;
+        if (l[1].active && !step<skipping>(l[1], &l[0])) return false;
         if (!l[0].active && !l[1].active) return true;
       }
     }
   }
 
   // One element of `w`'s document, or the end of that document. False on an error (in err_).
+  template <bool skipping>
   bool step(lane& w, lane* idle) {
     std::size_t pos = w.pos;
+    if constexpr (skipping) {
+      // A walk reaches the checked elements only at one of their starts (the first, or one a
+      // split lands on), never inside one: it goes on after the last.
+      if (pos - skip_begin_ < skip_end_ - skip_begin_) {
+        w.pos = skip_end_;
+        return true;
+      }
+    }
     if (pos == w.cur.term) {
       if (w.stack.size() == 0) {
         w.active = false;
@@ -470,10 +487,12 @@ class validator {
   std::size_t len_ = 0;  // bytes of the whole document at b_: no read goes past them
   const validate_options& o_;
   oid::error err_{};
+  std::size_t skip_begin_ = 0, skip_end_ = 0;
 };
 
 result<document_view> validate_impl(std::span<const std::uint8_t> bytes,
-                                    const validate_options& options, bool allow_trailing) {
+                                    const validate_options& options, bool allow_trailing,
+                                    std::size_t skip_begin = 0, std::size_t skip_end = 0) {
   if (bytes.size() < 4) return oid::error{errc::truncated, 0};
   const std::int32_t n = detail::load_le_i32(bytes.data());
   if (n < 5) return oid::error{errc::bad_length_prefix, 0};
@@ -482,6 +501,7 @@ result<document_view> validate_impl(std::span<const std::uint8_t> bytes,
   if (len > bytes.size()) return oid::error{errc::truncated, 0};
   if (bytes[len - 1] != 0) return oid::error{errc::missing_terminator, len - 1};
   validator v(bytes.data(), options);
+  if (skip_begin >= 4 && skip_end > skip_begin && skip_end < len) v.skip(skip_begin, skip_end);
   if (auto r = v.run(len); !r) return r.error();
   if (!allow_trailing && len != bytes.size()) return oid::error{errc::trailing_bytes, len};
   return document_view::unchecked(bytes.first(len));
@@ -497,6 +517,13 @@ result<document_view> validate(std::span<const std::uint8_t> bytes,
 result<document_view> validate_prefix(std::span<const std::uint8_t> bytes,
                                       const validate_options& options) {
   return validate_impl(bytes, options, true);
+}
+
+result<document_view> detail::validate_prefix_skipping(std::span<const std::uint8_t> bytes,
+                                                       const validate_options& options,
+                                                       std::size_t skip_begin,
+                                                       std::size_t skip_end) {
+  return validate_impl(bytes, options, true, skip_begin, skip_end);
 }
 
 result<void> check_utf8(std::string_view text) noexcept {

@@ -5,6 +5,9 @@
 #include <oid/detail/endian.hpp>
 #include <oid/mongo/op_msg.hpp>
 
+#include "bson/detail/validate.hpp"
+#include "mongo/detail/batch_check.hpp"
+
 namespace oid::mongo {
 namespace {
 
@@ -37,9 +40,11 @@ constexpr std::size_t min_message = message_header_size + 4 + 1 + 5;
 
 oid::error shifted(oid::error e, std::size_t base) { return {e.code, e.offset + base}; }
 
-// Validates the document at `at` inside [at, end) of `bytes`; sets `size` to its length.
+// Validates the document at `at` inside [at, end) of `bytes`, the elements in `checked` (when
+// they are in this document) taken as validated.
 result<bson::document_view> section_document(std::span<const std::uint8_t> bytes, std::size_t at,
-                                             std::size_t end, const op_msg_limits& limits) {
+                                             std::size_t end, const op_msg_limits& limits,
+                                             detail::checked_batch checked = {}) {
   const auto span = bytes.subspan(at, end - at);
   if (span.size() >= 4) {
     const std::int32_t declared = load_le_i32(span.data());
@@ -48,14 +53,21 @@ result<bson::document_view> section_document(std::span<const std::uint8_t> bytes
       return oid::error{errc::bad_length_prefix, at};
     }
   }
-  bson::validate_options options;
-  options.max_size = limits.max_document_size;
-  auto doc = bson::validate_prefix(span, options);
+  const auto options = detail::section_options(limits);
+  auto doc = checked.begin > at ? bson::detail::validate_prefix_skipping(
+                                      span, options, checked.begin - at, checked.end - at)
+                                : bson::validate_prefix(span, options);
   if (!doc) return shifted(doc.error(), at);
   return *doc;
 }
 
 }  // namespace
+
+bson::validate_options detail::section_options(const op_msg_limits& limits) {
+  bson::validate_options options;
+  options.max_size = limits.max_document_size;
+  return options;
+}
 
 std::uint32_t crc32c(std::span<const std::uint8_t> bytes) noexcept {
   std::uint32_t c = 0xFFFFFFFFu;
@@ -83,12 +95,11 @@ namespace {
 // The encoder behind encode_op_msg and detail::encode_request: when `db` is not null, the body
 // goes out with a `$db` string element appended (its bytes copied up to their terminator, then
 // the element, a new terminator and the new length), so that a command needs no copy of its own
-// before it is encoded, and the message is the one allocation.
-result<std::vector<std::uint8_t>> encode(std::int32_t request_id, std::int32_t response_to,
-                                         std::uint32_t flags, bson::document_view body,
-                                         const std::string_view* db,
-                                         std::span<const document_sequence> sequences,
-                                         std::size_t body_position) {
+// before it is encoded. The message replaces what `out` held, in its capacity when it fits.
+result<void> encode(std::int32_t request_id, std::int32_t response_to, std::uint32_t flags,
+                    bson::document_view body, const std::string_view* db,
+                    std::span<const document_sequence> sequences, std::size_t body_position,
+                    std::vector<std::uint8_t>& out) {
   if (body_position > sequences.size()) return oid::error{errc::invalid_message, 0};
   const std::size_t db_element = db == nullptr ? 0 : 1 + 4 + 4 + db->size() + 1;
   const std::size_t body_size = body.size() + db_element;
@@ -106,7 +117,7 @@ result<std::vector<std::uint8_t>> encode(std::int32_t request_id, std::int32_t r
     return oid::error{errc::too_large, 0};
   }
 
-  std::vector<std::uint8_t> out;
+  out.clear();
   out.reserve(total);
   put_u32(out, static_cast<std::uint32_t>(total));
   put_u32(out, static_cast<std::uint32_t>(request_id));
@@ -142,23 +153,34 @@ result<std::vector<std::uint8_t>> encode(std::int32_t request_id, std::int32_t r
   }
   if (body_position == sequences.size()) put_body();
   if (flags & op_msg_flags::checksum_present) put_u32(out, crc32c(out));
-  return out;
+  return {};
 }
 
 }  // namespace
 
 result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg) {
-  return encode(msg.request_id, msg.response_to, msg.flags, msg.body, nullptr, msg.sequences,
-                msg.body_position);
+  std::vector<std::uint8_t> out;
+  if (auto r = encode(msg.request_id, msg.response_to, msg.flags, msg.body, nullptr, msg.sequences,
+                      msg.body_position, out);
+      !r) {
+    return r.error();
+  }
+  return out;
 }
 
-result<std::vector<std::uint8_t>> detail::encode_request(
-    std::int32_t request_id, std::uint32_t flags, bson::document_view command, std::string_view db,
-    std::span<const document_sequence> sequences) {
-  return encode(request_id, 0, flags, command, &db, sequences, 0);
+result<void> detail::encode_request(std::int32_t request_id, std::uint32_t flags,
+                                    bson::document_view command, std::string_view db,
+                                    std::span<const document_sequence> sequences,
+                                    std::vector<std::uint8_t>& out) {
+  return encode(request_id, 0, flags, command, &db, sequences, 0, out);
 }
 
 result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_limits& limits) {
+  return detail::decode_op_msg(bytes, limits, {});
+}
+
+result<op_msg> detail::decode_op_msg(std::span<const std::uint8_t> bytes,
+                                     const op_msg_limits& limits, checked_batch checked) {
   if (bytes.size() < 4) return oid::error{errc::truncated, 0};
   const std::int32_t declared = load_le_i32(bytes.data());
   if (declared < static_cast<std::int32_t>(min_message) ||
@@ -192,7 +214,9 @@ result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_l
     const std::uint8_t kind = bytes[pos];
     if (kind == 0) {
       if (have_body) return oid::error{errc::invalid_message, pos};
-      auto doc = section_document(bytes, pos + 1, end, limits);
+      // The checked batch is in the body only when the body is the first section.
+      auto doc = section_document(bytes, pos + 1, end, limits,
+                                  pos == message_header_size + 4 ? checked : checked_batch{});
       if (!doc) return doc.error();
       msg.body = *doc;
       msg.body_position = msg.sequences.size();

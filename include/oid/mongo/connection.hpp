@@ -43,6 +43,7 @@
 namespace oid::mongo {
 
 namespace detail {
+class batch_check;
 class scram_cache;
 class tls_context;
 class tls_session;
@@ -185,17 +186,17 @@ class connection {
 
  private:
   connection() = default;
-  result<std::vector<std::uint8_t>> encode(std::string_view db, bson::document_view command,
-                                           std::span<const document_sequence> sequences,
-                                           std::uint32_t flags, std::int32_t& request_id);
+  result<std::span<const std::uint8_t>> encode(std::string_view db, bson::document_view command,
+                                               std::span<const document_sequence> sequences,
+                                               std::uint32_t flags, std::int32_t& request_id);
+  void sent() noexcept;
   result<void> write_all(std::span<const std::uint8_t> bytes,
                          std::chrono::steady_clock::time_point deadline);
-  result<void> read_exact(std::uint8_t* out, std::size_t n,
-                          std::chrono::steady_clock::time_point deadline);
+  result<void> read_rest(std::size_t length, detail::batch_check& check,
+                         std::chrono::steady_clock::time_point deadline);
   result<std::size_t> read_some(std::uint8_t* out, std::size_t n,
                                 std::chrono::steady_clock::time_point deadline);
-  result<std::span<const std::uint8_t>> read_message(
-      std::chrono::steady_clock::time_point deadline);
+  result<op_msg> read_reply(std::chrono::steady_clock::time_point deadline);
   std::chrono::steady_clock::time_point deadline() const;
   oid::error fail(oid::error e) noexcept;
   void drain_before_close() noexcept;
@@ -217,6 +218,9 @@ class connection {
   detail::receive_buffer in_;
   std::size_t in_message_ = 0;
   std::size_t in_end_ = 0;
+  // The message being sent, in a buffer kept from one request to the next when it is small (see
+  // connection::sent).
+  std::vector<std::uint8_t> out_;
 };
 
 /// The handshake's `client` document (driver, os, platform, application): what `open` sends.

@@ -1,0 +1,20 @@
+// Validation with part of the document already checked: for the client, which checks a cursor
+// reply's documents while the rest of the reply is still arriving.
+#pragma once
+
+#include <cstddef>
+#include <oid/bson/validate.hpp>
+
+namespace oid::bson::detail {
+
+/// validate_prefix(bytes, options), except that the elements starting in [skip_begin, skip_end)
+/// (offsets in `bytes`) are taken as checked: a walk that reaches one of them goes on at
+/// skip_end. The caller vouches that the range is a run of whole elements of one embedded
+/// document, each checked exactly as this walk would check it at its depth (type byte, key,
+/// value), so that the result is the one validate_prefix gives. An empty range, or one that
+/// cannot lie inside the document, checks everything.
+result<document_view> validate_prefix_skipping(std::span<const std::uint8_t> bytes,
+                                               const validate_options& options,
+                                               std::size_t skip_begin, std::size_t skip_end);
+
+}  // namespace oid::bson::detail
