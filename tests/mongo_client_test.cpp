@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <oid/bson/builder.hpp>
+#include <oid/bson/ensure_id.hpp>
 #include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
 #include <set>
@@ -96,6 +97,40 @@ TEST_F(MongoClientTest, RunCommandAndServerErrors) {
   EXPECT_EQ(bad.error().server->code, 59);
   EXPECT_EQ(bad.error().server->code_name, "CommandNotFound");
   EXPECT_FALSE(bad.error().server->message.empty());
+}
+
+// What the server stores is the document with its _id first: a new ObjectId in front when it had
+// none (the empty document and a large one too), its own moved to the front, or the document as
+// it is; each byte for byte what ensure_id makes with the id insert_many reported.
+TEST_F(MongoClientTest, InsertManyPutsTheIdFirst) {
+  builder late_id;
+  late_id.append_int32("n", 2).append_string("_id", "mine").append_bool("b", true);
+  builder no_id;
+  no_id.append_int32("n", 0).append_string("text", "no _id here");
+  builder first_id;
+  first_id.append_int32("_id", 7).append_int32("n", 3);
+  builder large;  // beyond what bulk_write writes into its shared buffer
+  large.append_int32("n", 4).append_string("text", std::string(40'000, 'x'));
+  const std::vector<document> docs{std::move(no_id).extract(), document(),
+                                   std::move(late_id).extract(), std::move(first_id).extract(),
+                                   std::move(large).extract()};
+  auto c = coll();
+  auto ins = c.insert_many(views(docs));
+  ASSERT_TRUE(ins.has_value()) << ins.error().message;
+  ASSERT_EQ(ins->ids.size(), docs.size());
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    SCOPED_TRACE("document " + std::to_string(i));
+    const auto id = ins->ids[i].view().find("_id").value();
+    builder filter;
+    filter.append_element("_id", id);
+    auto found = c.find(filter.view());
+    ASSERT_TRUE(found.has_value()) << found.error().message;
+    ASSERT_TRUE(found->next().value());
+    const document want = id.type() == oid::bson::type::object_id
+                              ? oid::bson::ensure_id(docs[i].view(), id.get_object_id().value())
+                              : oid::bson::ensure_id(docs[i].view());
+    EXPECT_EQ(found->current(), want.view());
+  }
 }
 
 TEST_F(MongoClientTest, InsertManyGivesIdsAndFindReadsThemBack) {
