@@ -39,12 +39,42 @@ std::string errno_text(int e) { return std::generic_category().message(e); }
 
 // ---- progress_line -------------------------------------------------------------------------
 
+// std::cerr's buffer while a progress line shows: each write first erases the line (when it is
+// on the screen), then goes on to the stream's own buffer. Nothing is buffered here, so messages
+// keep their order with the line, which is written to stderr as well.
+class progress_line::erasing_buf final : public std::streambuf {
+ public:
+  erasing_buf(progress_line& line, std::streambuf* to) : line_(line), to_(to) {}
+
+ protected:
+  int_type overflow(int_type c) override {
+    erase();
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    return to_->sputc(traits_type::to_char_type(c));
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    erase();
+    return to_->sputn(s, n);
+  }
+  int sync() override { return to_->pubsync(); }
+
+ private:
+  void erase() {
+    std::lock_guard lock(line_.mutex_);
+    line_.erase();
+  }
+  progress_line& line_;
+  std::streambuf* to_;
+};
+
 progress_line::progress_line(context& ctx, bool quiet, std::uint64_t total_bytes,
                              std::uint64_t total_documents)
     : total_(total_bytes),
       total_documents_(total_documents),
       start_(std::chrono::steady_clock::now()) {
   if (!shows(ctx, quiet)) return;
+  erasing_ = std::make_unique<erasing_buf>(*this, std::cerr.rdbuf());
+  cerr_buf_ = std::cerr.rdbuf(erasing_.get());
   thread_ = std::thread([this] {
     std::unique_lock lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) draw();
@@ -63,8 +93,17 @@ void progress_line::finish() {
   }
   wake_.notify_one();
   thread_.join();
+  std::cerr.rdbuf(cerr_buf_);
+  std::lock_guard lock(mutex_);
   draw();  // the final count, also when the work took less than one redraw
   std::fputs("\n", stderr);
+  shown_ = false;
+}
+
+void progress_line::erase() {
+  if (!shown_) return;
+  std::fputs("\r\x1b[K", stderr);  // to the line's start, then clear to its end
+  shown_ = false;
 }
 
 void progress_line::draw() {
@@ -91,6 +130,7 @@ void progress_line::draw() {
   std::fprintf(stderr, ", %.1f MB/s", seconds > 0 ? mb / seconds : 0.0);
   if (done > 0 && done < 1) std::fprintf(stderr, ", %.0f s left", seconds * (1 - done) / done);
   std::fputs("   ", stderr);
+  shown_ = true;
 }
 
 // ---- file_sink ------------------------------------------------------------------------------

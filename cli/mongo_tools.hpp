@@ -73,7 +73,10 @@ std::string errno_text(int e);
 /// time left), redrawn twice a second by a thread of its own while the work runs; only when stderr
 /// is a terminal, the command runs as the real program and `quiet` is false; drawn a last time
 /// when destroyed. A total of 0 is unknown; the share done (and the time left) is that of the
-/// documents when their total is known, else that of the bytes. Thread-safe `add`.
+/// documents when their total is known, else that of the bytes. Thread-safe `add`. While the
+/// line shows, whatever else is written to std::cerr (an error about one document, from any
+/// thread) first erases it, so that the message starts a line of its own; the next redraw puts
+/// the progress back below it.
 class progress_line {
  public:
   progress_line(context& ctx, bool quiet, std::uint64_t total_bytes,
@@ -91,14 +94,19 @@ class progress_line {
   }
 
  private:
+  class erasing_buf;
   void draw();
+  void erase();  // the line, before a message (under mutex_)
   std::atomic<std::uint64_t> documents_{0}, bytes_{0};
   std::uint64_t total_, total_documents_;
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
+  bool shown_ = false;  // the line is on the screen, not yet erased (under mutex_)
   std::thread thread_;
+  std::unique_ptr<std::streambuf> erasing_;  // std::cerr's while the line shows
+  std::streambuf* cerr_buf_ = nullptr;       // std::cerr's own, put back by finish()
 };
 
 /// A file written in large blocks, gzip-compressed (zlib, the default level) or not. Nothing is

@@ -604,6 +604,31 @@ TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
       << piped_import.out;
 }
 
+// An error about one document, printed while the progress line shows, erases the line first
+// and starts a line of its own; the next redraw puts the progress below it. The input waits two
+// seconds before its bad line, so the line (redrawn every half second) is on the screen then.
+TEST_F(MongoToolsCliTest, ProgressLineMakesWayForAnErrorMessage) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const fs::path script = dir_ / "import-slowly.sh";
+  fs::create_directories(dir_);
+  {
+    std::ofstream out(script);
+    out << "{ printf '{\"a\": 1}\\n'; sleep 2; printf '{\"a\": {\"$oid\": \"nothex\"}}\\n';"
+        << " printf '{\"a\": 3}\\n'; } | " << OID_BINARY << " mongo import " << uri_ << " " << db_
+        << ".slow >/dev/null\n";
+  }
+  auto tty = oid::testing::run_shell("script -qec \"bash " + script.string() + "\" /dev/null");
+  EXPECT_EQ(tty.status, 1) << tty.out;  // one bad document
+  const auto error = tty.out.find("oid: stdin: line 2, column ");
+  ASSERT_NE(error, std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.substr(0, error).find(" MB/s"), std::string::npos)
+      << "no progress line before the error: " << tty.out;
+  EXPECT_EQ(tty.out.substr(error - 4, 4), "\r\x1b[K") << tty.out;
+  EXPECT_NE(tty.out.find("2 documents, ", error), std::string::npos)
+      << "the progress line comes back below: " << tty.out;
+  EXPECT_EQ(contents("slow").size(), 2u);
+}
+
 }  // namespace
 
 namespace {

@@ -50,7 +50,7 @@ struct insert_options {
   /// Stop at the first failed document (true), or try every document and report all failures.
   bool ordered = true;
   /// The write concern (default: the server's, w: 1).
-  mongo::write_concern write_concern;
+  mongo::write_concern write_concern{};
 };
 
 /// The result of inserts: the `_id` of every document sent, in order, as one-field documents
