@@ -40,29 +40,31 @@ std::string errno_text(int e) { return std::generic_category().message(e); }
 // ---- progress_line -------------------------------------------------------------------------
 
 // std::cerr's buffer while a progress line shows: each write first erases the line (when it is
-// on the screen), then goes on to the stream's own buffer. Nothing is buffered here, so messages
-// keep their order with the line, which is written to stderr as well.
+// on the screen), then goes on to the stream's own buffer, under the line's mutex. Nothing is
+// buffered here, so messages keep their order with the line, which is written to stderr as
+// well; and while a message has begun but not yet ended its line (`ctx.err << a << b << '\n'`
+// is several writes), the line is not redrawn into it.
 class progress_line::erasing_buf final : public std::streambuf {
  public:
   erasing_buf(progress_line& line, std::streambuf* to) : line_(line), to_(to) {}
 
  protected:
   int_type overflow(int_type c) override {
-    erase();
     if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
-    return to_->sputc(traits_type::to_char_type(c));
+    const char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
-    erase();
-    return to_->sputn(s, n);
+    if (n <= 0) return 0;
+    std::lock_guard lock(line_.mutex_);
+    line_.erase();
+    const std::streamsize written = to_->sputn(s, n);
+    line_.message_open_ = s[n - 1] != '\n';
+    return written;
   }
   int sync() override { return to_->pubsync(); }
 
  private:
-  void erase() {
-    std::lock_guard lock(line_.mutex_);
-    line_.erase();
-  }
   progress_line& line_;
   std::streambuf* to_;
 };
@@ -95,6 +97,8 @@ void progress_line::finish() {
   thread_.join();
   std::cerr.rdbuf(cerr_buf_);
   std::lock_guard lock(mutex_);
+  if (message_open_) std::fputs("\n", stderr);
+  message_open_ = false;
   draw();  // the final count, also when the work took less than one redraw
   std::fputs("\n", stderr);
   shown_ = false;
@@ -107,6 +111,7 @@ void progress_line::erase() {
 }
 
 void progress_line::draw() {
+  if (message_open_) return;  // the next redraw, once the message has ended its line
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const auto documents = documents_.load();

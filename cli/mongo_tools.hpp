@@ -103,7 +103,8 @@ class progress_line {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
-  bool shown_ = false;  // the line is on the screen, not yet erased (under mutex_)
+  bool shown_ = false;         // the line is on the screen, not yet erased (under mutex_)
+  bool message_open_ = false;  // a message on std::cerr has not ended its line (under mutex_)
   std::thread thread_;
   std::unique_ptr<std::streambuf> erasing_;  // std::cerr's while the line shows
   std::streambuf* cerr_buf_ = nullptr;       // std::cerr's own, put back by finish()
