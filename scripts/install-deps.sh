@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config          # build
+  ccache                                    # compiler cache: the suite's five builds share work
   clang libclang-rt-14-dev clang-format-14  # fuzzers (libFuzzer), sanitizers, formatting
   libgtest-dev libgmock-dev                 # tests
   libfmt-dev libcli11-dev libsimdjson-dev   # the command (CLI11), the tests (fmt, simdjson)
