@@ -518,7 +518,8 @@ void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri) {
           },
           ""));
   cmd.add_option("--config", ctx.config_file,
-                 "A YAML file as mongo-tools read it, with uri: and/or password: (chmod 600)");
+                 "A YAML file as mongo-tools read it, with uri: and/or password: (chmod 600)")
+      ->type_name("FILE");
   cmd.add_flag("--password-stdin", ctx.password_stdin,
                "Read the password from the first line of standard input (not a terminal)");
 }
