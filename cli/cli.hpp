@@ -22,6 +22,9 @@ struct context {
   std::ostream& out;
   std::ostream& err;
   int status = exit_ok;
+  /// The `oid mongo` command's --config FILE and --password-stdin (add_uri_options).
+  std::string config_file;
+  bool password_stdin = false;
 
   /// Records that some input was bad: the run ends with exit_bad_input unless worse happened.
   void bad_input() {

@@ -38,88 +38,8 @@
 namespace oid::cli {
 
 void report(context& ctx, const mongo::failure& f) {
-  ctx.err << "oid: " << f.message << '\n';
+  ctx.err << "oid: " << printable(f.message) << '\n';
   ctx.bad_input();
-}
-
-namespace {
-
-// Reads one line from the terminal on standard input without echoing it; nullopt when standard
-// input is not a terminal (`asked` false) or no line could be read (`asked` true). The bytes go
-// straight into a `secret`; the buffer they pass through is cleared.
-std::optional<mongo::secret> read_password_from_terminal(std::ostream& prompt_to,
-                                                         const std::string& user, bool& asked) {
-  termios saved{};
-  asked = false;
-  if (::isatty(STDIN_FILENO) != 1 || ::tcgetattr(STDIN_FILENO, &saved) != 0) return std::nullopt;
-  asked = true;
-  prompt_to << "Password for " << user << ": " << std::flush;
-  termios quiet = saved;
-  quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-  quiet.c_lflag |= ECHONL;
-  if (::tcsetattr(STDIN_FILENO, TCSANOW, &quiet) != 0) return std::nullopt;
-  std::array<char, 1024> buffer{};
-  std::size_t size = 0;
-  bool ended = false;
-  while (size < buffer.size()) {
-    char c = 0;
-    const ssize_t n = ::read(STDIN_FILENO, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || c == '\n') {
-      ended = n == 1;
-      break;
-    }
-    buffer[size++] = c;
-  }
-  ::tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-  std::optional<mongo::secret> password;
-  if (ended) password.emplace(std::string_view(buffer.data(), size));
-  OPENSSL_cleanse(buffer.data(), buffer.size());
-  return password;
-}
-
-}  // namespace
-
-// Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
-// A user name without a password: asked for on a terminal, else a usage error saying how to give
-// one.
-std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
-                                         mongo::client_options options) {
-  auto u = mongo::uri::parse(uri_text, mongo::uri_mode::strict);
-  if (!u) {
-    ctx.err << "oid: " << u.error().message << " (at character " << u.error().offset + 1
-            << " of the URI)\n";
-    ctx.bad_input();
-    return std::nullopt;
-  }
-  for (const auto& w : u->warnings()) ctx.err << "oid: warning: " << w << '\n';
-  if (u->username() && !u->password() && u->auth_mechanism() != "MONGODB-X509") {
-    // Only the real process's standard input can be a terminal to ask on.
-    bool asked = false;
-    auto password = &ctx.in == &std::cin
-                        ? read_password_from_terminal(ctx.err, *u->username(), asked)
-                        : std::nullopt;
-    if (!password && asked) {
-      ctx.err << "oid: no password was read from the terminal\n";
-      ctx.status = exit_usage;
-      return std::nullopt;
-    }
-    if (!password) {
-      ctx.err << "oid: the URI names user '" << *u->username()
-              << "' but no password, and standard input is not a terminal to ask for it on: "
-                 "run oid from a terminal, or put the password in the URI "
-                 "(mongodb://USER:PASSWORD@HOST/, with '@', ':', '/' and '%' percent-encoded)\n";
-      ctx.status = exit_usage;
-      return std::nullopt;
-    }
-    u->set_password(std::move(*password));
-  }
-  auto c = mongo::client::create(*u, std::move(options));
-  if (!c) {
-    report(ctx, c.error());
-    return std::nullopt;
-  }
-  return std::move(*c);
 }
 
 // DB.COLL: the database is everything before the first dot (database names have none).
@@ -159,10 +79,9 @@ void run_ping(context& ctx, const std::string& uri_text) {
   if (!pong) return report(ctx, pong.error());
   const auto b = build->view();
   const auto version = b.find("version");
-  ctx.out << "server version "
-          << (version ? std::string(version->get_string().value_or("?")) : "?");
+  ctx.out << "server version " << printable(version ? version->get_string().value_or("?") : "?");
   if (const auto ferret = b.find("ferretdbVersion")) {
-    ctx.out << " (FerretDB " << ferret->get_string().value_or("?") << ")";
+    ctx.out << " (FerretDB " << printable(ferret->get_string().value_or("?")) << ")";
   }
   ctx.out << "\nround trip " << std::fixed << std::setprecision(3)
           << std::chrono::duration<double, std::milli>(rtt).count() << " ms\n";
@@ -208,15 +127,15 @@ void run_topology(context& ctx, const std::string& uri_text, bool json) {
     ctx.out << bson::to_json(b.view()) << '\n';
   } else {
     ctx.out << "topology " << mongo::to_string(t.type);
-    if (t.set_name) ctx.out << " (replica set " << *t.set_name << ")";
+    if (t.set_name) ctx.out << " (replica set " << printable(*t.set_name) << ")";
     ctx.out << '\n';
     for (const auto& [address, s] : t.servers) {
-      ctx.out << "  " << address << "  " << mongo::to_string(s.type);
+      ctx.out << "  " << printable(address) << "  " << mongo::to_string(s.type);
       if (s.round_trip_time_ms) {
         ctx.out << "  rtt " << std::fixed << std::setprecision(1) << *s.round_trip_time_ms << " ms";
       }
-      if (s.set_name) ctx.out << "  set " << *s.set_name;
-      if (s.error) ctx.out << "  error: " << *s.error;
+      if (s.set_name) ctx.out << "  set " << printable(*s.set_name);
+      if (s.error) ctx.out << "  error: " << printable(*s.error);
       ctx.out << '\n';
     }
   }
@@ -256,7 +175,7 @@ std::string server_text(const mongo::server_description& s) {
   out << mongo::to_string(s.type);
   std::string sep = " (";
   if (s.set_name) {
-    out << sep << "set " << *s.set_name;
+    out << sep << "set " << printable(*s.set_name);
     sep = ", ";
   }
   if (s.round_trip_time_ms) {
@@ -264,7 +183,7 @@ std::string server_text(const mongo::server_description& s) {
     sep = ", ";
   }
   if (s.error) {
-    out << sep << "error: " << *s.error;
+    out << sep << "error: " << printable(*s.error);
     sep = ", ";
   }
   if (sep == ", ") out << ')';
@@ -285,21 +204,22 @@ std::string event_text(const mongo::sdam_event& event) {
         } else if constexpr (std::is_same_v<T, mongo::topology_description_changed_event>) {
           out << "topology changed " << mongo::to_string(e.previous.type) << " -> "
               << mongo::to_string(e.current.type);
-          if (e.current.set_name) out << " (replica set " << *e.current.set_name << ")";
+          if (e.current.set_name) out << " (replica set " << printable(*e.current.set_name) << ")";
         } else if constexpr (std::is_same_v<T, mongo::server_opening_event>) {
-          out << "server opening " << e.address;
+          out << "server opening " << printable(e.address);
         } else if constexpr (std::is_same_v<T, mongo::server_closed_event>) {
-          out << "server closed " << e.address;
+          out << "server closed " << printable(e.address);
         } else if constexpr (std::is_same_v<T, mongo::server_description_changed_event>) {
-          out << "server changed " << e.address << ' ' << mongo::to_string(e.previous.type)
-              << " -> " << server_text(e.current);
+          out << "server changed " << printable(e.address) << ' '
+              << mongo::to_string(e.previous.type) << " -> " << server_text(e.current);
         } else if constexpr (std::is_same_v<T, mongo::server_heartbeat_started_event>) {
-          out << "heartbeat started " << e.address;
+          out << "heartbeat started " << printable(e.address);
         } else if constexpr (std::is_same_v<T, mongo::server_heartbeat_succeeded_event>) {
-          out << "heartbeat succeeded " << e.address << ' ' << ms_of(e.duration) << " ms";
+          out << "heartbeat succeeded " << printable(e.address) << ' ' << ms_of(e.duration)
+              << " ms";
         } else {
-          out << "heartbeat failed " << e.address << ' ' << ms_of(e.duration)
-              << " ms: " << e.failure;
+          out << "heartbeat failed " << printable(e.address) << ' ' << ms_of(e.duration)
+              << " ms: " << printable(e.failure);
         }
       },
       event);
@@ -463,7 +383,8 @@ void run_insert(context& ctx, const insert_options& o) {
         for (const auto& e : f.write_errors) {
           const std::size_t i = e.index.value_or(0);
           ctx.err << "oid: document " << (i < numbers.size() ? numbers[i] : 0) << ": "
-                  << (e.code == 11000 ? "duplicate key: " : "refused: ") << e.message << '\n';
+                  << (e.code == 11000 ? "duplicate key: " : "refused: ") << printable(e.message)
+                  << '\n';
           ++refused;
         }
         ctx.bad_input();
@@ -622,7 +543,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
   {
     auto uri = std::make_shared<std::string>();
     auto* cmd = mongo->add_subcommand("ping", "Connect; print the server's version and round trip");
-    cmd->add_option("URI", *uri, "Connection string, e.g. mongodb://127.0.0.1:27017/")->required();
+    add_uri_options(*cmd, ctx, *uri);
     cmd->final_callback([&ctx, uri] { run_ping(ctx, *uri); });
   }
   {
@@ -632,7 +553,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     auto heartbeats = std::make_shared<bool>(false);
     auto* cmd = mongo->add_subcommand(
         "topology", "Print the deployment the client sees: each server's type, round trip, set");
-    cmd->add_option("URI", *uri, "Connection string")->required();
+    add_uri_options(*cmd, ctx, *uri);
     cmd->add_flag("--json", *json,
                   "One JSON document instead of lines of text (with --watch: one per event)");
     cmd->add_flag("--watch", *watch,
@@ -652,7 +573,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     auto o = std::make_shared<insert_options>();
     auto* cmd = mongo->add_subcommand(
         "insert", "Insert Extended JSON documents (one a line, or a JSON array); _id made here");
-    cmd->add_option("URI", o->uri, "Connection string")->required();
+    add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB.COLL", o->ns, "Database and collection, e.g. shop.orders")->required();
     cmd->add_option("FILE", o->file, "A JSON file, or - for stdin (the default)");
     cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
@@ -663,7 +584,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
   {
     auto o = std::make_shared<find_cli_options>();
     auto* cmd = mongo->add_subcommand("find", "Print matching documents as Extended JSON lines");
-    cmd->add_option("URI", o->uri, "Connection string")->required();
+    add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
     cmd->add_option("--filter", o->filter, "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
     cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");

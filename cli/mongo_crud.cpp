@@ -225,7 +225,7 @@ void run_indexes_create(context& ctx, const crud_options& o) {
   model.options.name = o.name;
   auto names = coll->create_indexes({&model, 1});
   if (!names) return report(ctx, names.error());
-  ctx.out << "created index " << (names->empty() ? o.name : names->front()) << '\n';
+  ctx.out << "created index " << printable(names->empty() ? o.name : names->front()) << '\n';
 }
 
 void run_indexes_drop(context& ctx, const crud_options& o) {
@@ -253,10 +253,10 @@ void run_drop(context& ctx, const crud_options& o) {
 }
 
 // A subcommand of `parent` taking URI and DB.COLL; its options go to a crud_options it shares.
-CLI::App* add(CLI::App& parent, const char* name, const char* description,
+CLI::App* add(CLI::App& parent, context& ctx, const char* name, const char* description,
               const std::shared_ptr<crud_options>& o) {
   auto* cmd = parent.add_subcommand(name, description);
-  cmd->add_option("URI", o->uri, "Connection string")->required();
+  add_uri_options(*cmd, ctx, o->uri);
   cmd->add_option("DB.COLL", o->ns, "Database and collection, e.g. shop.orders")->required();
   return cmd;
 }
@@ -266,7 +266,7 @@ CLI::App* add(CLI::App& parent, const char* name, const char* description,
 void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
   {
     auto o = std::make_shared<crud_options>();
-    auto* cmd = add(mongo, "count", "Print how many documents match", o);
+    auto* cmd = add(mongo, ctx, "count", "Print how many documents match", o);
     cmd->add_option("--filter", o->filter, "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
     cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
     cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
@@ -274,7 +274,7 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
   }
   {
     auto o = std::make_shared<crud_options>();
-    auto* cmd = add(mongo, "update", "Apply update operators to the first match (or all)", o);
+    auto* cmd = add(mongo, ctx, "update", "Apply update operators to the first match (or all)", o);
     cmd->add_option("FILTER", o->filter, "Query filter as Extended JSON")->required();
     cmd->add_option("UPDATE", o->update,
                     "Update operators, e.g. '{\"$set\": {\"n\": 2}}', or a pipeline, e.g. "
@@ -291,7 +291,7 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
   }
   {
     auto o = std::make_shared<crud_options>();
-    auto* cmd = add(mongo, "delete", "Delete the first match (or all)", o);
+    auto* cmd = add(mongo, ctx, "delete", "Delete the first match (or all)", o);
     cmd->add_option("FILTER", o->filter, "Query filter as Extended JSON")->required();
     cmd->add_flag("--many", o->many, "Delete every match, not only the first");
     cmd->add_option("--hint", o->hint,
@@ -301,7 +301,7 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
   {
     auto o = std::make_shared<crud_options>();
     auto* cmd =
-        add(mongo, "aggregate", "Run a pipeline; print its results as Extended JSON lines", o);
+        add(mongo, ctx, "aggregate", "Run a pipeline; print its results as Extended JSON lines", o);
     cmd->add_option("PIPELINE", o->pipeline,
                     "A JSON array of stages, e.g. '[{\"$match\": {\"n\": 1}}]'")
         ->required();
@@ -311,24 +311,25 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
     auto* indexes = mongo.add_subcommand("indexes", "List, create or drop a collection's indexes");
     indexes->require_subcommand(1);
     auto list = std::make_shared<crud_options>();
-    add(*indexes, "list", "Print each index specification as an Extended JSON line", list)
+    add(*indexes, ctx, "list", "Print each index specification as an Extended JSON line", list)
         ->final_callback([&ctx, list] { run_indexes_list(ctx, *list); });
     auto create = std::make_shared<crud_options>();
-    auto* c = add(*indexes, "create", "Create an index on KEYS; print its name", create);
+    auto* c = add(*indexes, ctx, "create", "Create an index on KEYS; print its name", create);
     c->add_option("KEYS", create->keys, "The key pattern, e.g. '{\"name\": 1, \"n\": -1}'")
         ->required();
     c->add_flag("--unique", create->unique, "Reject documents whose key is already present");
     c->add_option("--name", create->name, "The index name (default: from the keys, e.g. name_1)");
     c->final_callback([&ctx, create] { run_indexes_create(ctx, *create); });
     auto drop = std::make_shared<crud_options>();
-    auto* d = add(*indexes, "drop", "Drop the index NAME, or every index but _id_ (--all)", drop);
+    auto* d =
+        add(*indexes, ctx, "drop", "Drop the index NAME, or every index but _id_ (--all)", drop);
     d->add_option("NAME", drop->name, "The index name (oid mongo indexes list shows them)");
     d->add_flag("--all", drop->all, "Drop every index but _id_");
     d->final_callback([&ctx, drop] { run_indexes_drop(ctx, *drop); });
   }
   {
     auto o = std::make_shared<crud_options>();
-    add(mongo, "drop", "Drop the collection (one that does not exist is not an error)", o)
+    add(mongo, ctx, "drop", "Drop the collection (one that does not exist is not an error)", o)
         ->final_callback([&ctx, o] { run_drop(ctx, *o); });
   }
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mongo_tools.hpp"
+#include "text_io.hpp"
 
 namespace oid::cli {
 namespace {
@@ -216,14 +217,14 @@ void run_dump(context& ctx, const dump_options& o) {
   std::uint64_t documents = 0, bytes = 0, failed = 0;
   for (const auto& j : jobs) {
     if (!j.error.empty()) {
-      ctx.err << "oid: mongo dump: " << j.db << '.' << j.name << ": " << j.error << '\n';
+      ctx.err << "oid: mongo dump: " << printable(j.db + '.' + j.name + ": " + j.error) << '\n';
       ++failed;
       continue;
     }
     documents += j.documents;
     bytes += j.bytes;
     if (!o.quiet) {
-      ctx.out << j.db << '.' << j.name << ": ";
+      ctx.out << printable(j.db + '.' + j.name) << ": ";
       if (j.type == "view") {
         ctx.out << "view (definition only)\n";
       } else {
@@ -247,7 +248,7 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx) {
   auto o = std::make_shared<dump_options>();
   auto* cmd = mongo.add_subcommand(
       "dump", "Write collections to DIR/DB/COLL.bson and .metadata.json (mongodump's layout)");
-  cmd->add_option("URI", o->uri, "Connection string")->required();
+  add_uri_options(*cmd, ctx, o->uri);
   cmd->add_option("--db", o->db, "Only this database (default: all but local and config)");
   cmd->add_option("--collection", o->collection, "Only this collection (needs --db)");
   cmd->add_option("--out", o->out, "The directory to write to")->required();

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "mongo_tools.hpp"
+#include "text_io.hpp"
 
 namespace oid::cli {
 namespace {
@@ -383,14 +384,14 @@ void run_restore(context& ctx, const restore_options& o) {
 
   std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0, failed = 0;
   for (const auto& j : jobs) {
-    ctx.err << j->messages.str();
+    ctx.err << printable(j->messages.str(), true);
     documents += j->documents;
     bytes += j->bytes;
     duplicates += j->duplicates;
     refused += j->refused;
     if (j->failed || j->duplicates > 0 || j->refused > 0) ++failed;
     if (!o.quiet) {
-      ctx.out << j->db << '.' << j->name << ": " << j->documents << " documents";
+      ctx.out << printable(j->db + '.' + j->name) << ": " << j->documents << " documents";
       if (j->duplicates > 0) ctx.out << ", " << j->duplicates << " duplicate keys";
       if (j->refused > 0) ctx.out << ", " << j->refused << " refused";
       if (j->failed) ctx.out << " (incomplete: see the errors)";
@@ -413,7 +414,7 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   auto o = std::make_shared<restore_options>();
   auto* cmd = mongo.add_subcommand(
       "restore", "Restore a directory in mongodump's layout (DIR/DB/COLL.bson[.gz], metadata)");
-  cmd->add_option("URI", o->uri, "Connection string")->required();
+  add_uri_options(*cmd, ctx, o->uri);
   cmd->add_option("DIR", o->dir, "The directory a dump wrote")->required();
   cmd->add_flag("--drop", o->drop, "Drop each collection before restoring it");
   cmd->add_option("--nsInclude", o->include, "Only DB.COLL matching this pattern ('*': any text)")

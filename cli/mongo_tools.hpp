@@ -30,10 +30,15 @@ namespace oid::cli {
 
 /// Prints the failure's message and records bad input.
 void report(context& ctx, const mongo::failure& f);
-/// The client of `uri_text`, asking for a password on a terminal when the URI names a user
-/// without one; nullopt (reported, with the exit status set) when refused.
+/// The client of `uri_text` (or of --config FILE's uri: when `uri_text` is empty), with the
+/// password of the URI, of --config FILE or of --password-stdin, else asking for one on a
+/// terminal when the URI names a user without one; nullopt (reported, with the exit status set)
+/// when refused. Defined in mongo_connect.cpp.
 std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
                                          mongo::client_options options = {});
+/// Adds to `cmd` the URI argument (bound to `uri`; optional, as --config FILE may hold it),
+/// --config FILE and --password-stdin (into `ctx`), which make_client reads (mongo_connect.cpp).
+void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri);
 /// DB.COLL split at its first dot; throws CLI::ValidationError (a usage error) for anything else.
 std::pair<std::string, std::string> namespace_of(const std::string& ns);
 /// `text` as Extended JSON; nullopt (reported as NAME: what, at column N) when it is not.

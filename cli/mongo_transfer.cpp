@@ -867,7 +867,7 @@ class importer {
     const auto r = o_.mode == "upsert" ? coll_.replace_one(filter.view(), doc.view(), wo)
                                        : coll_.update_one(filter.view(), set.view(), wo);
     if (!r) {
-      ctx_.err << "oid: " << where << ": " << r.error().message << '\n';
+      ctx_.err << "oid: " << where << ": " << printable(r.error().message) << '\n';
       ++refused_;
       return;
     }
@@ -886,13 +886,14 @@ class importer {
     } else {
       written_ += static_cast<std::uint64_t>(r.error().written);
       if (r.error().write_errors.empty()) {
-        ctx_.err << "oid: " << r.error().message << '\n';
+        ctx_.err << "oid: " << printable(r.error().message) << '\n';
         refused_ += batch_.size();
       }
       for (const auto& e : r.error().write_errors) {
         const std::size_t i = std::min(e.index.value_or(0), batch_.size() - 1);
         ctx_.err << "oid: " << places_[i] << ": "
-                 << (e.code == 11000 ? "duplicate key: " : "refused: ") << e.message << '\n';
+                 << (e.code == 11000 ? "duplicate key: " : "refused: ") << printable(e.message)
+                 << '\n';
         ++refused_;
       }
     }
@@ -1000,8 +1001,8 @@ void run_import(context& ctx, const import_options& o) {
       std::size_t bad_field = 0;
       if (header) {
         if (!columns.parse(record, o.columns_have_types, error, bad_field)) {
-          ctx.err << "oid: " << name << ": " << reader.field_position(bad_field) << ": " << error
-                  << " (in the header line: nothing imported)\n";
+          ctx.err << "oid: " << name << ": " << reader.field_position(bad_field) << ": "
+                  << printable(error) << " (in the header line: nothing imported)\n";
           ++bad;
           break;
         }
@@ -1017,8 +1018,9 @@ void run_import(context& ctx, const import_options& o) {
       bson::builder b;
       if (!columns.build(record, b, bad_field)) {
         ctx.err << "oid: " << name << ": " << reader.field_position(bad_field) << ": \""
-                << record[bad_field] << "\" is not " << columns[bad_field].type_text << " (field "
-                << columns[bad_field].name << ")\n";
+                << printable(record[bad_field]) << "\" is not "
+                << printable(columns[bad_field].type_text) << " (field "
+                << printable(columns[bad_field].name) << ")\n";
         ++bad;
         continue;
       }
@@ -1044,7 +1046,7 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     auto o = std::make_shared<export_options>();
     auto* cmd = mongo.add_subcommand(
         "export", "Write a collection as Extended JSON lines, a JSON array, or CSV (mongoexport)");
-    cmd->add_option("URI", o->uri, "Connection string")->required();
+    add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
     cmd->add_option("--type", o->type, "json (default) or csv")
         ->check(CLI::IsMember({"json", "csv"}));
@@ -1063,7 +1065,7 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     auto o = std::make_shared<import_options>();
     auto* cmd = mongo.add_subcommand(
         "import", "Insert, upsert or merge documents from JSON, CSV or TSV (mongoimport)");
-    cmd->add_option("URI", o->uri, "Connection string")->required();
+    add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
     cmd->add_option("FILE", o->file, "The file to read (default: standard input)");
     cmd->add_option("--type", o->type, "json (default), csv or tsv")

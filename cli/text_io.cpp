@@ -112,6 +112,108 @@ std::string quote(std::string_view input) {
   return q;
 }
 
+namespace {
+
+constexpr char hex_digits[] = "0123456789abcdef";
+
+// The length of the valid UTF-8 sequence at the start of `s` (2 to 4 bytes; `s` starts with a
+// byte of 0x80 or more) and its code point; 0 when the bytes there are not valid UTF-8 (RFC 3629:
+// no overlong forms, no surrogates, nothing above U+10FFFF).
+std::size_t utf8_sequence(std::string_view s, char32_t& code_point) noexcept {
+  const auto b = [&s](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char lead = b(0);
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong below U+0800
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong below U+10000
+    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < length || b(1) < low || b(1) > high) return 0;
+  char32_t cp = lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((b(i) & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (b(i) & 0x3F);
+  }
+  code_point = cp;
+  return length;
+}
+
+// The characters that reorder or hide the text around them (Unicode's bidirectional formatting
+// characters).
+bool is_bidi_control(char32_t c) noexcept {
+  return c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) ||
+         (c >= 0x2066 && c <= 0x2069);
+}
+
+void append_byte_escape(std::string& out, unsigned char c) {
+  out += "\\x";
+  out += hex_digits[c >> 4];
+  out += hex_digits[c & 15];
+}
+
+}  // namespace
+
+void append_printable(std::string& out, std::string_view text, bool keep_newlines) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // Runs of printable ASCII, by far the common case, are copied at once.
+    std::size_t plain = i;
+    while (plain < text.size() && static_cast<unsigned char>(text[plain]) >= 0x20 &&
+           static_cast<unsigned char>(text[plain]) < 0x7F) {
+      ++plain;
+    }
+    out.append(text.data() + i, plain - i);
+    i = plain;
+    if (i == text.size()) break;
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {  // a C0 control or DEL
+      if (c == '\n' && keep_newlines) {
+        out += '\n';
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else {
+        append_byte_escape(out, c);
+      }
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    const std::size_t length = utf8_sequence(text.substr(i), cp);
+    if (length == 0) {
+      append_byte_escape(out, c);
+      ++i;
+      continue;
+    }
+    if ((cp >= 0x80 && cp <= 0x9F) || is_bidi_control(cp)) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += hex_digits[(cp >> shift) & 15];
+    } else {
+      out.append(text.data() + i, length);
+    }
+    i += length;
+  }
+}
+
+std::string printable(std::string_view text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  append_printable(out, text, keep_newlines);
+  return out;
+}
+
 std::string explain_id_error(std::string_view input, const error& e) {
   switch (e.code) {
   case errc::invalid_length:

@@ -62,6 +62,20 @@ class output_buffer {
 /// cut to about 40 characters.
 std::string quote(std::string_view input);
 
+/// `text` made safe to show on a terminal: for text oid did not write itself (a server's error
+/// message, a database or collection name, a host or replica set name from a server, a field name
+/// from a file), so that it cannot move the cursor, clear the screen, retitle the window or hide
+/// text. Each C0 control (U+0000-U+001F, the newline included unless `keep_newlines`) and DEL is
+/// shown as \xNN (\t, \n and \r as such); each C1 control (U+0080-U+009F) and each
+/// bidirectional formatting character (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) as
+/// \uNNNN; each byte that is not part of valid UTF-8 as \xNN. Everything else, backslashes
+/// included, is copied: this is for people, not a reversible encoding (Extended JSON output is).
+/// `keep_newlines` is for text made of whole lines, each ending in a newline.
+std::string printable(std::string_view text, bool keep_newlines = false);
+
+/// Appends `printable(text, keep_newlines)` to `out`.
+void append_printable(std::string& out, std::string_view text, bool keep_newlines = false);
+
 /// What is wrong with an ObjectId's text `input`, for a person: what was expected and where it
 /// went wrong. `e` is the error `object_id::parse(input)` returned.
 std::string explain_id_error(std::string_view input, const error& e);

@@ -1,0 +1,620 @@
+// The client of an `oid mongo` command: its connection string and password from the URI argument,
+// --config FILE, --password-stdin or a prompt on the terminal (mongo_connect.hpp).
+#include "mongo_connect.hpp"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "mongo_tools.hpp"
+#include "text_io.hpp"
+
+namespace oid::cli {
+
+// ---- --config FILE ----------------------------------------------------------------------------
+//
+// Written here rather than with a YAML library (libyaml, yaml-cpp): the file holds a password, and
+// those libraries copy every scalar into buffers of their own that they free without clearing.
+// Here the password goes from the file's bytes, which are cleared, straight into a `secret`. The
+// format mongo-tools' --config documents is three top-level `key: value` lines; the subset below
+// is that, with YAML's quoting, and refuses the rest with the line it is on, so that nothing is
+// silently read otherwise than YAML would read it.
+
+namespace {
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view trim_right(std::string_view s) {
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// True when the rest of a line after a value, `rest`, is only blanks and maybe a comment.
+bool only_comment(std::string_view rest) {
+  std::size_t i = 0;
+  while (i < rest.size() && is_blank(rest[i])) ++i;
+  return i == rest.size() || (rest[i] == '#' && i > 0);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void append_utf8(std::string& out, char32_t c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | c >> 6);
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | c >> 12);
+    out += static_cast<char>(0x80 | (c >> 6 & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | c >> 18);
+    out += static_cast<char>(0x80 | (c >> 12 & 0x3F));
+    out += static_cast<char>(0x80 | (c >> 6 & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+// A string that clears its bytes when destroyed; reserved up front so that it never reallocates
+// (a decoded value is never longer than its text).
+struct cleared_string {
+  explicit cleared_string(std::size_t capacity) { s.reserve(capacity); }
+  ~cleared_string() { OPENSSL_cleanse(s.data(), s.capacity()); }
+  cleared_string(const cleared_string&) = delete;
+  cleared_string& operator=(const cleared_string&) = delete;
+  std::string s;
+};
+
+// Decodes the value at the start of `text` (after "key:" and blanks) into `out`; an empty string
+// on success, else what is wrong (column numbers are 1-based in the line, `column` being the
+// value's first).
+std::string decode_value(std::string_view text, std::size_t column, std::string& out) {
+  const auto at = [column](std::size_t i) {
+    return " (column " + std::to_string(column + i) + ")";
+  };
+  if (text.empty() || text[0] == '#') {
+    return "no value (an empty one is written '')";
+  }
+  const char first = text[0];
+  if (first == '\'') {
+    std::size_t i = 1;
+    for (;;) {
+      if (i == text.size()) return "no closing ' on this line (a value fits on one line)";
+      if (text[i] == '\'') {
+        if (i + 1 < text.size() && text[i + 1] == '\'') {
+          out += '\'';
+          i += 2;
+          continue;
+        }
+        break;
+      }
+      out += text[i++];
+    }
+    if (!only_comment(text.substr(i + 1))) return "text after the closing quote" + at(i + 1);
+    return {};
+  }
+  if (first == '"') {
+    std::size_t i = 1;
+    for (;;) {
+      if (i == text.size()) return "no closing \" on this line (a value fits on one line)";
+      const char c = text[i];
+      if (c == '"') break;
+      if (c != '\\') {
+        out += c;
+        ++i;
+        continue;
+      }
+      if (i + 1 == text.size()) return "no closing \" on this line (a value fits on one line)";
+      const char e = text[i + 1];
+      std::size_t digits = 0;
+      switch (e) {
+      case '0': out += '\0'; break;
+      case 'a': out += '\a'; break;
+      case 'b': out += '\b'; break;
+      case 't':
+      case '\t': out += '\t'; break;
+      case 'n': out += '\n'; break;
+      case 'v': out += '\v'; break;
+      case 'f': out += '\f'; break;
+      case 'r': out += '\r'; break;
+      case 'e': out += '\x1b'; break;
+      case ' ': out += ' '; break;
+      case '"': out += '"'; break;
+      case '/': out += '/'; break;
+      case '\\': out += '\\'; break;
+      case 'N': append_utf8(out, 0x85); break;
+      case '_': append_utf8(out, 0xA0); break;
+      case 'L': append_utf8(out, 0x2028); break;
+      case 'P': append_utf8(out, 0x2029); break;
+      case 'x': digits = 2; break;
+      case 'u': digits = 4; break;
+      case 'U': digits = 8; break;
+      default: return "an escape YAML does not define" + at(i);
+      }
+      if (digits == 0) {
+        i += 2;
+        continue;
+      }
+      char32_t code = 0;
+      for (std::size_t d = 0; d < digits; ++d) {
+        const int v = i + 2 + d < text.size() ? hex_value(text[i + 2 + d]) : -1;
+        if (v < 0) return "an escape needs " + std::to_string(digits) + " hex digits" + at(i);
+        code = code << 4 | static_cast<char32_t>(v);
+      }
+      if (code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+        return "an escape names no Unicode character" + at(i);
+      }
+      append_utf8(out, code);
+      i += 2 + digits;
+    }
+    if (!only_comment(text.substr(i + 1))) return "text after the closing quote" + at(i + 1);
+    return {};
+  }
+  if (first == '|' || first == '>') {
+    return "block scalars (| and >) are not read here: quote the value on one line";
+  }
+  if (first == '[' || first == '{') return "lists and mappings are not read here: quote the value";
+  if (first == '&' || first == '*' || first == '!') {
+    return "anchors, aliases and tags are not read here: quote the value";
+  }
+  if (first == '@' || first == '`' || first == '%') {
+    return "a value cannot start with @, ` or % unless quoted";
+  }
+  if ((first == '-' || first == '?' || first == ':') && (text.size() == 1 || is_blank(text[1]))) {
+    return "lists and mappings are not read here: quote the value";
+  }
+  // A plain value ends at a comment (blank, then #); ": " inside it would start a mapping.
+  std::size_t end = text.size();
+  for (std::size_t i = 1; i < text.size(); ++i) {
+    if (text[i] == '#' && is_blank(text[i - 1])) {
+      end = i;
+      break;
+    }
+  }
+  const std::string_view value = trim_right(text.substr(0, end));
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == ':' && (i + 1 == value.size() || is_blank(value[i + 1]))) {
+      return "\": \" inside an unquoted value" + at(i) + ": quote the value";
+    }
+  }
+  if (value == "~" || value == "null" || value == "Null" || value == "NULL") {
+    return "no value (null; an empty one is written '')";
+  }
+  out.append(value);
+  return {};
+}
+
+}  // namespace
+
+std::variant<connection_config, config_error> parse_connection_config(std::string_view text) {
+  connection_config config;
+  std::size_t uri_line = 0, password_line = 0;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a byte order mark
+  bool started = false, ended = false;
+  std::size_t number = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const auto fail = [number](std::string message) {
+      return config_error{number, std::move(message)};
+    };
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || line[first] == '#') continue;  // blank or a comment
+    if (ended) return fail("text after the end of the document (...)");
+    if (line.starts_with("---") && (line.size() == 3 || only_comment(line.substr(3)))) {
+      if (started) return fail("a second document (---): the file holds one");
+      started = true;
+      continue;
+    }
+    if (line.starts_with("...") && (line.size() == 3 || only_comment(line.substr(3)))) {
+      ended = true;
+      continue;
+    }
+    started = true;
+    if (first > 0) {
+      return fail(
+          "an indented line: only top-level `key: value` lines are read (no nesting, no "
+          "value over several lines)");
+    }
+    if (line[0] == '%') return fail("directives (%YAML, %TAG) are not read here");
+    if (line[0] == '"' || line[0] == '\'' || line[0] == '?' || line[0] == '[' || line[0] == '{' ||
+        line[0] == '-' || line[0] == '&' || line[0] == '*' || line[0] == '!') {
+      return fail("expected `key: value` with a plain key (uri or password)");
+    }
+    // The key ends at the first ':' followed by a blank or the end of the line.
+    std::size_t colon = std::string_view::npos;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == ':' && (i + 1 == line.size() || is_blank(line[i + 1]))) {
+        colon = i;
+        break;
+      }
+    }
+    // No value is quoted: a line without "key:" may be a password on a line of its own.
+    if (colon == std::string_view::npos) return fail("expected `key: value`");
+    const std::string_view key = trim_right(line.substr(0, colon));
+    std::size_t* seen = nullptr;
+    std::optional<mongo::secret>* slot = nullptr;
+    if (key == "uri") {
+      seen = &uri_line;
+      slot = &config.uri;
+    } else if (key == "password") {
+      seen = &password_line;
+      slot = &config.password;
+    } else if (key == "sslPEMKeyPassword") {
+      return fail(
+          "sslPEMKeyPassword is not read by oid: put tlsCertificateKeyFilePassword=... in this "
+          "file's uri: instead");
+    } else {
+      return fail("unknown key " + quote(key) + " (oid reads uri and password)");
+    }
+    if (*seen != 0) {
+      return fail(std::string(key) + " given twice (first on line " + std::to_string(*seen) + ")");
+    }
+    std::size_t v = colon + 1;
+    while (v < line.size() && is_blank(line[v])) ++v;
+    cleared_string value(line.size());
+    const std::string problem = decode_value(line.substr(v), v + 1, value.s);
+    if (!problem.empty()) return fail(std::string(key) + ": " + problem);
+    slot->emplace(value.s);
+    *seen = number;
+  }
+  return config;
+}
+
+namespace {
+
+// Closes a file descriptor when it goes out of scope.
+struct fd_closer {
+  int fd;
+  ~fd_closer() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string octal_mode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+}  // namespace
+
+std::variant<connection_config, config_error> read_connection_config(const std::string& path) {
+  const auto fail = [](std::string message) { return config_error{0, std::move(message)}; };
+  const fd_closer file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY)};
+  if (file.fd < 0) return fail("cannot open: " + errno_text(errno));
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) return fail("cannot read: " + errno_text(errno));
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
+  // As ssh does with a private key: a file others may read (or change: the uri could then send
+  // the password elsewhere) is refused, and so is one that another user owns.
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return fail("permissions " + octal_mode(st.st_mode) +
+                " are too open: it holds a password, and group or others may read or change "
+                "it; run chmod 600 " +
+                path);
+  }
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    return fail("belongs to user " + std::to_string(st.st_uid) + ", not to the user running oid (" +
+                std::to_string(::geteuid()) + ")");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > max_config_size) {
+    return fail("larger than " + std::to_string(max_config_size) + " bytes");
+  }
+  // Read up to one byte past the limit, in case the file grew since fstat.
+  std::vector<char> bytes(max_config_size + 1);
+  std::size_t size = 0;
+  std::string read_error;
+  while (size < bytes.size()) {
+    const ssize_t n = ::read(file.fd, bytes.data() + size, bytes.size() - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read_error = "cannot read: " + errno_text(errno);
+      break;
+    }
+    if (n == 0) break;
+    size += static_cast<std::size_t>(n);
+  }
+  std::variant<connection_config, config_error> result =
+      !read_error.empty()      ? fail(read_error)
+      : size > max_config_size ? fail("larger than " + std::to_string(max_config_size) + " bytes")
+                               : parse_connection_config(std::string_view(bytes.data(), size));
+  OPENSSL_cleanse(bytes.data(), bytes.size());
+  return result;
+}
+
+// ---- passwords from standard input and the terminal --------------------------------------------
+
+namespace {
+
+constexpr std::size_t max_password = 1024;
+
+// The terminal's settings from before the prompt turned echo off, for the signal handler.
+termios prompt_saved_terminal{};
+volatile std::sig_atomic_t prompt_echo_off = 0;
+
+// SIGINT, SIGTERM, SIGHUP or SIGQUIT while the prompt waits with echo off: puts the terminal back
+// as it was, then dies of the signal as it would have without the prompt (its default action,
+// delivered once this handler returns). Only async-signal-safe calls.
+extern "C" void restore_terminal_and_die(int signal) {
+  if (prompt_echo_off != 0) {
+    ::tcsetattr(STDIN_FILENO, TCSANOW, &prompt_saved_terminal);
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, "\n", 1);
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(signal, &dfl, nullptr);
+  ::raise(signal);
+}
+
+constexpr std::array<int, 4> prompt_signals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// Installs restore_terminal_and_die for the prompt's signals (those not ignored: a command started
+// with SIGINT ignored, as `nohup` or a shell's background job, keeps ignoring it) and lets them
+// through (`topology --watch` blocks them for sigwait); puts everything back when destroyed.
+class prompt_signal_guard {
+ public:
+  prompt_signal_guard() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (std::size_t i = 0; i < prompt_signals.size(); ++i) {
+      struct sigaction handler {};
+      handler.sa_handler = restore_terminal_and_die;
+      sigemptyset(&handler.sa_mask);
+      installed_[i] = ::sigaction(prompt_signals[i], nullptr, &saved_[i]) == 0 &&
+                      saved_[i].sa_handler != SIG_IGN &&
+                      ::sigaction(prompt_signals[i], &handler, nullptr) == 0;
+      sigaddset(&set, prompt_signals[i]);
+    }
+    ::pthread_sigmask(SIG_UNBLOCK, &set, &saved_mask_);
+  }
+  ~prompt_signal_guard() {
+    ::pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
+    for (std::size_t i = 0; i < prompt_signals.size(); ++i) {
+      if (installed_[i]) ::sigaction(prompt_signals[i], &saved_[i], nullptr);
+    }
+  }
+  prompt_signal_guard(const prompt_signal_guard&) = delete;
+  prompt_signal_guard& operator=(const prompt_signal_guard&) = delete;
+
+ private:
+  std::array<struct sigaction, prompt_signals.size()> saved_{};
+  std::array<bool, prompt_signals.size()> installed_{};
+  sigset_t saved_mask_{};
+};
+
+// Reads one line from the terminal on standard input without echoing it; nullopt when standard
+// input is not a terminal (`asked` false) or no line could be read (`asked` true). The bytes go
+// straight into a `secret`; the buffer they pass through is cleared. A signal that ends the
+// command while it waits leaves the terminal as it found it.
+std::optional<mongo::secret> read_password_from_terminal(std::ostream& prompt_to,
+                                                         const std::string& user, bool& asked) {
+  termios saved{};
+  asked = false;
+  if (::isatty(STDIN_FILENO) != 1 || ::tcgetattr(STDIN_FILENO, &saved) != 0) return std::nullopt;
+  asked = true;
+  prompt_to << "Password for " << printable(user) << ": " << std::flush;
+  termios quiet = saved;
+  quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+  quiet.c_lflag |= ECHONL;
+  prompt_saved_terminal = saved;
+  prompt_signal_guard guard;
+  prompt_echo_off = 1;
+  if (::tcsetattr(STDIN_FILENO, TCSANOW, &quiet) != 0) {
+    prompt_echo_off = 0;
+    return std::nullopt;
+  }
+  std::array<char, max_password> buffer{};
+  std::size_t size = 0;
+  bool ended = false;
+  while (size < buffer.size()) {
+    char c = 0;
+    const ssize_t n = ::read(STDIN_FILENO, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || c == '\n') {
+      ended = n == 1;
+      break;
+    }
+    buffer[size++] = c;
+  }
+  ::tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+  prompt_echo_off = 0;
+  std::optional<mongo::secret> password;
+  if (ended) password.emplace(std::string_view(buffer.data(), size));
+  OPENSSL_cleanse(buffer.data(), buffer.size());
+  return password;
+}
+
+// --password-stdin: the first line of standard input, without its newline (and a '\r' before
+// it), which may also be the input's end. Nothing past the newline is read, so a command that
+// reads documents from standard input finds them after it. nullopt, with `why`, when standard
+// input is a terminal, empty, unreadable, or the line is empty or longer than max_password.
+std::optional<mongo::secret> read_password_line(context& ctx, std::string& why) {
+  const bool real_stdin = &ctx.in == &std::cin;
+  if (real_stdin && ::isatty(STDIN_FILENO) == 1) {
+    why =
+        "standard input is a terminal: leave out --password-stdin, and oid asks for the "
+        "password without showing it";
+    return std::nullopt;
+  }
+  // One byte at a time: from the descriptor itself for the real standard input (std::cin would
+  // read ahead into a buffer of its own that nobody clears), else from the stream (tests).
+  const auto next = [&ctx, real_stdin](char& c) -> int {
+    if (!real_stdin) {
+      const auto got = ctx.in.rdbuf()->sbumpc();
+      if (std::char_traits<char>::eq_int_type(got, std::char_traits<char>::eof())) return 0;
+      c = std::char_traits<char>::to_char_type(got);
+      return 1;
+    }
+    for (;;) {
+      const ssize_t n = ::read(STDIN_FILENO, &c, 1);
+      if (n < 0 && errno == EINTR) continue;
+      return n < 0 ? -1 : static_cast<int>(n);
+    }
+  };
+  std::array<char, max_password + 1> buffer{};
+  std::size_t size = 0;
+  int got = 0;
+  char c = 0;
+  while ((got = next(c)) == 1 && c != '\n' && size < buffer.size()) buffer[size++] = c;
+  std::optional<mongo::secret> password;
+  if (got < 0) {
+    why = "cannot read standard input: " + errno_text(errno);
+  } else if (size > max_password) {
+    why = "the first line of standard input is longer than " + std::to_string(max_password) +
+          " bytes";
+  } else {
+    if (size > 0 && buffer[size - 1] == '\r') --size;
+    if (size == 0) {
+      why = got == 0 && c != '\n' ? "standard input is empty"
+                                  : "the first line of standard input is empty";
+    } else {
+      password.emplace(std::string_view(buffer.data(), size));
+    }
+  }
+  OPENSSL_cleanse(buffer.data(), buffer.size());
+  return password;
+}
+
+// A usage error about the connection: printed, and the exit status set.
+std::nullopt_t usage_error(context& ctx, const std::string& message) {
+  ctx.err << "oid: " << message << '\n';
+  ctx.status = exit_usage;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri) {
+  // Only an argument with "://" is taken for the URI (CLI11 tries the next positional with the
+  // others), so that with the URI in --config FILE the other arguments keep their places.
+  cmd.validate_positionals();
+  cmd.add_option("URI", uri,
+                 "Connection string, e.g. mongodb://127.0.0.1:27017/ (or uri: in --config FILE)")
+      ->check(CLI::Validator(
+          [](const std::string& s) {
+            return s.find("://") == std::string::npos ? std::string("not a connection string")
+                                                      : std::string();
+          },
+          ""));
+  cmd.add_option("--config", ctx.config_file,
+                 "A YAML file as mongo-tools read it, with uri: and/or password: (chmod 600)")
+      ->type_name("FILE");
+  cmd.add_flag("--password-stdin", ctx.password_stdin,
+               "Read the password from the first line of standard input (not a terminal)");
+}
+
+// Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
+// The password: in the URI, in --config FILE, on standard input (--password-stdin), or, for a
+// user name without any, asked for on a terminal; else a usage error saying how to give one.
+std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
+                                         mongo::client_options options) {
+  std::optional<connection_config> config;
+  const std::string config_name = "--config " + ctx.config_file;
+  if (!ctx.config_file.empty()) {
+    auto read = read_connection_config(ctx.config_file);
+    if (const auto* e = std::get_if<config_error>(&read)) {
+      return usage_error(
+          ctx, config_name + (e->line != 0 ? ", line " + std::to_string(e->line) : std::string()) +
+                   ": " + e->message);
+    }
+    config = std::move(std::get<connection_config>(read));
+  }
+  // The URI argument comes first, as mongo-tools' command-line options override the file.
+  const bool from_config = uri_text.empty() && config && config->uri;
+  const std::string_view text = from_config ? config->uri->reveal() : std::string_view(uri_text);
+  if (text.empty()) {
+    return usage_error(ctx,
+                       "no connection string: give it as the URI argument (mongodb://HOST/) or "
+                       "as uri: in --config FILE");
+  }
+  auto u = mongo::uri::parse(text, mongo::uri_mode::strict);
+  if (!u) {
+    ctx.err << "oid: " << printable(u.error().message) << " (at character " << u.error().offset + 1
+            << " of the URI" << (from_config ? " in " + config_name : "") << ")\n";
+    ctx.bad_input();
+    return std::nullopt;
+  }
+  for (const auto& w : u->warnings()) ctx.err << "oid: warning: " << printable(w) << '\n';
+
+  const bool x509 = u->auth_mechanism() == "MONGODB-X509";
+  std::optional<mongo::secret> given;  // from --config FILE or standard input
+  std::string given_by;
+  if (config && config->password) {
+    // mongo-tools refuse a password: that contradicts the URI's.
+    if (u->password() && !(*u->password() == *config->password)) {
+      return usage_error(ctx, "the password in " + config_name +
+                                  " differs from the one in the URI: give one of them");
+    }
+    given = std::move(config->password);
+    given_by = config_name;
+  }
+  if (ctx.password_stdin) {
+    if (u->password() || given) {
+      return usage_error(ctx, std::string("--password-stdin, but the password is already in ") +
+                                  (given ? config_name : "the URI"));
+    }
+    given_by = "--password-stdin";
+  }
+  if ((given || ctx.password_stdin) && !u->username()) {
+    return usage_error(ctx, "a password from " + given_by +
+                                ", but the URI names no user: write mongodb://USER@HOST/");
+  }
+  if ((given || ctx.password_stdin) && x509) {
+    return usage_error(ctx, "a password from " + given_by +
+                                ", but MONGODB-X509 authenticates with the client certificate");
+  }
+  if (ctx.password_stdin) {
+    std::string why;
+    given = read_password_line(ctx, why);
+    if (!given) return usage_error(ctx, "--password-stdin: " + why);
+  }
+  if (given && !u->password()) u->set_password(std::move(*given));
+
+  if (u->username() && !u->password() && !x509) {
+    // Only the real process's standard input can be a terminal to ask on.
+    bool asked = false;
+    auto password = &ctx.in == &std::cin
+                        ? read_password_from_terminal(ctx.err, *u->username(), asked)
+                        : std::nullopt;
+    if (!password && asked) return usage_error(ctx, "no password was read from the terminal");
+    if (!password) {
+      return usage_error(
+          ctx, "the URI names user '" + printable(*u->username()) +
+                   "' but no password, and standard input is not a terminal to ask for it on: "
+                   "give it in a file (--config FILE, with password: ... and chmod 600) or on "
+                   "standard input (--password-stdin), or run oid from a terminal; or put it in "
+                   "the URI (mongodb://USER:PASSWORD@HOST/, with '@', ':', '/' and '%' "
+                   "percent-encoded), where ps and the shell's history show it");
+    }
+    u->set_password(std::move(*password));
+  }
+  auto c = mongo::client::create(*u, std::move(options));
+  if (!c) {
+    report(ctx, c.error());
+    return std::nullopt;
+  }
+  return std::move(*c);
+}
+
+}  // namespace oid::cli

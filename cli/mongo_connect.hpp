@@ -1,0 +1,49 @@
+// Where the `oid mongo` commands find their connection string and password without putting the
+// password on the command line (where `ps` and the shell's history show it): a `--config FILE`
+// in the format of mongo-tools' `--config` (YAML with `uri:` and `password:`), the first line of
+// standard input (`--password-stdin`), or a prompt on the terminal. make_client (mongo_tools.hpp)
+// puts them together; add_uri_options gives every command the same options.
+#pragma once
+
+#include <cstddef>
+#include <oid/mongo/secret.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace oid::cli {
+
+/// What a --config file holds: the keys of mongo-tools' --config that oid reads. Both are
+/// secrets (a `uri:` may hold the password too).
+struct connection_config {
+  std::optional<mongo::secret> uri;
+  std::optional<mongo::secret> password;
+};
+
+/// Why a --config file was refused: the 1-based line (0 when it is about the whole file) and what
+/// is wrong there. The message names keys and columns, never a value.
+struct config_error {
+  std::size_t line = 0;
+  std::string message;
+};
+
+/// The largest --config file read, in bytes.
+inline constexpr std::size_t max_config_size = 64 * 1024;
+
+/// Reads the text of a --config file. The format is the part of YAML that mongo-tools' --config
+/// files use: one `key: value` line per key at the top level, the value plain, 'single-quoted'
+/// ('' for a quote) or "double-quoted" (with YAML's escapes), on one line; comments (# ...),
+/// blank lines, a leading `---` and a trailing `...`. Keys: `uri`, `password`; mongo-tools'
+/// `sslPEMKeyPassword` is refused with a hint (oid reads tlsCertificateKeyFilePassword in the
+/// URI). Anything else (an unknown or repeated key, a value without a value, nesting, lists,
+/// block scalars, anchors, tags, a second document) is a config_error naming the line.
+std::variant<connection_config, config_error> parse_connection_config(std::string_view text);
+
+/// Reads and parses the --config file at `path`. Refused (a config_error of line 0) when it cannot
+/// be opened, is not a regular file, is larger than max_config_size, belongs to another user (or
+/// root), or lets its group or others read, write or run it: the message says its mode and
+/// `chmod 600 PATH`, as ssh refuses such a key file. The bytes read are cleared afterwards.
+std::variant<connection_config, config_error> read_connection_config(const std::string& path);
+
+}  // namespace oid::cli
