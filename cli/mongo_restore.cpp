@@ -2,6 +2,8 @@
 // DIR/DB/COLL.metadata.json, each maybe gzip-compressed) back into a server: the collection's
 // options, its documents, then its indexes. Every refused document is reported with its file,
 // index and offset, and a corrupt or truncated file with the offset where reading stopped.
+#include "mongo_restore.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -30,25 +32,14 @@ namespace fs = std::filesystem;
 
 struct restore_options {
   std::string uri, dir;
-  std::vector<std::string> include, exclude;
+  restore_filter filter;
   bool drop = false;
   bool no_index_restore = false;
   bool ordered = false;
   bool w0 = false;
   bool keep_going = false;
   bool quiet = false;
-  bool users_and_roles = false;  // --restoreDbUsersAndRoles: system.* collections too
   std::size_t jobs = 4;
-};
-
-// One collection to restore: its files, and what became of it.
-struct restore_job {
-  std::string db, name;
-  fs::path data, metadata;             // either may be empty
-  std::optional<bson::document> meta;  // the metadata file's document, read before the filters
-  std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0;
-  bool failed = false;
-  std::ostringstream messages;  // its errors, printed in order after all jobs
 };
 
 // `pattern` against `text`: '*' matches any run of characters, '\' makes the next one literal.
@@ -359,52 +350,14 @@ void restore_one(mongo::client& client, const restore_options& o, restore_job& j
 }
 
 void run_restore(context& ctx, const restore_options& o) {
-  std::string error;
-  std::ostringstream skipped;
-  auto jobs = find_jobs(o.dir, error, skipped);
-  if (!error.empty()) {
-    ctx.err << "oid: mongo restore: " << printable(error) << '\n';
+  auto plan = plan_restore(o.dir, o.filter);
+  if (!plan.error.empty()) {
+    ctx.err << "oid: mongo restore: " << printable(plan.error) << '\n';
     return ctx.bad_input();
   }
-  if (!skipped.str().empty()) {
-    ctx.err << printable(skipped.str(), true);
-    ctx.bad_input();
-  }
-  // The namespace each job writes: the metadata's collectionName when it has one (mongodump
-  // writes it for names a file cannot hold), else the file's. The filters, --drop and the checks
-  // below all see that name, never the file's alone.
-  for (auto& j : jobs) {
-    if (!j->metadata.empty()) {
-      j->meta = read_metadata(j->metadata, *j);
-      if (!j->meta) {
-        j->messages << "oid: " << j->db << '.' << j->name << " not restored\n";
-        j->failed = true;
-        continue;
-      }
-      const auto n = j->meta->view().find("collectionName");
-      if (n && n->get_string() && !n->get_string()->empty()) j->name = *n->get_string();
-    }
-    if (const auto problem = collection_name_problem(j->db, j->name); !problem.empty()) {
-      j->messages << "oid: " << quote(j->name) << " in " << j->db << " not restored: " << problem
-                  << '\n';
-      j->failed = true;
-    }
-  }
-  // system.* collections (admin's users and roles among them) only when asked for.
-  std::erase_if(jobs, [&](const auto& j) {
-    if (o.users_and_roles || j->failed || !j->name.starts_with("system.")) return false;
-    ctx.err << "oid: mongo restore: " << printable(j->db + '.' + j->name)
-            << " not restored (system collections, users and roles among them, need "
-               "--restoreDbUsersAndRoles)\n";
-    return true;
-  });
-  // --nsInclude / --nsExclude on the DB.COLL that is written.
-  std::erase_if(jobs, [&](const auto& j) {
-    const std::string ns = j->db + '.' + j->name;
-    const auto match = [&](const std::string& p) { return glob_match(p, ns); };
-    if (!o.include.empty() && std::none_of(o.include.begin(), o.include.end(), match)) return true;
-    return std::any_of(o.exclude.begin(), o.exclude.end(), match);
-  });
+  ctx.err << printable(plan.refused + plan.left_out, true);
+  if (!plan.refused.empty()) ctx.bad_input();
+  auto& jobs = plan.jobs;
   if (jobs.empty()) {
     ctx.err << "oid: mongo restore: nothing to restore in " << o.dir
             << " (expected DIR/DB/COLL.bson and DIR/DB/COLL.metadata.json)\n";
@@ -454,6 +407,52 @@ void run_restore(context& ctx, const restore_options& o) {
 
 }  // namespace
 
+restore_plan plan_restore(const fs::path& dir, const restore_filter& filter) {
+  restore_plan plan;
+  std::ostringstream refused;
+  plan.jobs = find_jobs(dir, plan.error, refused);
+  plan.refused = refused.str();
+  if (!plan.error.empty()) return plan;
+  auto& jobs = plan.jobs;
+  // The namespace each job writes: the metadata's collectionName when it has one (mongodump
+  // writes it for names a file cannot hold), else the file's. The filters, --drop and the checks
+  // below all see that name, never the file's alone.
+  for (auto& j : jobs) {
+    if (!j->metadata.empty()) {
+      j->meta = read_metadata(j->metadata, *j);
+      if (!j->meta) {
+        j->messages << "oid: " << j->db << '.' << j->name << " not restored\n";
+        j->failed = true;
+        continue;
+      }
+      const auto n = j->meta->view().find("collectionName");
+      if (n && n->get_string() && !n->get_string()->empty()) j->name = *n->get_string();
+    }
+    if (const auto problem = collection_name_problem(j->db, j->name); !problem.empty()) {
+      j->messages << "oid: " << quote(j->name) << " in " << j->db << " not restored: " << problem
+                  << '\n';
+      j->failed = true;
+    }
+  }
+  // system.* collections (admin's users and roles among them) only when asked for.
+  std::erase_if(jobs, [&](const auto& j) {
+    if (filter.users_and_roles || j->failed || !j->name.starts_with("system.")) return false;
+    plan.left_out += "oid: mongo restore: " + j->db + '.' + j->name +
+                     " not restored (system collections, users and roles among them, need "
+                     "--restoreDbUsersAndRoles)\n";
+    return true;
+  });
+  // --nsInclude / --nsExclude on the DB.COLL that is written.
+  std::erase_if(jobs, [&](const auto& j) { return !filter.selects(j->db + '.' + j->name); });
+  return plan;
+}
+
+bool restore_filter::selects(const std::string& ns) const {
+  const auto match = [&](const std::string& p) { return glob_match(p, ns); };
+  if (!include.empty() && std::none_of(include.begin(), include.end(), match)) return false;
+  return std::none_of(exclude.begin(), exclude.end(), match);
+}
+
 void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   auto o = std::make_shared<restore_options>();
   auto* cmd = mongo.add_subcommand(
@@ -461,9 +460,10 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   add_uri_options(*cmd, ctx, o->uri);
   cmd->add_option("DIR", o->dir, "The directory a dump wrote")->required();
   cmd->add_flag("--drop", o->drop, "Drop each collection before restoring it");
-  cmd->add_option("--nsInclude", o->include, "Only DB.COLL matching this pattern ('*': any text)")
+  cmd->add_option("--nsInclude", o->filter.include,
+                  "Only DB.COLL matching this pattern ('*': any text)")
       ->allow_extra_args(false);
-  cmd->add_option("--nsExclude", o->exclude, "Not DB.COLL matching this pattern")
+  cmd->add_option("--nsExclude", o->filter.exclude, "Not DB.COLL matching this pattern")
       ->allow_extra_args(false);
   cmd->add_flag("--noIndexRestore", o->no_index_restore, "Do not create the metadata's indexes");
   cmd->add_flag("--ordered", o->ordered,
@@ -471,7 +471,7 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
   cmd->add_flag("--keep-going", o->keep_going,
                 "Skip a corrupt document whose length is sane and go on with the file");
-  cmd->add_flag("--restoreDbUsersAndRoles", o->users_and_roles,
+  cmd->add_flag("--restoreDbUsersAndRoles", o->filter.users_and_roles,
                 "Also restore system.* collections (admin.system.users, admin.system.roles, ...): "
                 "they change who may log in and what they may do");
   cmd->add_option("--jobs", o->jobs, "Collections restored at once (default 4)")
