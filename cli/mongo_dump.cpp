@@ -36,7 +36,8 @@ struct dump_job {
   std::string error;  // empty when the dump went well
 };
 
-// A collection name as a file name: '/' (and '%', so that the escape reads back) percent-encoded.
+// A collection name (checked by collection_name_problem: no NUL, not "." or "..") as a file name:
+// '/' (and '%', so that the escape reads back) percent-encoded.
 std::string file_name_of(std::string_view collection) {
   std::string out;
   for (const char c : collection) {
@@ -169,9 +170,18 @@ void run_dump(context& ctx, const dump_options& o) {
     for (const auto& d : *listed) {
       const auto n = d.view().find("name");
       const std::string name(n ? n->get_string().value_or("") : "");
-      if (!name.empty() && name != "local" && name != "config") dbs.push_back(name);
+      if (name != "local" && name != "config") dbs.push_back(name);
     }
   }
+  // A name becomes a directory under --out: one no server could hold (a "..", a path, a NUL) is
+  // refused here, and the others are still dumped.
+  std::erase_if(dbs, [&](const std::string& name) {
+    const auto problem = database_name_problem(name);
+    if (problem.empty()) return false;
+    ctx.err << "oid: mongo dump: skipping database " << quote(name) << ": " << problem << '\n';
+    ctx.bad_input();
+    return true;
+  });
   std::vector<dump_job> jobs;
   for (const auto& db : dbs) {
     auto listed = client->list_collections(db);
@@ -179,8 +189,14 @@ void run_dump(context& ctx, const dump_options& o) {
     bool found = false;
     for (const auto& entry : *listed) {
       auto j = job_of(db, entry.view());
-      if (j.name.empty() || j.name.starts_with("system.")) continue;
+      if (j.name.starts_with("system.")) continue;
       if (!o.collection.empty() && j.name != o.collection) continue;
+      if (const auto problem = collection_name_problem(db, j.name); !problem.empty()) {
+        ctx.err << "oid: mongo dump: skipping collection " << quote(j.name) << " of database "
+                << printable(db) << ": " << problem << '\n';
+        ctx.bad_input();
+        continue;
+      }
       found = true;
       jobs.push_back(std::move(j));
     }
@@ -189,12 +205,22 @@ void run_dump(context& ctx, const dump_options& o) {
       return ctx.bad_input();
     }
   }
-  for (const auto& db : dbs) {
+  // --out is the user's (a link there is followed); what is made inside it is 0700, and a
+  // database's directory that is a symbolic link is refused, not followed.
+  {
     std::error_code e;
-    fs::create_directories(fs::path(o.out) / db, e);
-    if (e) {
-      ctx.err << "oid: mongo dump: cannot create " << (fs::path(o.out) / db).string() << ": "
-              << e.message() << '\n';
+    const fs::path out(o.out);
+    if (!fs::is_directory(out, e)) {
+      if (out.has_parent_path()) fs::create_directories(out.parent_path(), e);
+      if (const auto problem = make_private_directory(out); !problem.empty()) {
+        ctx.err << "oid: mongo dump: " << printable(problem) << '\n';
+        return ctx.bad_input();
+      }
+    }
+  }
+  for (const auto& db : dbs) {
+    if (const auto problem = make_private_directory(fs::path(o.out) / db); !problem.empty()) {
+      ctx.err << "oid: mongo dump: " << printable(problem) << '\n';
       return ctx.bad_input();
     }
   }

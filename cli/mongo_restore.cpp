@@ -2,6 +2,8 @@
 // DIR/DB/COLL.metadata.json, each maybe gzip-compressed) back into a server: the collection's
 // options, its documents, then its indexes. Every refused document is reported with its file,
 // index and offset, and a corrupt or truncated file with the offset where reading stopped.
+#include "mongo_restore.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/stream_reader.hpp>
 #include <oid/mongo/client.hpp>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -29,7 +32,7 @@ namespace fs = std::filesystem;
 
 struct restore_options {
   std::string uri, dir;
-  std::vector<std::string> include, exclude;
+  restore_filter filter;
   bool drop = false;
   bool no_index_restore = false;
   bool ordered = false;
@@ -37,15 +40,6 @@ struct restore_options {
   bool keep_going = false;
   bool quiet = false;
   std::size_t jobs = 4;
-};
-
-// One collection to restore: its files, and what became of it.
-struct restore_job {
-  std::string db, name;
-  fs::path data, metadata;  // either may be empty
-  std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0;
-  bool failed = false;
-  std::ostringstream messages;  // its errors, printed in order after all jobs
 };
 
 // `pattern` against `text`: '*' matches any run of characters, '\' makes the next one literal.
@@ -105,21 +99,38 @@ bool classify(const std::string& file, std::string& collection, bool& is_metadat
   return false;
 }
 
-// The jobs of DIR: one per collection of each database directory, in name order.
-std::vector<std::unique_ptr<restore_job>> find_jobs(const fs::path& dir, std::string& error) {
+// The jobs of DIR: one per collection of each database directory, in name order. A database
+// directory whose name MongoDB would refuse, and a symbolic link where a directory or a file
+// should be, are not read (each is said in `skipped`): nothing is read from outside DIR.
+std::vector<std::unique_ptr<restore_job>> find_jobs(const fs::path& dir, std::string& error,
+                                                    std::ostringstream& skipped) {
   std::map<std::pair<std::string, std::string>, std::unique_ptr<restore_job>> found;
   std::error_code e;
   for (fs::directory_iterator db(dir, e), end; !e && db != end; db.increment(e)) {
-    if (!db->is_directory()) continue;
+    std::error_code s;
+    if (db->is_symlink(s)) {
+      skipped << "oid: mongo restore: " << db->path().string()
+              << ": a symbolic link, not followed\n";
+      continue;
+    }
+    if (!db->is_directory(s)) continue;
     const std::string db_name = db->path().filename().string();
+    if (const auto problem = database_name_problem(db_name); !problem.empty()) {
+      skipped << "oid: mongo restore: " << db->path().string() << ": not restored: " << problem
+              << '\n';
+      continue;
+    }
     std::error_code f;
     for (fs::directory_iterator file(db->path(), f); !f && file != end; file.increment(f)) {
       std::string coll;
       bool is_metadata = false;
-      if (!file->is_regular_file() ||
-          !classify(file->path().filename().string(), coll, is_metadata)) {
+      if (!classify(file->path().filename().string(), coll, is_metadata)) continue;
+      if (file->is_symlink(s)) {
+        skipped << "oid: mongo restore: " << file->path().string()
+                << ": a symbolic link, not followed\n";
         continue;
       }
+      if (!file->is_regular_file(s)) continue;
       auto& j = found[{db_name, coll}];
       if (!j) {
         j = std::make_unique<restore_job>();
@@ -317,17 +328,8 @@ bool restore_indexes(mongo::collection& coll, restore_job& j, bson::document_vie
 
 void restore_one(mongo::client& client, const restore_options& o, restore_job& j,
                  progress_line& bar) {
-  std::optional<bson::document> metadata;
-  if (!j.metadata.empty()) {
-    metadata = read_metadata(j.metadata, j);
-    if (!metadata) {
-      j.messages << "oid: " << j.db << '.' << j.name << " not restored\n";
-      j.failed = true;
-      return;
-    }
-    const auto n = metadata->view().find("collectionName");
-    if (n && n->get_string() && !n->get_string()->empty()) j.name = *n->get_string();
-  }
+  if (j.failed) return;  // its metadata or its name was refused (said in j.messages)
+  const auto& metadata = j.meta;
   const auto meta = metadata ? metadata->view() : bson::document_view();
   const auto type = meta.find("type");
   const bool view = type && type->get_string().value_or("") == "view";
@@ -348,19 +350,14 @@ void restore_one(mongo::client& client, const restore_options& o, restore_job& j
 }
 
 void run_restore(context& ctx, const restore_options& o) {
-  std::string error;
-  auto jobs = find_jobs(o.dir, error);
-  if (!error.empty()) {
-    ctx.err << "oid: mongo restore: " << error << '\n';
+  auto plan = plan_restore(o.dir, o.filter);
+  if (!plan.error.empty()) {
+    ctx.err << "oid: mongo restore: " << printable(plan.error) << '\n';
     return ctx.bad_input();
   }
-  // --nsInclude / --nsExclude on DB.COLL (the name from the file; metadata may refine it).
-  std::erase_if(jobs, [&](const auto& j) {
-    const std::string ns = j->db + '.' + j->name;
-    const auto match = [&](const std::string& p) { return glob_match(p, ns); };
-    if (!o.include.empty() && std::none_of(o.include.begin(), o.include.end(), match)) return true;
-    return std::any_of(o.exclude.begin(), o.exclude.end(), match);
-  });
+  ctx.err << printable(plan.refused + plan.left_out, true);
+  if (!plan.refused.empty()) ctx.bad_input();
+  auto& jobs = plan.jobs;
   if (jobs.empty()) {
     ctx.err << "oid: mongo restore: nothing to restore in " << o.dir
             << " (expected DIR/DB/COLL.bson and DIR/DB/COLL.metadata.json)\n";
@@ -410,6 +407,52 @@ void run_restore(context& ctx, const restore_options& o) {
 
 }  // namespace
 
+restore_plan plan_restore(const fs::path& dir, const restore_filter& filter) {
+  restore_plan plan;
+  std::ostringstream refused;
+  plan.jobs = find_jobs(dir, plan.error, refused);
+  plan.refused = refused.str();
+  if (!plan.error.empty()) return plan;
+  auto& jobs = plan.jobs;
+  // The namespace each job writes: the metadata's collectionName when it has one (mongodump
+  // writes it for names a file cannot hold), else the file's. The filters, --drop and the checks
+  // below all see that name, never the file's alone.
+  for (auto& j : jobs) {
+    if (!j->metadata.empty()) {
+      j->meta = read_metadata(j->metadata, *j);
+      if (!j->meta) {
+        j->messages << "oid: " << j->db << '.' << j->name << " not restored\n";
+        j->failed = true;
+        continue;
+      }
+      const auto n = j->meta->view().find("collectionName");
+      if (n && n->get_string() && !n->get_string()->empty()) j->name = *n->get_string();
+    }
+    if (const auto problem = collection_name_problem(j->db, j->name); !problem.empty()) {
+      j->messages << "oid: " << quote(j->name) << " in " << j->db << " not restored: " << problem
+                  << '\n';
+      j->failed = true;
+    }
+  }
+  // system.* collections (admin's users and roles among them) only when asked for.
+  std::erase_if(jobs, [&](const auto& j) {
+    if (filter.users_and_roles || j->failed || !j->name.starts_with("system.")) return false;
+    plan.left_out += "oid: mongo restore: " + j->db + '.' + j->name +
+                     " not restored (system collections, users and roles among them, need "
+                     "--restoreDbUsersAndRoles)\n";
+    return true;
+  });
+  // --nsInclude / --nsExclude on the DB.COLL that is written.
+  std::erase_if(jobs, [&](const auto& j) { return !filter.selects(j->db + '.' + j->name); });
+  return plan;
+}
+
+bool restore_filter::selects(const std::string& ns) const {
+  const auto match = [&](const std::string& p) { return glob_match(p, ns); };
+  if (!include.empty() && std::none_of(include.begin(), include.end(), match)) return false;
+  return std::none_of(exclude.begin(), exclude.end(), match);
+}
+
 void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   auto o = std::make_shared<restore_options>();
   auto* cmd = mongo.add_subcommand(
@@ -417,9 +460,10 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   add_uri_options(*cmd, ctx, o->uri);
   cmd->add_option("DIR", o->dir, "The directory a dump wrote")->required();
   cmd->add_flag("--drop", o->drop, "Drop each collection before restoring it");
-  cmd->add_option("--nsInclude", o->include, "Only DB.COLL matching this pattern ('*': any text)")
+  cmd->add_option("--nsInclude", o->filter.include,
+                  "Only DB.COLL matching this pattern ('*': any text)")
       ->allow_extra_args(false);
-  cmd->add_option("--nsExclude", o->exclude, "Not DB.COLL matching this pattern")
+  cmd->add_option("--nsExclude", o->filter.exclude, "Not DB.COLL matching this pattern")
       ->allow_extra_args(false);
   cmd->add_flag("--noIndexRestore", o->no_index_restore, "Do not create the metadata's indexes");
   cmd->add_flag("--ordered", o->ordered,
@@ -427,6 +471,9 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
   cmd->add_flag("--keep-going", o->keep_going,
                 "Skip a corrupt document whose length is sane and go on with the file");
+  cmd->add_flag("--restoreDbUsersAndRoles", o->filter.users_and_roles,
+                "Also restore system.* collections (admin.system.users, admin.system.roles, ...): "
+                "they change who may log in and what they may do");
   cmd->add_option("--jobs", o->jobs, "Collections restored at once (default 4)")
       ->check(CLI::Range(1, 64));
   cmd->add_flag("--quiet", o->quiet,

@@ -2,6 +2,8 @@
 // gzip-compressed.
 #include "mongo_tools.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -36,6 +38,39 @@ void run_parallel(std::size_t count, std::size_t threads,
 }
 
 std::string errno_text(int e) { return std::generic_category().message(e); }
+
+std::string database_name_problem(std::string_view name) {
+  if (name.empty()) return "a database name cannot be empty";
+  if (name.size() > 64) return "a database name has at most 64 bytes";
+  for (const char c : name) {
+    if (c == '\0') return "a database name cannot contain NUL";
+    if (std::string_view("/\\. \"$*<>:|?").find(c) != std::string_view::npos) {
+      return std::string("a database name cannot contain '") + c + "'";
+    }
+  }
+  return {};
+}
+
+std::string collection_name_problem(std::string_view db, std::string_view name) {
+  if (name.empty()) return "a collection name cannot be empty";
+  if (name.front() == '.') return "a collection name cannot start with '.'";
+  if (name.find('\0') != std::string_view::npos) return "a collection name cannot contain NUL";
+  if (name.find('$') != std::string_view::npos) return "a collection name cannot contain '$'";
+  if (db.size() + 1 + name.size() > 255) return "a namespace (DB.COLL) has at most 255 bytes";
+  return {};
+}
+
+std::string make_private_directory(const std::filesystem::path& path) {
+  if (::mkdir(path.c_str(), 0700) == 0) return {};
+  const int e = errno;
+  struct stat st {};
+  if (e == EEXIST && ::lstat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return {};
+    return path.string() + " exists and is not a directory" +
+           (S_ISLNK(st.st_mode) ? " (a symbolic link, not followed)" : "");
+  }
+  return "cannot create " + path.string() + ": " + errno_text(e);
+}
 
 // ---- progress_line -------------------------------------------------------------------------
 
@@ -159,11 +194,24 @@ bool file_sink::open(const std::filesystem::path& path, bool gzip) {
   path_ = path;
   partial_ = path;
   partial_ += ".partial";
+  // A new file of our own at that name: O_EXCL refuses whatever is there (a symbolic link too,
+  // which it never follows), so a leftover is unlinked (the link itself, not its target) and the
+  // creation tried once more; a name taken again in between is an error, not a file shared.
+  const auto create = [&] {
+    return ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  };
+  int fd = create();
+  if (fd < 0 && errno == EEXIST && ::unlink(partial_.c_str()) == 0) fd = create();
+  if (fd < 0) {
+    error_ = "cannot create " + partial_.string() + ": " + errno_text(errno);
+    partial_.clear();
+    return false;
+  }
   if (gzip) {
-    gz_ = gzopen(partial_.c_str(), "wb");
+    gz_ = gzdopen(fd, "wb");
     if (gz_ != nullptr) gzbuffer(static_cast<gzFile>(gz_), 1 << 17);
   } else {
-    file_ = std::fopen(partial_.c_str(), "wb");
+    file_ = ::fdopen(fd, "wb");
     // glibc ignores the size when setvbuf is given no buffer (it would write 4 KiB at a time):
     // the sink brings its own.
     if (file_ != nullptr) {
@@ -172,8 +220,10 @@ bool file_sink::open(const std::filesystem::path& path, bool gzip) {
     }
   }
   if (gz_ == nullptr && file_ == nullptr) {
-    error_ = "cannot create " + partial_.string() + ": " + errno_text(errno);
-    partial_.clear();
+    const int e = errno;
+    ::close(fd);
+    error_ = "cannot create " + partial_.string() + ": " + errno_text(e);
+    discard();
     return false;
   }
   return true;

@@ -74,6 +74,19 @@ void run_parallel(std::size_t count, std::size_t threads,
 /// The text of errno `e` ("No such file or directory").
 std::string errno_text(int e);
 
+/// Why `name` cannot be a MongoDB database name, or empty when it can. The rules are the server's:
+/// not empty, at most 64 bytes, none of NUL, '/', '\\', '.', ' ', '"', '$', '*', '<', '>', ':',
+/// '|', '?'. Names from a server or a dump directory pass this before they become paths or
+/// namespaces.
+std::string database_name_problem(std::string_view name);
+/// Why `name` cannot be a collection name of database `db`, or empty when it can: not empty, no
+/// NUL, no '$', not starting with '.', and DB.NAME at most 255 bytes.
+std::string collection_name_problem(std::string_view db, std::string_view name);
+
+/// Makes the directory `path` readable by its owner only (0700, less what the umask takes), or
+/// checks that it is already a directory and not a symbolic link. Empty, or what went wrong.
+std::string make_private_directory(const std::filesystem::path& path);
+
 /// A progress line on stderr (documents and bytes done, of the estimated totals when known, rate,
 /// time left), redrawn twice a second by a thread of its own while the work runs; only when stderr
 /// is a terminal, the command runs as the real program and `quiet` is false; drawn a last time
@@ -125,7 +138,10 @@ class file_sink {
   file_sink(const file_sink&) = delete;
   file_sink& operator=(const file_sink&) = delete;
 
-  /// Opens `path`.partial for writing; false (with `error()`) when it cannot.
+  /// Creates `path`.partial for writing, readable by its owner only (0600, less the umask): a new
+  /// file, never one through a symbolic link (O_EXCL, O_NOFOLLOW; a stale `.partial` or a link
+  /// planted at that name is removed first, never followed). False (with `error()`) when it
+  /// cannot.
   bool open(const std::filesystem::path& path, bool gzip);
   /// Appends `bytes`; false (with `error()`) when writing failed.
   bool write(std::string_view bytes);

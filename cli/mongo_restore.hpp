@@ -1,0 +1,55 @@
+// What `oid mongo restore` decides before it connects: which collections of a dump directory
+// it writes, under which namespace. Its own header so that fuzz/fuzz_restore_plan.cpp can hold
+// the plan against the rules without a server.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <oid/bson/document.hpp>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace oid::cli {
+
+/// --nsInclude, --nsExclude and --restoreDbUsersAndRoles.
+struct restore_filter {
+  std::vector<std::string> include, exclude;  // DB.COLL patterns ('*': any text, '\\': literal)
+  bool users_and_roles = false;               // system.* collections too
+  /// True when DB.COLL `ns` is included and not excluded.
+  bool selects(const std::string& ns) const;
+};
+
+// One collection to restore: its files, and what became of it.
+struct restore_job {
+  std::string db, name;
+  std::filesystem::path data, metadata;  // either may be empty
+  std::optional<bson::document> meta;    // the metadata file's document, read before the filters
+  std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0;
+  bool failed = false;
+  std::ostringstream messages;  // its errors, printed in order after all jobs
+};
+
+/// What restore would do with a dump directory, decided before it connects.
+struct restore_plan {
+  /// The collections it would write, in name order, each under the namespace it would write:
+  /// the metadata's `collectionName` when it has one, else the file's name. A job whose metadata
+  /// cannot be read or whose collection name MongoDB would refuse is here with `failed` set and
+  /// its reason in `messages` (it is reported, not written).
+  std::vector<std::unique_ptr<restore_job>> jobs;
+  /// What was not read, one line each: a database directory whose name MongoDB would refuse, a
+  /// symbolic link (never followed). Bad input: the exit status is 1.
+  std::string refused;
+  /// system.* collections left out without `users_and_roles`, one line each (not an error).
+  std::string left_out;
+  /// Set, with no jobs, when the directory cannot be read.
+  std::string error;
+};
+
+/// The plan for `dir` (DIR/DB/COLL.bson[.gz] and COLL.metadata.json[.gz]) under `filter`.
+restore_plan plan_restore(const std::filesystem::path& dir, const restore_filter& filter);
+
+}  // namespace oid::cli

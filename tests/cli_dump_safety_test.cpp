@@ -1,0 +1,265 @@
+// oid mongo dump and restore against a hostile server and a hostile dump directory: names from a
+// server never become paths unchecked, files are created new (never through a symbolic link) and
+// private, and restore writes only the namespaces it checked and filtered. The scripted server
+// (tests/support/script_server.hpp) says what FerretDB would refuse to hold; the restore tests
+// that need a real server use MONGODB_URI (skipped without it, failing under CI=true).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <oid/bson/builder.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mongo_tools.hpp"
+#include "support/run_cli.hpp"
+#include "support/run_shell.hpp"
+#include "support/scratch_database.hpp"
+#include "support/script_server.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::string_literals;
+using oid::testing::run_cli;
+
+TEST(DumpNamesTest, DatabaseAndCollectionNamesFollowTheServersRules) {
+  using oid::cli::collection_name_problem;
+  using oid::cli::database_name_problem;
+  for (const std::string& good : {"shop"s, "a-b_c"s, "Ünïcode"s, std::string(64, 'd')}) {
+    EXPECT_EQ(database_name_problem(good), "") << good;
+  }
+  for (const std::string& bad :
+       {""s, ".."s, "."s, "/etc"s, "a/b"s, "a\\b"s, "a b"s, "a\"b"s, "a$b"s, "a*b"s, "a<b"s, "a>b"s,
+        "a:b"s, "a|b"s, "a?b"s, "a\0b"s, std::string(65, 'd')}) {
+    EXPECT_NE(database_name_problem(bad), "") << bad;
+  }
+  for (const std::string& good : {"c"s, "a/../../x"s, "x.."s, "a.b"s, "system.users"s}) {
+    EXPECT_EQ(collection_name_problem("db", good), "") << good;
+  }
+  for (const std::string& bad : {""s, "."s, ".."s, ".hidden"s, "a$b"s, "a\0b"s}) {
+    EXPECT_NE(collection_name_problem("db", bad), "") << bad;
+  }
+  EXPECT_NE(collection_name_problem("db", std::string(253, 'c')), "");
+  EXPECT_EQ(collection_name_problem("db", std::string(252, 'c')), "");
+}
+
+// A server whose listDatabases and listCollections name what no MongoDB holds: paths out of the
+// dump directory, a NUL that would cut the name at open(2), beside one good database with one
+// good collection of one document.
+class lying_server {
+ public:
+  lying_server() : server_([this](oid::test::peer& p, int) { serve(p); }) {}
+  std::string uri() const { return server_.uri(); }
+  std::set<std::string> finds() {
+    std::lock_guard lock(m_);
+    return finds_;
+  }
+
+  static std::vector<std::string> bad_databases() {
+    return {"..", "/tmp", "../escape", "a\0b"s, "x/y"};
+  }
+  static std::vector<std::string> collections() {
+    return {"good", "a/../../x", "..", "a\0b"s, "$cmd", "."};
+  }
+
+ private:
+  void serve(oid::test::peer& p) {
+    if (!p.handshake()) return;
+    while (auto m = p.read()) {
+      const std::string name = oid::test::command_name(*m);
+      const auto db = std::string(m->body.find("$db")->get_string().value_or(""));
+      oid::bson::builder b;
+      if (name == "listDatabases") {
+        b.open_array("databases");
+        int i = 0;
+        for (const auto& n : bad_databases()) {
+          b.open_document(std::to_string(i++)).append_string("name", n).close();
+        }
+        b.open_document(std::to_string(i++)).append_string("name", "fine").close();
+        b.close().append_double("ok", 1.0);
+      } else if (name == "listCollections" || name == "listIndexes" || name == "find") {
+        b.open_document("cursor").append_int64("id", 0).append_string("ns", db + ".x");
+        b.open_array("firstBatch");
+        if (name == "listCollections") {
+          int i = 0;
+          for (const auto& n : collections()) {
+            b.open_document(std::to_string(i++)).append_string("name", n);
+            b.append_string("type", "collection").open_document("options").close().close();
+          }
+        } else if (name == "find") {
+          std::lock_guard lock(m_);
+          finds_.insert(db + "." + std::string(m->body.find("find")->get_string().value_or("")));
+          b.open_document("0").append_int32("_id", 1).close();
+        }
+        b.close().close().append_double("ok", 1.0);
+      } else {
+        b.append_double("ok", 1.0);
+      }
+      p.reply(*m, b.view());
+    }
+  }
+  std::mutex m_;
+  std::set<std::string> finds_;
+  oid::test::script_server server_;
+};
+
+// Every regular file below `dir`, relative to it.
+std::set<std::string> files_below(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) out.insert(fs::relative(e.path(), dir).string());
+  }
+  return out;
+}
+
+// Before: "../escape" and "/tmp" were joined to --out as they came, "a/../../x" was written as
+// a%2F..%2F..%2Fx (safe only by luck of the escape), and a NUL cut the name.
+TEST(DumpSafetyTest, NamesNoServerCouldHoldAreRefusedAndTheRestIsDumped) {
+  lying_server server;
+  const fs::path root = oid::testing::scratch_path("lying");
+  fs::remove_all(root);
+  const fs::path out = root / "out";
+  const auto r = run_cli({"mongo", "dump", server.uri(), "--out", out.string(), "--quiet"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  for (const auto* n : {"\"..\"", "\"/tmp\"", "\"../escape\"", "\"a\\x00b\"", "\"x/y\""}) {
+    EXPECT_NE(r.err.find("skipping database "s + n), std::string::npos) << n << '\n' << r.err;
+  }
+  for (const auto* n : {"\"..\"", "\"a\\x00b\"", "\"$cmd\"", "\".\""}) {
+    EXPECT_NE(r.err.find("skipping collection "s + n + " of database fine"), std::string::npos)
+        << n << '\n'
+        << r.err;
+  }
+  // Nothing outside --out: the scratch directory holds only it.
+  std::set<std::string> top;
+  for (const auto& e : fs::directory_iterator(root)) top.insert(e.path().filename().string());
+  EXPECT_EQ(top, (std::set<std::string>{"out"}));
+  EXPECT_FALSE(fs::exists(root / "escape"));
+  // The good collections are there, the odd-but-valid name percent-encoded into one file name.
+  EXPECT_EQ(files_below(out), (std::set<std::string>{"fine/good.bson", "fine/good.metadata.json",
+                                                     "fine/a%2F..%2F..%2Fx.bson",
+                                                     "fine/a%2F..%2F..%2Fx.metadata.json"}));
+  EXPECT_EQ(server.finds(), (std::set<std::string>{"fine.good", "fine.a/../../x"}));
+  // Private: the directories 0700, the files 0600 (the umask may take more, never add).
+  struct stat st {};
+  ASSERT_EQ(::stat((out / "fine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u) << std::oct << st.st_mode;
+  ASSERT_EQ(::stat((out / "fine" / "good.bson").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0177, 0u) << std::oct << st.st_mode;
+}
+
+// Before: the .partial file was opened with fopen("wb"), which writes through a link planted at
+// that predictable name.
+TEST(DumpSafetyTest, ALinkPlantedAtThePartialNameIsNotFollowed) {
+  lying_server server;
+  const fs::path root = oid::testing::scratch_path("planted");
+  fs::remove_all(root);
+  const fs::path out = root / "out", victim = root / "victim";
+  fs::create_directories(out / "fine");
+  fs::permissions(out / "fine", fs::perms::owner_all);
+  std::ofstream(victim) << "precious";
+  fs::create_symlink(victim, out / "fine" / "good.bson.partial");
+  // And a database directory that is a link: refused, not followed.
+  fs::create_directories(root / "elsewhere");
+  fs::create_directory_symlink(root / "elsewhere", out / "other");
+  const auto r = run_cli({"mongo", "dump", server.uri(), "--db", "fine", "--out", out.string()});
+  EXPECT_EQ(r.status, 1) << r.err;  // the collections with bad names
+  EXPECT_EQ(oid::testing::read_file(victim.string()), "precious");
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(out / "fine" / "good.bson")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(out / "fine" / "good.bson.partial")));
+
+  const auto linked =
+      run_cli({"mongo", "dump", server.uri(), "--db", "other", "--out", out.string()});
+  EXPECT_EQ(linked.status, 1);
+  EXPECT_NE(linked.err.find("symbolic link, not followed"), std::string::npos) << linked.err;
+  EXPECT_TRUE(fs::is_empty(root / "elsewhere"));
+}
+
+// ---- restore, against the real server --------------------------------------------------------
+
+class RestoreSafetyTest : public oid::testing::scratch_database_test {
+ protected:
+  RestoreSafetyTest() : scratch_database_test("oid_rsafe_") {}
+  void SetUp() override {
+    scratch_database_test::SetUp();
+    if (IsSkipped()) return;
+    dir_ = oid::testing::scratch_path("restore_" + db_);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / db_);
+  }
+  void write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ / db_ / name, std::ios::binary) << bytes;
+  }
+  static std::string one_document() {
+    oid::bson::builder b;
+    b.append_int32("_id", 1);
+    const auto v = b.view();
+    return {reinterpret_cast<const char*>(v.data()), v.size()};
+  }
+  std::int64_t count(const std::string& coll) {
+    const auto n = client_->collection(db_, coll).count_documents();
+    return n ? *n : -1;
+  }
+  fs::path dir_;
+};
+
+// Before: the filters saw "decoy" (the file's name), while the metadata sent the documents to
+// "target", and --drop dropped "target".
+TEST_F(RestoreSafetyTest, FiltersAndDropSeeTheNamespaceTheMetadataWrites) {
+  write("decoy.bson", one_document());
+  write("decoy.metadata.json", R"({"indexes": [], "collectionName": "target"})");
+  oid::bson::builder keep;
+  keep.append_int32("_id", 7);
+  ASSERT_TRUE(client_->collection(db_, "target").insert_one(keep.view()).has_value());
+
+  const auto r =
+      run_cli({"mongo", "restore", uri_, dir_.string(), "--drop", "--nsExclude", db_ + ".target"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;  // nothing left to restore
+  EXPECT_EQ(count("target"), 1);             // not dropped
+  EXPECT_EQ(count("decoy"), 0);
+
+  const auto included =
+      run_cli({"mongo", "restore", uri_, dir_.string(), "--nsInclude", db_ + ".decoy"});
+  EXPECT_EQ(included.status, 1) << included.out << included.err;
+  EXPECT_EQ(count("target"), 1);
+}
+
+// Before: admin.system.users (or any system.*) was restored like any collection.
+TEST_F(RestoreSafetyTest, SystemCollectionsNeedTheirFlag) {
+  write("system.users.bson", one_document());
+  write("plain.bson", one_document());
+  const auto r = run_cli({"mongo", "restore", uri_, dir_.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(db_ + ".system.users not restored"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--restoreDbUsersAndRoles"), std::string::npos) << r.err;
+  EXPECT_EQ(count("plain"), 1);
+}
+
+// A name from the metadata that MongoDB would refuse, a directory no database could be named, and
+// links to files outside the dump: none is read or restored.
+TEST_F(RestoreSafetyTest, BadNamesAndLinksInTheDumpAreRefused) {
+  write("bad.bson", one_document());
+  write("bad.metadata.json", R"({"indexes": [], "collectionName": "x$y"})");
+  const fs::path outside = oid::testing::scratch_path("outside_" + db_ + ".bson");
+  std::ofstream(outside, std::ios::binary) << one_document();
+  fs::create_symlink(outside, dir_ / db_ / "linked.bson");
+  fs::create_directories(dir_ / "a b");
+  std::ofstream(dir_ / "a b" / "c.bson", std::ios::binary) << one_document();
+  write("fine.bson", one_document());
+
+  const auto r = run_cli({"mongo", "restore", uri_, dir_.string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("\"x$y\" in " + db_ + " not restored"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("linked.bson: a symbolic link, not followed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a b: not restored"), std::string::npos) << r.err;
+  EXPECT_EQ(count("fine"), 1);
+  EXPECT_EQ(count("linked"), 0);
+  EXPECT_EQ(count("bad"), 0);
+  fs::remove(outside);
+}
+
+}  // namespace
