@@ -210,6 +210,10 @@ class ocsp_cache {
     }
     entries_.emplace(id, entry{a.status, a.this_update, a.next_update});
   }
+  void clear() noexcept {
+    std::lock_guard lock(m_);
+    entries_.clear();
+  }
 
  private:
   struct entry {
@@ -451,6 +455,8 @@ int tls_certificate_requested(ssl_st* ssl, x509_st**, evp_pkey_st**) {
   }
   return 0;  // no certificate to offer
 }
+
+void clear_ocsp_cache() noexcept { process_ocsp_cache().clear(); }
 
 // OpenSSL calls this once the server's chain is verified (TLS 1.2: after CertificateStatus;
 // TLS 1.3: after Certificate), with or without a staple: 1 goes on, 0 ends the handshake with

@@ -85,6 +85,9 @@ class tls_context {
   std::string client_subject_;
 };
 
+// Empties the process-wide OCSP cache (for tests: each starts from an empty cache).
+void clear_ocsp_cache() noexcept;
+
 class tls_session {
  public:
   // A client session on the connected non-blocking socket `fd` to `h`: SNI for host names (not
