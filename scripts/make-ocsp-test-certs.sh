@@ -2,17 +2,18 @@
 # Makes throwaway certificates, an OCSP responder's index and a CRL for the revocation tests in
 # DIR (created if missing), with the openssl command. Nothing here is secret or committed.
 #
-#   scripts/make-ocsp-test-certs.sh DIR RESPONDER_URL DEAD_URL
+#   scripts/make-ocsp-test-certs.sh DIR RESPONDER_URL DEAD_URL STALLED_URL
 #
-# RESPONDER_URL goes into the server certificates' Authority Information Access (OCSP) and
-# DEAD_URL into query-unreachable.pem's (nothing answers there). DIR then holds (PEM):
+# RESPONDER_URL goes into the server certificates' Authority Information Access (OCSP), DEAD_URL
+# into query-unreachable.pem's (nothing listens there) and STALLED_URL into query-stalled.pem's
+# (something accepts there and never answers). DIR then holds (PEM):
 #   ca.pem, ca.key               the CA; ca-db/ is its `openssl ca` database
 #   index.txt                    ca-db's index: the status `openssl ocsp -index` answers with
 #   responder.pem, responder.key a responder the CA delegated to (extendedKeyUsage OCSPSigning)
 #   rogue.pem, rogue.key         a self-signed "responder" nobody trusts
 #   NAME.pem, NAME.key           server certificates (subjectAltName IP:127.0.0.1, AIA OCSP URL):
 #     staple-good staple-revoked staple-unknown staple-rogue must-staple query-good
-#     query-revoked query-unreachable endpoint-revoked cached crl-good crl-revoked
+#     query-revoked query-unreachable query-stalled endpoint-revoked cached crl-good crl-revoked
 #   (*-revoked are revoked in index.txt and crl.pem; staple-unknown is unknown to the CA's
 #    database; must-staple has the TLS Feature status_request extension)
 #   crl.pem                      the CA's CRL
@@ -21,9 +22,11 @@
 #     (signed by rogue.pem)
 set -euo pipefail
 
-dir=${1:?usage: $0 DIR RESPONDER_URL DEAD_URL}
-url=${2:?usage: $0 DIR RESPONDER_URL DEAD_URL}
-dead=${3:?usage: $0 DIR RESPONDER_URL DEAD_URL}
+usage="usage: $0 DIR RESPONDER_URL DEAD_URL STALLED_URL"
+dir=${1:?$usage}
+url=${2:?$usage}
+dead=${3:?$usage}
+stalled=${4:?$usage}
 mkdir -p "$dir"
 cd "$dir"
 umask 077
@@ -85,6 +88,7 @@ done
 issue staple-unknown "$server_ext\n$aia" no
 issue must-staple "$server_ext\n$aia\ntlsfeature=status_request"
 issue query-unreachable "$server_ext\nauthorityInfoAccess=OCSP;URI:$dead"
+issue query-stalled "$server_ext\nauthorityInfoAccess=OCSP;URI:$stalled"
 for name in staple-revoked query-revoked endpoint-revoked crl-revoked; do
   openssl ca -config ca-db/ca.cnf -cert ca.pem -keyfile ca.key -revoke "$name.pem" \
     -crl_reason keyCompromise 2>/dev/null

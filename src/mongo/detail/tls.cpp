@@ -158,8 +158,8 @@ std::string alert_name(int number) {
 // the order of the sources and the soft failure are written here because OpenSSL has no policy
 // for them.
 
-// How long a responder query may take at most (the specification's default), within the
-// handshake's own deadline.
+// How long a responder query may take at most (the specification's default), within half of
+// what is left of the handshake's own deadline.
 constexpr std::chrono::seconds responder_timeout{5};
 // Responders asked per certificate, at most (a certificate names one or two).
 constexpr std::size_t max_responders = 4;
@@ -536,8 +536,12 @@ int tls_status_received(ssl_st* ssl, void*) {
 
     strings_ptr urls(X509_get1_ocsp(leaf));
     const int count = urls == nullptr ? 0 : sk_OPENSSL_STRING_num(urls.get());
-    const auto deadline =
-        std::min(session->deadline_, std::chrono::steady_clock::now() + responder_timeout);
+    // At most half of what is left of the handshake's time (so that a responder that does not
+    // answer is a soft failure, not a handshake timeout) and at most 5 seconds.
+    const auto now = std::chrono::steady_clock::now();
+    const auto deadline = session->deadline_ <= now ? now
+                                                    : std::min(now + (session->deadline_ - now) / 2,
+                                                               now + responder_timeout);
     for (int i = 0; i < count && static_cast<std::size_t>(i) < max_responders; ++i) {
       const std::string url = sk_OPENSSL_STRING_value(urls.get(), i);
       ocsp_request_ptr request(OCSP_REQUEST_new());

@@ -21,8 +21,8 @@
 // their nextUpdate); tlsCRLFile (checked by OpenSSL during chain verification: a revoked
 // certificate or a missing CRL for its issuer fails there); then, unless
 // tlsDisableOCSPEndpointCheck, the OCSP responders named in the certificate (http:// only, one
-// after the other, within the handshake's deadline and at most 5 seconds). No conclusive answer
-// is a soft failure: the connection goes on.
+// after the other, within half of what is left of the handshake's deadline, at most 5 s). No
+// conclusive answer is a soft failure: the connection goes on.
 #pragma once
 
 #include <chrono>
