@@ -10,11 +10,16 @@
 // at test time by scripts/make-test-certs.sh): an expired server certificate, a server that wants a
 // client certificate under TLS 1.2 and 1.3, a handshake that stalls, and MONGODB-X509 end to end
 // (the OpenSSL server ends TLS and hands the bytes to a scripted server, tests/support).
+//
+// Revocation (OCSP stapled, cached and asked of a responder; tlsCRLFile) against certificates
+// scripts/make-ocsp-test-certs.sh makes at test time and a loopback OCSP responder that runs
+// the openssl command: these tests skip when the command is missing, except under CI=true.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
+#include <openssl/ocsp.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -22,11 +27,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/generator.hpp>
@@ -134,6 +143,25 @@ TEST(MongoTlsUriTest, ForbiddenCombinationsAreErrorsNamingBothOptions) {
   EXPECT_EQ(lenient->warnings().size(), 1u);
 }
 
+TEST(MongoTlsUriTest, CrlFileIsParsedAndRefusedWithTheOptionsThatTurnItsCheckOff) {
+  auto u = mongo::uri::parse("mongodb://h/?tlsCRLFile=%2Fetc%2Fcrl.pem");
+  ASSERT_TRUE(u.has_value()) << u.error().message;
+  EXPECT_EQ(u->tls_crl_file(), "/etc/crl.pem");
+  EXPECT_EQ(u->tls(), true);
+  for (const char* off :
+       {"tlsInsecure", "tlsAllowInvalidCertificates", "tlsDisableCertificateRevocationCheck"}) {
+    SCOPED_TRACE(off);
+    const auto refused =
+        mongo::uri::parse(std::string("mongodb://h/?tlsCRLFile=crl.pem&") + off + "=true");
+    ASSERT_THAT(refused, oid::testing::HasErrorAt(errc::invalid_uri, 10));
+    EXPECT_THAT(refused.error().message, HasSubstr(std::string("tlsCRLFile and ") + off));
+    EXPECT_TRUE(
+        mongo::uri::parse(std::string("mongodb://h/?tlsCRLFile=crl.pem&") + off + "=false"));
+  }
+  EXPECT_TRUE(
+      mongo::uri::parse("mongodb://h/?tlsCRLFile=crl.pem&tlsDisableOCSPEndpointCheck=true"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Certificates made for this run.
 
@@ -175,12 +203,20 @@ class tls_server {
     std::string client_ca;  // when set: a client certificate signed by it is required
     int max_version = 0;    // e.g. TLS1_2_VERSION; 0: OpenSSL's highest
     std::uint16_t forward_port = 0;
+    std::string staple;  // when set: a DER OCSP response file stapled when the client asks
   };
 
   explicit tls_server(options o) : o_(std::move(o)) {
     ctx_ = SSL_CTX_new(TLS_server_method());
     EXPECT_EQ(SSL_CTX_use_certificate_chain_file(ctx_, o_.certificate.c_str()), 1);
     EXPECT_EQ(SSL_CTX_use_PrivateKey_file(ctx_, o_.key.c_str(), SSL_FILETYPE_PEM), 1);
+    if (!o_.staple.empty()) {
+      std::ifstream in(o_.staple, std::ios::binary);
+      staple_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      EXPECT_FALSE(staple_.empty()) << o_.staple;
+      EXPECT_EQ(SSL_CTX_set_tlsext_status_cb(ctx_, staple_response), 1);
+      EXPECT_EQ(SSL_CTX_set_tlsext_status_arg(ctx_, this), 1);
+    }
     if (o_.max_version != 0) SSL_CTX_set_max_proto_version(ctx_, o_.max_version);
     if (!o_.client_ca.empty()) {
       EXPECT_EQ(SSL_CTX_load_verify_locations(ctx_, o_.client_ca.c_str(), nullptr), 1);
@@ -261,7 +297,21 @@ class tls_server {
     ::close(up);
   }
 
+  // Staples the response (OpenSSL takes a copy it frees).
+  static int staple_response(SSL* ssl, void* arg) {
+    const auto& bytes = static_cast<tls_server*>(arg)->staple_;
+    auto* copy = static_cast<unsigned char*>(OPENSSL_malloc(bytes.size()));
+    if (copy == nullptr) return SSL_TLSEXT_ERR_ALERT_FATAL;
+    std::memcpy(copy, bytes.data(), bytes.size());
+    if (SSL_set_tlsext_status_ocsp_resp(ssl, copy, static_cast<long>(bytes.size())) != 1) {
+      OPENSSL_free(copy);
+      return SSL_TLSEXT_ERR_ALERT_FATAL;
+    }
+    return SSL_TLSEXT_ERR_OK;
+  }
+
   options o_;
+  std::string staple_;
   SSL_CTX* ctx_ = nullptr;
   std::atomic<bool> stop_{false};
   std::unique_ptr<oid::test::script_server> listener_;  // accepts; each connection on a thread
@@ -503,6 +553,263 @@ TEST(MongoTlsTest, X509AuthenticatesAsTheCertificateSubject) {
   EXPECT_THAT(seen, ::testing::ElementsAre(
                         "hello -", "hello CN=oid-test-client,O=oid-test",
                         "$external authenticate MONGODB-X509 CN=oid-test-client,O=oid-test"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Revocation: OCSP and CRLs (MongoDB's OCSP support specification), against certificates, an
+// index and a CRL that scripts/make-ocsp-test-certs.sh makes at test time with the openssl
+// command, the tls_server above stapling responses the openssl command made, and an OCSP
+// responder on loopback: a small HTTP front in this file that hands each request to `openssl
+// ocsp -index ... -reqin ... -respout ...` (the openssl command's own responder mode listens on
+// every interface, not on loopback only) and counts the requests it gets.
+
+bool have_openssl_command() { return std::system("openssl version >/dev/null 2>&1") == 0; }
+
+class ocsp_pki {
+ public:
+  // The certificates, the responder and the requests it has answered; made once per run.
+  static ocsp_pki& get() {
+    static ocsp_pki* const pki = new ocsp_pki();  // never destroyed: its thread serves until exit
+    return *pki;
+  }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  int requests() const { return requests_.load(); }
+  bool ready() const { return ready_; }
+
+ private:
+  ocsp_pki()
+      : dir_(fs::temp_directory_path() / ("oid-ocsp-test-" + std::to_string(::getpid()) + "-" +
+                                          oid::generate().to_hex().substr(16))) {
+    responder_ = std::make_unique<oid::test::script_server>(
+        [this](oid::test::peer& p, int n) { answer(p.fd(), n); });
+    // A responder that reads the request and never answers (until the client goes).
+    stalled_ = std::make_unique<oid::test::script_server>([](oid::test::peer& p, int) {
+      char sink[4096];
+      while (true) {
+        pollfd w{p.fd(), POLLIN, 0};
+        if (::poll(&w, 1, 10000) <= 0 || ::recv(p.fd(), sink, sizeof sink, 0) <= 0) return;
+      }
+    });
+    // A loopback port where nothing listens: a socket bound there, then closed.
+    std::uint16_t dead_port = 0;
+    {
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      socklen_t len = sizeof addr;
+      if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+        dead_port = ntohs(addr.sin_port);
+      }
+      ::close(fd);
+    }
+    const std::string command =
+        std::string(OID_SOURCE_DIR) + "/scripts/make-ocsp-test-certs.sh '" + dir_.string() +
+        "' http://127.0.0.1:" + std::to_string(port_of(*responder_)) +
+        "/ocsp http://127.0.0.1:" + std::to_string(dead_port) +
+        "/ocsp http://127.0.0.1:" + std::to_string(port_of(*stalled_)) + "/ocsp >/dev/null 2>&1";
+    ready_ = dead_port != 0 && std::system(command.c_str()) == 0;
+    if (!ready_) ADD_FAILURE() << "failed: " << command;
+    std::atexit([] { fs::remove_all(get().dir_); });
+  }
+
+  // One HTTP/1.0 exchange: the POSTed OCSP request goes to `openssl ocsp`, its answer back.
+  void answer(int fd, int n) {
+    std::string in;
+    char buffer[4096];
+    std::size_t body_at = std::string::npos, length = 0;
+    while (body_at == std::string::npos || in.size() < body_at + length) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 5000) <= 0) return;
+      const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+      if (got <= 0) return;
+      in.append(buffer, static_cast<std::size_t>(got));
+      if (body_at == std::string::npos && (body_at = in.find("\r\n\r\n")) != std::string::npos) {
+        body_at += 4;
+        std::string head = in.substr(0, body_at);
+        for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const auto at = head.find("content-length:");
+        if (at == std::string::npos) return;
+        length = std::stoul(head.substr(at + 15));
+      }
+    }
+    ++requests_;
+    const std::string request = file("request-" + std::to_string(n) + ".der"),
+                      response = file("response-" + std::to_string(n) + ".der");
+    std::ofstream(request, std::ios::binary) << in.substr(body_at, length);
+    const std::string command = "openssl ocsp -index '" + file("index.txt") + "' -CA '" +
+                                file("ca.pem") + "' -rsigner '" + file("responder.pem") +
+                                "' -rkey '" + file("responder.key") + "' -reqin '" + request +
+                                "' -respout '" + response + "' -nmin 60 >/dev/null 2>&1";
+    if (std::system(command.c_str()) != 0) return;
+    std::ifstream r(response, std::ios::binary);
+    const std::string body{std::istreambuf_iterator<char>(r), std::istreambuf_iterator<char>()};
+    const std::string out =
+        "HTTP/1.0 200 OK\r\nContent-Type: application/ocsp-response\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    static_cast<void>(::send(fd, out.data(), out.size(), MSG_NOSIGNAL));
+  }
+
+  fs::path dir_;
+  std::unique_ptr<oid::test::script_server> responder_, stalled_;
+  std::atomic<int> requests_{0};
+  bool ready_ = false;
+};
+
+class MongoOcspTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_openssl_command()) OID_SKIP_OR_FAIL_IN_CI("the openssl command is not installed");
+    ASSERT_TRUE(pki().ready());
+    mongo::detail::clear_ocsp_cache();  // what a test sees cached, it put there itself
+  }
+  static ocsp_pki& pki() { return ocsp_pki::get(); }
+
+  // Opens one connection (TLS handshake and hello) to a tls_server with certificate NAME.pem,
+  // stapling STAPLE.staple when `staple` is given, in front of a server that answers the hello.
+  static mongo::outcome<mongo::connection> open_to(const std::string& name,
+                                                   const std::string& staple,
+                                                   const std::string& options = "") {
+    oid::test::script_server backend([](oid::test::peer& p, int) {
+      if (!p.handshake()) return;
+      while (p.read()) {
+      }
+    });
+    tls_server::options o;
+    o.certificate = pki().file(name + ".pem");
+    o.key = pki().file(name + ".key");
+    if (!staple.empty()) o.staple = pki().file(staple + ".staple");
+    o.forward_port = port_of(backend);
+    tls_server server(o);
+    return open_as(local_uri(server.port(), "tlsCAFile=" + pki().file("ca.pem") + options));
+  }
+};
+
+// The handshake was refused for revocation: tls_failed, with `words` in the message.
+void expect_refused(const mongo::outcome<mongo::connection>& r, const std::string& words) {
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr(words));
+}
+
+TEST_F(MongoOcspTest, StapledGoodResponseIsAcceptedWithoutAskingTheResponder) {
+  const int before = pki().requests();
+  const auto r = open_to("staple-good", "staple-good");
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(pki().requests(), before);
+}
+
+TEST_F(MongoOcspTest, StapledRevokedResponseIsRefused) {
+  expect_refused(open_to("staple-revoked", "staple-revoked"),
+                 "the server's certificate is revoked (stapled OCSP response, reason: "
+                 "keyCompromise)");
+}
+
+TEST_F(MongoOcspTest, StapleSignedByAnUntrustedResponderIsRefused) {
+  expect_refused(open_to("staple-rogue", "staple-rogue"),
+                 "the server stapled an invalid OCSP response (its signature or signer is not "
+                 "trusted");
+}
+
+TEST_F(MongoOcspTest, StapleAboutAnotherCertificateIsRefused) {
+  expect_refused(open_to("query-good", "staple-good"),
+                 "invalid OCSP response (it does not cover the server's certificate)");
+}
+
+TEST_F(MongoOcspTest, StapledUnknownStatusIsInconclusiveSoTheResponderIsAsked) {
+  // The responder does not know the certificate either: no conclusive answer, a soft failure.
+  const int before = pki().requests();
+  const auto r = open_to("staple-unknown", "staple-unknown");
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(pki().requests(), before + 1);
+}
+
+TEST_F(MongoOcspTest, MustStapleCertificateWithoutAStapleIsRefused) {
+  expect_refused(open_to("must-staple", ""), "requires a stapled OCSP response (Must-Staple)");
+}
+
+TEST_F(MongoOcspTest, WithoutAStapleTheResponderIsAskedAndSaysGood) {
+  const int before = pki().requests();
+  const auto r = open_to("query-good", "");
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(pki().requests(), before + 1);
+}
+
+TEST_F(MongoOcspTest, WithoutAStapleTheResponderIsAskedAndSaysRevoked) {
+  const int before = pki().requests();
+  expect_refused(open_to("query-revoked", ""),
+                 "the server's certificate is revoked (OCSP responder http://127.0.0.1:");
+  EXPECT_EQ(pki().requests(), before + 1);
+}
+
+TEST_F(MongoOcspTest, UnreachableResponderIsASoftFailure) {
+  const auto r = open_to("query-unreachable", "");
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+}
+
+TEST_F(MongoOcspTest, ResponderThatDoesNotAnswerIsASoftFailureWithinConnectTimeout) {
+  // The query may take half of what is left of connectTimeoutMS (2000 ms here): the handshake
+  // then goes on and succeeds. Unbounded, it would take the specification's 5 seconds, or hang.
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = open_to("query-stalled", "");
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_LT(took, 4s);
+}
+
+TEST_F(MongoOcspTest, AnswerIsCachedUntilItsNextUpdate) {
+  const int before = pki().requests();
+  const auto first = open_to("cached", "");
+  EXPECT_TRUE(first.has_value()) << first.error().message;
+  EXPECT_EQ(pki().requests(), before + 1);
+  // The responder's answer is good for an hour (-nmin 60): a new client asks nobody.
+  const auto second = open_to("cached", "");
+  EXPECT_TRUE(second.has_value()) << second.error().message;
+  EXPECT_EQ(pki().requests(), before + 1);
+}
+
+TEST_F(MongoOcspTest, DisableOcspEndpointCheckSkipsOnlyTheResponder) {
+  const int before = pki().requests();
+  const auto skipped = open_to("endpoint-revoked", "", "&tlsDisableOCSPEndpointCheck=true");
+  EXPECT_TRUE(skipped.has_value()) << skipped.error().message;
+  EXPECT_EQ(pki().requests(), before);
+  // A stapled response is still checked.
+  expect_refused(open_to("staple-revoked", "staple-revoked", "&tlsDisableOCSPEndpointCheck=true"),
+                 "revoked");
+  // Without the option the responder is asked, and knows.
+  expect_refused(open_to("endpoint-revoked", ""), "revoked");
+  EXPECT_EQ(pki().requests(), before + 1);
+}
+
+TEST_F(MongoOcspTest, DisableCertificateRevocationCheckAndInvalidCertificatesSkipEverything) {
+  const int before = pki().requests();
+  for (const char* option : {"&tlsDisableCertificateRevocationCheck=true",
+                             "&tlsAllowInvalidCertificates=true", "&tlsInsecure=true"}) {
+    SCOPED_TRACE(option);
+    const auto stapled = open_to("staple-revoked", "staple-revoked", option);
+    EXPECT_TRUE(stapled.has_value()) << stapled.error().message;
+    const auto queried = open_to("query-revoked", "", option);
+    EXPECT_TRUE(queried.has_value()) << queried.error().message;
+  }
+  EXPECT_EQ(pki().requests(), before);
+}
+
+TEST_F(MongoOcspTest, CrlFileRefusesARevokedCertificate) {
+  const std::string crl = "&tlsCRLFile=" + pki().file("crl.pem");
+  expect_refused(open_to("crl-revoked", "", crl),
+                 "the server's certificate is revoked (certificate revoked, by a CRL of "
+                 "tlsCRLFile)");
+  // A certificate the CRL does not list: accepted, and the CRL answered for it.
+  const int before = pki().requests();
+  const auto good = open_to("crl-good", "", crl);
+  EXPECT_TRUE(good.has_value()) << good.error().message;
+  EXPECT_EQ(pki().requests(), before);
+  // A CRL file without a CRL.
+  const auto none = mongo::client::create("mongodb://h/?tlsCRLFile=" + pki().file("ca.pem"));
+  ASSERT_THAT(none, oid::testing::HasErrorAt(errc::tls_failed, 0));
+  EXPECT_THAT(none.error().message, HasSubstr("no CRL in it"));
 }
 
 // ---------------------------------------------------------------------------------------------

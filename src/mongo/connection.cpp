@@ -195,7 +195,7 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
   }
   if (options.tls) {
     // The TLS handshake, driven by poll() under the connect timeout like the TCP connect.
-    auto session = detail::tls_session::start(options.tls, c.fd_, h);
+    auto session = detail::tls_session::start(options.tls, c.fd_, h, deadline);
     if (!session) return std::move(session).error();
     c.tls_ = std::move(*session);
     while (true) {

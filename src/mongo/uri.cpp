@@ -74,6 +74,7 @@ constexpr std::string_view supported[] = {
     "compressors",
     // TLS.
     "tlscafile",
+    "tlscrlfile",
     "tlscertificatekeyfile",
     "tlscertificatekeyfilepassword",
     "tlsallowinvalidcertificates",
@@ -496,6 +497,8 @@ class uri_parser {
                         std::size_t offset, std::size_t raw_begin, std::size_t raw_end) {
     if (key == "tlscafile") {
       u_.tls_ca_file_ = value;
+    } else if (key == "tlscrlfile") {
+      u_.tls_crl_file_ = value;
     } else if (key == "tlscertificatekeyfile") {
       u_.tls_certificate_key_file_ = value;
     } else if (key == "tlscertificatekeyfilepassword") {
@@ -611,6 +614,18 @@ class uri_parser {
                              " may not be given together");
       }
     }
+    // A CRL is a revocation check: asking for one and, with a value that turns it off, for no
+    // certificate check or no revocation check contradicts itself (libmongoc's tlsCRLFile; the
+    // OCSP specification refuses the same options beside one that enables revocation checks).
+    if (u_.tls_crl_file_) {
+      for (const named* off : {&insecure, &certificates, &revocation}) {
+        if (off->value.value_or(false)) {
+          return fail_bool(errc::invalid_uri, scheme.size(),
+                           "options tlsCRLFile and " + std::string(off->name) +
+                               "=true may not be given together");
+        }
+      }
+    }
     if (u_.tls_insecure_.value_or(false)) {
       u_.tls_allow_invalid_certificates_ = true;
       u_.tls_allow_invalid_hostnames_ = true;
@@ -618,8 +633,9 @@ class uri_parser {
     // Asking for a CA file, a client certificate or a relaxed check asks for TLS (libmongoc
     // does the same); an explicit tls=false still wins.
     const bool any_tls_option =
-        u_.tls_ca_file_ || u_.tls_certificate_key_file_ || u_.tls_certificate_key_file_password_ ||
-        u_.tls_insecure_ || u_.tls_allow_invalid_certificates_ || u_.tls_allow_invalid_hostnames_ ||
+        u_.tls_ca_file_ || u_.tls_crl_file_ || u_.tls_certificate_key_file_ ||
+        u_.tls_certificate_key_file_password_ || u_.tls_insecure_ ||
+        u_.tls_allow_invalid_certificates_ || u_.tls_allow_invalid_hostnames_ ||
         u_.tls_disable_certificate_revocation_check_ || u_.tls_disable_ocsp_endpoint_check_;
     if (!u_.tls_ && any_tls_option) u_.tls_ = true;
     return true;

@@ -18,7 +18,7 @@
 // TLS options follow MongoDB's URI options specification: `tls` (or `ssl`), `tlsCAFile`,
 // `tlsCertificateKeyFile`, `tlsCertificateKeyFilePassword` (a `secret`, like the password),
 // `tlsAllowInvalidCertificates`, `tlsAllowInvalidHostnames`, `tlsInsecure`, and the two revocation
-// options, with the combinations it forbids refused.
+// options, with the combinations it forbids refused; and libmongoc's `tlsCRLFile`.
 #pragma once
 
 #include <chrono>
@@ -182,6 +182,11 @@ class uri {
   // revocation options: `parse` refuses such a string.
   /// `tlsCAFile`: the CA certificates (PEM) to trust; none: the system's trust store.
   const std::optional<std::string>& tls_ca_file() const noexcept { return tls_ca_file_; }
+  /// `tlsCRLFile` (libmongoc's option): CRLs (PEM) that the server's certificate is checked
+  /// against; then a CRL from the certificate's issuer must be there. Refused with
+  /// `tlsInsecure=true`, `tlsAllowInvalidCertificates=true` or
+  /// `tlsDisableCertificateRevocationCheck=true`.
+  const std::optional<std::string>& tls_crl_file() const noexcept { return tls_crl_file_; }
   /// `tlsCertificateKeyFile`: the client certificate and its private key in one PEM file.
   const std::optional<std::string>& tls_certificate_key_file() const noexcept {
     return tls_certificate_key_file_;
@@ -202,9 +207,10 @@ class uri {
   }
   /// `tlsInsecure`, as written.
   const std::optional<bool>& tls_insecure() const noexcept { return tls_insecure_; }
-  /// `tlsDisableCertificateRevocationCheck` and `tlsDisableOCSPEndpointCheck`, as written. oid
-  /// checks no revocation (no OCSP, no CRL), so neither changes anything; they are parsed so
-  /// that the combinations the specification forbids are refused.
+  /// `tlsDisableCertificateRevocationCheck`, as written: true turns off every revocation check
+  /// (stapled OCSP, the OCSP cache, the responder query; tlsCRLFile may not be given with it).
+  /// `tlsDisableOCSPEndpointCheck`, as written: true turns off only the query to the OCSP
+  /// responder the certificate names (a stapled response and the cache are still used).
   const std::optional<bool>& tls_disable_certificate_revocation_check() const noexcept {
     return tls_disable_certificate_revocation_check_;
   }
@@ -279,7 +285,7 @@ class uri {
   std::optional<bool> tls_, retry_writes_, retry_reads_, direct_connection_;
   std::optional<std::vector<std::string>> compressors_;
   // TLS options.
-  std::optional<std::string> tls_ca_file_, tls_certificate_key_file_;
+  std::optional<std::string> tls_ca_file_, tls_crl_file_, tls_certificate_key_file_;
   std::optional<secret> tls_certificate_key_file_password_;
   std::optional<bool> tls_allow_invalid_certificates_, tls_allow_invalid_hostnames_, tls_insecure_,
       tls_disable_certificate_revocation_check_, tls_disable_ocsp_endpoint_check_;

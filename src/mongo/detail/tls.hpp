@@ -10,9 +10,22 @@
 // own poll loop bounds the handshake by connectTimeoutMS and every read and write by
 // socketTimeoutMS. It writes with MSG_NOSIGNAL (a custom BIO), so a closed peer is an error, not
 // a SIGPIPE. After a failure, `last_error()` is a sentence saying what failed (unknown CA,
-// expired, host name mismatch, no client certificate, handshake refused).
+// expired, revoked, host name mismatch, no client certificate, handshake refused).
+//
+// Revocation (MongoDB's OCSP support specification), when certificates are checked and
+// tlsDisableCertificateRevocationCheck is not true: the session asks for a stapled OCSP
+// response, and once the server's chain is verified it checks the server's certificate in this
+// order: the staple (signature, validity, status; a revoked certificate, or a staple that is
+// invalid or does not cover the certificate, ends the handshake); a Must-Staple certificate
+// without a staple is refused; the process-wide OCSP cache (conclusive answers, kept until
+// their nextUpdate); tlsCRLFile (checked by OpenSSL during chain verification: a revoked
+// certificate or a missing CRL for its issuer fails there); then, unless
+// tlsDisableOCSPEndpointCheck, the OCSP responders named in the certificate (http:// only, one
+// after the other, within half of what is left of the handshake's deadline, at most 5 s). No
+// conclusive answer is a soft failure: the connection goes on.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,9 +53,9 @@ struct io_step {
 class tls_context {
  public:
   // The SSL_CTX for the TLS options of `u`. Errors: tls_failed, naming the option and file:
-  // a CA file or certificate file OpenSSL cannot read, a private key that is encrypted (without
-  // tlsCertificateKeyFilePassword, or with a wrong one) or does not match the certificate. The
-  // password is used here and not kept.
+  // a CA file, CRL file or certificate file OpenSSL cannot read, a private key that is encrypted
+  // (without tlsCertificateKeyFilePassword, or with a wrong one) or does not match the certificate.
+  // The password is used here and not kept.
   static outcome<std::shared_ptr<const tls_context>> create(const mongo::uri& u);
 
   tls_context(const tls_context&) = delete;
@@ -56,22 +69,36 @@ class tls_context {
   bool verify_host() const noexcept { return verify_host_; }
   // The client certificate's subject in RFC 2253 form ("CN=client,O=org"); empty without one.
   const std::string& client_subject() const noexcept { return client_subject_; }
+  // Which revocation checks run: none (certificates not checked, or
+  // tlsDisableCertificateRevocationCheck), stapled responses, the cache and a CRL but no
+  // responder query (tlsDisableOCSPEndpointCheck), or all of them.
+  enum class revocation { off, no_endpoint, full };
+  revocation revocation_checks() const noexcept { return revocation_; }
+  // True when tlsCRLFile was given (its CRLs are in the context's store).
+  bool has_crl() const noexcept { return has_crl_; }
 
  private:
   tls_context() = default;
   ssl_ctx_st* ctx_ = nullptr;
-  bool verify_certificate_ = true, verify_host_ = true;
+  bool verify_certificate_ = true, verify_host_ = true, has_crl_ = false;
+  revocation revocation_ = revocation::off;
   std::string client_subject_;
 };
+
+// Empties the process-wide OCSP cache (for tests: each starts from an empty cache).
+void clear_ocsp_cache() noexcept;
 
 class tls_session {
  public:
   // A client session on the connected non-blocking socket `fd` to `h`: SNI for host names (not
   // IP addresses), and the certificate checked against the host name or IP address unless the
   // context says not to (Unix domain sockets have no name to check). Errors: tls_failed.
-  // The session keeps `context` alive.
-  static outcome<std::unique_ptr<tls_session>> start(std::shared_ptr<const tls_context> context,
-                                                     int fd, const mongo::host& h);
+  // The session keeps `context` alive. `deadline` bounds the query to an OCSP responder
+  // during the handshake (the connection passes its connectTimeoutMS deadline).
+  static outcome<std::unique_ptr<tls_session>> start(
+      std::shared_ptr<const tls_context> context, int fd, const mongo::host& h,
+      std::chrono::steady_clock::time_point deadline =
+          std::chrono::steady_clock::time_point::max());
 
   tls_session(const tls_session&) = delete;
   tls_session& operator=(const tls_session&) = delete;
@@ -99,8 +126,11 @@ class tls_session {
   bool failed_ = false, closed_ = false;
   bool certificate_requested_ = false;  // the server asked for a client certificate
   std::string last_error_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::string revocation_error_;  // why the revocation check ended the handshake
 
   friend int tls_certificate_requested(ssl_st* ssl, x509_st** certificate, evp_pkey_st** key);
+  friend int tls_status_received(ssl_st* ssl, void* arg);
 };
 
 }  // namespace oid::mongo::detail
