@@ -665,6 +665,7 @@ struct scram_server {
   bool speculative = true;       // answer speculativeAuthenticate in hello
   bool wrong_signature = false;  // send a v= the password does not give
   bool foreign_nonce = false;    // a combined nonce that does not start with the client's
+  bool zero_key = false;         // sign with an all-zero salted password (a failed PBKDF2's)
   std::mutex m;
   std::vector<std::string> commands;  // names of the commands received, in order
   std::string hello_mechs, spec_mechanism, spec_db;
@@ -734,9 +735,13 @@ struct scram_server {
     const auto prepared =
         d::scram_prepare_password(d::scram_mechanism::sha256, user, mongo::secret(password))
             .value();
-    const auto salted =
-        d::scram_salt_password(d::scram_mechanism::sha256, prepared,
-                               std::vector<std::uint8_t>(salt.begin(), salt.end()), iterations);
+    // The key a client would get from a PBKDF2 that failed and left its output untouched.
+    const mongo::secret salted =
+        zero_key ? mongo::secret::of_size(32)
+                 : d::scram_salt_password(d::scram_mechanism::sha256, prepared,
+                                          std::vector<std::uint8_t>(salt.begin(), salt.end()),
+                                          iterations)
+                       .value();
     const std::string server_key = hmac_sha256(salted.bytes(), "Server Key");
     std::string signature = hmac_sha256(bytes_of(server_key), auth_message);
     if (wrong_signature) signature[0] ^= 1;
@@ -800,6 +805,33 @@ TEST(MongoFaultTest, DishonestScramServersAreRefused) {
       {"wrong signature", [](scram_server& s) { s.wrong_signature = true; }, "signature"},
       {"few iterations", [](scram_server& s) { s.iterations = 1000; }, "iteration count"},
       {"foreign nonce", [](scram_server& s) { s.foreign_nonce = true; }, "nonce"},
+      // Counts PKCS5_PBKDF2_HMAC cannot take (its count is an int): a client that ignored its
+      // failure would hold an all-zero salted password, which the server signs with here.
+      {"zero key, 2^31 iterations",
+       [](scram_server& s) {
+         s.iterations = 2147483648u;
+         s.zero_key = true;
+       },
+       "iteration count 2147483648"},
+      {"zero key, 2^32-1 iterations",
+       [](scram_server& s) {
+         s.iterations = 4294967295u;
+         s.zero_key = true;
+       },
+       "iteration count 4294967295"},
+      {"zero key, speculative off, 2^31 iterations",
+       [](scram_server& s) {
+         s.iterations = 2147483648u;
+         s.zero_key = true;
+         s.speculative = false;
+       },
+       "iteration count 2147483648"},
+      {"above the cap",
+       [](scram_server& s) {
+         s.iterations = 1'000'001;
+         s.zero_key = true;
+       },
+       "iteration count 1000001"},
   };
   for (const auto& t : cases) {
     SCOPED_TRACE(t.name);
