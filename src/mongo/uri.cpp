@@ -110,15 +110,29 @@ class uri_parser {
                      "a connection string starts with mongodb:// or mongodb+srv://");
     }
     std::size_t pos = srv ? srv_scheme.size() : scheme.size();
-    // The host information ends at the first '/' (or '?': the slash before options is optional).
-    const std::size_t host_end = std::min(text_.find('/', pos), text_.find('?', pos));
-    const std::size_t hosts_stop = host_end == std::string_view::npos ? text_.size() : host_end;
+    // The user information ends at the last '@' before the options. A '/' before that '@' is a
+    // password (or user name) with an unescaped '/' (the specification's invalid-uris.json), not
+    // the end of the hosts: reading it as hosts and database would put the password in a host's
+    // port, a database name and their error messages.
+    const std::size_t query = text_.find('?', pos);
+    const std::size_t at = text_.substr(0, query).rfind('@');
     std::size_t hosts_begin = pos;
-    const std::size_t at = text_.rfind('@', hosts_stop == 0 ? 0 : hosts_stop - 1);
     if (at != std::string_view::npos && at >= pos) {
+      if (const std::size_t slash = text_.find('/', pos); slash < at) {
+        return failure(errc::invalid_uri,
+                       "the user name and password must be percent-encoded ('/' is %2F), and "
+                       "a database name cannot hold '@'",
+                       slash);
+      }
       if (!parse_userinfo(pos, at)) return std::move(error_);
       hosts_begin = at + 1;
     }
+    // Messages quote the text they refuse unless an '@' follows the user information: then the
+    // text may be part of a password the user did not percent-encode (a '?' in it).
+    may_quote_ = text_.find('@', hosts_begin) == std::string_view::npos;
+    // The host information ends at the first '/' (or '?': the slash before options is optional).
+    const std::size_t host_end = std::min(text_.find('/', hosts_begin), query);
+    const std::size_t hosts_stop = host_end == std::string_view::npos ? text_.size() : host_end;
     if (!parse_hosts(hosts_begin, hosts_stop)) return std::move(error_);
     pos = hosts_stop;
     if (pos < text_.size() && text_[pos] == '/') {
@@ -143,6 +157,11 @@ class uri_parser {
   }
 
  private:
+  // `'text'` for a message, or nothing when the text may hold a password (may_quote_).
+  std::string quoted(std::string_view text) const {
+    return may_quote_ ? "'" + std::string(text) + "'" : std::string("(not shown)");
+  }
+
   // Records the failure for run() to return; false, so that a step can `return fail_bool(...)`.
   bool fail_bool(errc code, std::size_t offset, std::string message) {
     error_ = failure(code, std::move(message), offset);
@@ -219,9 +238,8 @@ class uri_parser {
     const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     if (!all_digits(digits) || ec != std::errc{} || ptr != digits.data() + digits.size() ||
         value < 1 || value > 65535) {
-      return fail_bool(
-          errc::invalid_uri, begin,
-          "the port must be a number from 1 to 65535, not '" + std::string(digits) + "'");
+      return fail_bool(errc::invalid_uri, begin,
+                       "the port must be a number from 1 to 65535, not " + quoted(digits));
     }
     h.port = static_cast<std::uint16_t>(value);
     return true;
@@ -262,7 +280,7 @@ class uri_parser {
     if (decoded->find('/') != std::string::npos) {
       if (!decoded->ends_with(".sock")) {
         return fail_bool(errc::invalid_uri, begin,
-                         "a Unix domain socket path must end in .sock ('" + *decoded + "')");
+                         "a Unix domain socket path must end in .sock (" + quoted(*decoded) + ")");
       }
       h.type = host::kind::unix_socket;
       h.name = std::move(*decoded);
@@ -312,8 +330,8 @@ class uri_parser {
   // An invalid value: an error in strict mode, a warning (the option is ignored) in lenient mode.
   bool invalid_value(std::size_t offset, std::string_view key, std::string_view value,
                      std::string_view expected) {
-    std::string message = "invalid value '" + std::string(value) + "' for option " +
-                          std::string(key) + ": " + std::string(expected);
+    std::string message = "invalid value " + quoted(value) + " for option " + std::string(key) +
+                          ": " + std::string(expected);
     if (mode_ == uri_mode::strict) return fail_bool(errc::invalid_uri, offset, std::move(message));
     u_.warnings_.push_back(std::move(message) + "; ignored");
     return true;
@@ -324,7 +342,7 @@ class uri_parser {
     const std::size_t eq = pair.find('=');
     if (eq == std::string_view::npos) {
       return fail_bool(errc::invalid_uri, begin,
-                       "option '" + std::string(pair) + "' has no '=' and no value");
+                       "option " + quoted(pair) + " has no '=' and no value");
     }
     auto raw_key = decode(begin, begin + eq, "option name");
     if (!raw_key) return false;
@@ -334,7 +352,7 @@ class uri_parser {
     const std::string key = lower_ascii(key_written);
     const std::size_t value_offset = begin + eq + 1;
     if (std::find(std::begin(supported), std::end(supported), key) == std::end(supported)) {
-      u_.warnings_.push_back("unsupported option '" + key_written + "' ignored");
+      u_.warnings_.push_back("unsupported option " + quoted(key_written) + " ignored");
       return true;
     }
     if (value->empty() && key == "authsource") {
@@ -778,7 +796,8 @@ class uri_parser {
   failure error_;
   std::optional<bool> tls_, ssl_;
   std::vector<std::string> seen_;
-  std::size_t password_begin_ = 0, password_end_ = 0;        // in text_; 0 when there is none
+  std::size_t password_begin_ = 0, password_end_ = 0;  // in text_; 0 when there is none
+  bool may_quote_ = true;
   std::vector<std::pair<std::size_t, std::size_t>> redact_;  // [begin, end) in text_: secrets
 };
 
