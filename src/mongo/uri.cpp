@@ -146,13 +146,16 @@ class uri_parser {
       if (!parse_options(pos + 1)) return std::move(error_);
     }
     if (!check_combinations() || !check_srv(srv, hosts_stop)) return std::move(error_);
-    u_.redacted_ = std::string(text_);
     if (password_begin_ != 0) redact_.emplace_back(password_begin_, password_end_);
-    // From the last range to the first, so that each replacement leaves the others' offsets.
+    // Built from the pieces between the secrets, never a copy of the whole text edited in place:
+    // a replacement that grows the string would leave the secrets in the freed buffer.
     std::sort(redact_.begin(), redact_.end());
-    for (auto r = redact_.rbegin(); r != redact_.rend(); ++r) {
-      u_.redacted_.replace(r->first, r->second - r->first, secret::placeholder);
+    std::size_t from = 0;
+    for (const auto& r : redact_) {
+      u_.redacted_.append(text_.substr(from, r.first - from)).append(secret::placeholder);
+      from = r.second;
     }
+    u_.redacted_.append(text_.substr(from));
     return std::move(u_);
   }
 
@@ -704,9 +707,9 @@ class uri_parser {
                        "option directConnection=true cannot be used with mongodb+srv://");
     }
     const std::size_t q = text_.find('?', hosts_stop);
-    if (q != std::string_view::npos) u_.srv_options_ = std::string(text_.substr(q + 1));
+    if (q != std::string_view::npos) u_.srv_options_ = secret(text_.substr(q + 1));
     if (u_.srv_max_hosts_.value_or(0) > 0) {
-      if (auto conflict = detail::srv_max_hosts_conflict(u_.srv_options_)) {
+      if (auto conflict = detail::srv_max_hosts_conflict(u_.srv_options_.reveal())) {
         return fail_bool(errc::invalid_uri, at,
                          "option srvMaxHosts=" + std::to_string(*u_.srv_max_hosts_) +
                              " cannot be used with " + *conflict);

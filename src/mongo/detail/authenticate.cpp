@@ -245,7 +245,9 @@ outcome<void> handshake_auth::plain(connection& conn, std::string_view where) {
   out[1 + c.user.size()] = 0;
   const auto pw = c.password.bytes();
   std::copy(pw.begin(), pw.end(), out.begin() + 2 + static_cast<std::ptrdiff_t>(c.user.size()));
-  bson::builder b;
+  // Room for the whole command up front, so that no growth leaves a copy of the payload behind
+  // in freed memory; the one buffer is cleared below.
+  bson::builder b(payload.size() + 128);
   b.append_int32("saslStart", 1)
       .append_string("mechanism", "PLAIN")
       .append_binary("payload", bson::binary_subtype::generic, payload.bytes())
