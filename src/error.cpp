@@ -58,6 +58,7 @@ class category final : public std::error_category {
     case errc::pool_cleared: return "connection pool cleared (retryable)";
     case errc::pool_closed: return "connection pool closed";
     case errc::tls_failed: return "TLS failed";
+    case errc::crypto_failed: return "a cryptographic primitive (OpenSSL) failed";
     case errc::end_marker: break;
     }
     return "unknown oid error " + std::to_string(value);

@@ -20,11 +20,14 @@
 #include <functional>
 #include <mutex>
 #include <oid/bson/builder.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "mongo/detail/scram.hpp"
@@ -665,6 +668,7 @@ struct scram_server {
   bool speculative = true;       // answer speculativeAuthenticate in hello
   bool wrong_signature = false;  // send a v= the password does not give
   bool foreign_nonce = false;    // a combined nonce that does not start with the client's
+  bool zero_key = false;         // sign with an all-zero salted password (a failed PBKDF2's)
   std::mutex m;
   std::vector<std::string> commands;  // names of the commands received, in order
   std::string hello_mechs, spec_mechanism, spec_db;
@@ -734,9 +738,13 @@ struct scram_server {
     const auto prepared =
         d::scram_prepare_password(d::scram_mechanism::sha256, user, mongo::secret(password))
             .value();
-    const auto salted =
-        d::scram_salt_password(d::scram_mechanism::sha256, prepared,
-                               std::vector<std::uint8_t>(salt.begin(), salt.end()), iterations);
+    // The key a client would get from a PBKDF2 that failed and left its output untouched.
+    const mongo::secret salted =
+        zero_key ? mongo::secret::of_size(32)
+                 : d::scram_salt_password(d::scram_mechanism::sha256, prepared,
+                                          std::vector<std::uint8_t>(salt.begin(), salt.end()),
+                                          iterations)
+                       .value();
     const std::string server_key = hmac_sha256(salted.bytes(), "Server Key");
     std::string signature = hmac_sha256(bytes_of(server_key), auth_message);
     if (wrong_signature) signature[0] ^= 1;
@@ -800,6 +808,33 @@ TEST(MongoFaultTest, DishonestScramServersAreRefused) {
       {"wrong signature", [](scram_server& s) { s.wrong_signature = true; }, "signature"},
       {"few iterations", [](scram_server& s) { s.iterations = 1000; }, "iteration count"},
       {"foreign nonce", [](scram_server& s) { s.foreign_nonce = true; }, "nonce"},
+      // Counts PKCS5_PBKDF2_HMAC cannot take (its count is an int): a client that ignored its
+      // failure would hold an all-zero salted password, which the server signs with here.
+      {"zero key, 2^31 iterations",
+       [](scram_server& s) {
+         s.iterations = 2147483648u;
+         s.zero_key = true;
+       },
+       "iteration count 2147483648"},
+      {"zero key, 2^32-1 iterations",
+       [](scram_server& s) {
+         s.iterations = 4294967295u;
+         s.zero_key = true;
+       },
+       "iteration count 4294967295"},
+      {"zero key, speculative off, 2^31 iterations",
+       [](scram_server& s) {
+         s.iterations = 2147483648u;
+         s.zero_key = true;
+         s.speculative = false;
+       },
+       "iteration count 2147483648"},
+      {"above the cap",
+       [](scram_server& s) {
+         s.iterations = 1'000'001;
+         s.zero_key = true;
+       },
+       "iteration count 1000001"},
   };
   for (const auto& t : cases) {
     SCOPED_TRACE(t.name);
@@ -816,6 +851,97 @@ TEST(MongoFaultTest, DishonestScramServersAreRefused) {
     // Refused at once: no retry until serverSelectionTimeoutMS, no command sent unauthenticated.
     EXPECT_EQ(server.connections(), 1);
     for (const auto& name : auth.seen()) EXPECT_NE(name, "ping");
+  }
+}
+
+// Everything a listener and a caller see of authenticated runs: every command event's names,
+// address, failure text, command and reply (as Extended JSON and as raw BSON bytes, where a
+// PLAIN payload would sit), and the failure of a refused login. No password may appear in any.
+class event_text {
+ public:
+  mongo::client_options options() {
+    mongo::client_options o;
+    o.on_command = [this](const mongo::command_event& e) {
+      std::lock_guard lock(m_);
+      std::visit(
+          [this](const auto& ev) {
+            text_ += ev.command_name + " " + ev.database_name + " " + ev.address + "\n";
+            using T = std::decay_t<decltype(ev)>;
+            if constexpr (std::is_same_v<T, mongo::command_started_event>) add(ev.command.view());
+            if constexpr (std::is_same_v<T, mongo::command_succeeded_event>) add(ev.reply.view());
+            if constexpr (std::is_same_v<T, mongo::command_failed_event>) text_ += ev.failure;
+          },
+          e);
+      ++events_;
+    };
+    return o;
+  }
+  std::string text() {
+    std::lock_guard lock(m_);
+    return text_;
+  }
+  int events() {
+    std::lock_guard lock(m_);
+    return events_;
+  }
+
+ private:
+  void add(document_view d) {
+    oid::bson::to_json(d, oid::bson::json_mode::canonical, text_);
+    text_.append(reinterpret_cast<const char*>(d.data()), d.size());
+    text_ += "\n";
+  }
+  std::mutex m_;
+  std::string text_;
+  int events_ = 0;
+};
+
+TEST(MongoFaultTest, NoPasswordInCommandEventsOrFailures) {
+  const document cmd = ping();
+  {  // SCRAM, the right password: a login, then a command.
+    scram_server auth;
+    auth.password = "Pw-right-7319";
+    script_server server([&](peer& p, int) { auth.run(p); });
+    event_text seen;
+    auto c = mongo::client::create(with_user(server, "ann:Pw-right-7319"), seen.options());
+    ASSERT_TRUE(c.has_value()) << c.error().message;
+    auto r = c->run_command("admin", cmd.view());
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_GE(seen.events(), 2);
+    EXPECT_NE(seen.text().find("{\"ping\""), std::string::npos) << seen.text();  // bodies are in
+    EXPECT_EQ(seen.text().find("Pw-right-7319"), std::string::npos) << seen.text();
+  }
+  {  // SCRAM, a wrong password: the server's signature does not match.
+    scram_server auth;
+    script_server server([&](peer& p, int) { auth.run(p); });
+    event_text seen;
+    auto c = mongo::client::create(with_user(server, "ann:Pw-wrong-7319"), seen.options());
+    ASSERT_TRUE(c.has_value()) << c.error().message;
+    auto r = c->run_command("admin", cmd.view());
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+    EXPECT_EQ(r.error().message.find("Pw-wrong-7319"), std::string::npos) << r.error().message;
+    EXPECT_EQ(seen.text().find("Pw-wrong-7319"), std::string::npos) << seen.text();
+  }
+  {  // PLAIN, refused by the server.
+    script_server server([&](peer& p, int) {
+      if (!p.handshake()) return;
+      while (auto msg = p.read()) {
+        builder b;
+        b.append_double("ok", 0.0).append_string("errmsg", "Authentication failed.");
+        b.append_int32("code", 18).append_string("codeName", "AuthenticationFailed");
+        p.reply(*msg, b.view());
+      }
+    });
+    event_text seen;
+    auto c = mongo::client::create(with_user(server, "ann:Pw-plain-7319", "&authMechanism=PLAIN"),
+                                   seen.options());
+    ASSERT_TRUE(c.has_value()) << c.error().message;
+    auto r = c->run_command("admin", cmd.view());
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+    EXPECT_EQ(r.error().message.find("Pw-plain-7319"), std::string::npos) << r.error().message;
+    EXPECT_EQ(seen.text().find("Pw-plain-7319"), std::string::npos) << seen.text();
   }
 }
 

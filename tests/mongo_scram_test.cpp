@@ -57,7 +57,7 @@ TEST(ScramTest, Sha1IntermediateValues) {
   ASSERT_TRUE(prepared);
   EXPECT_EQ(prepared->reveal(), "1c33006ec1ffd90f9cadcbcc0e118200");
   const auto salt = bytes("\xad\x0f\x59\x63\x73\x27\xb4\x17\xae\x3f\x71\x35\x4c\x35\x42\xe3");
-  EXPECT_EQ(hex(scram_salt_password(scram_mechanism::sha1, *prepared, salt, 10000).bytes()),
+  EXPECT_EQ(hex(scram_salt_password(scram_mechanism::sha1, *prepared, salt, 10000)->bytes()),
             "6abd37850da6e327df8dc5afd430791052f92499");
 }
 
@@ -67,9 +67,9 @@ TEST(ScramTest, Rfc5802SaltedPassword) {
       "r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096",
       "fyko+d2lbbFgONRv9qkxdawL");
   ASSERT_TRUE(parsed);
-  EXPECT_EQ(
-      hex(scram_salt_password(scram_mechanism::sha1, secret("pencil"), parsed->salt, 4096).bytes()),
-      "1d96ee3a529b5a5f9e47c01f229a2cb8a6e15f7d");
+  EXPECT_EQ(hex(scram_salt_password(scram_mechanism::sha1, secret("pencil"), parsed->salt, 4096)
+                    ->bytes()),
+            "1d96ee3a529b5a5f9e47c01f229a2cb8a6e15f7d");
 }
 
 // Vector 2: SCRAM-SHA-256 (auth.md "SCRAM-SHA-256" / "Conversation", RFC 7677 §3).
@@ -94,7 +94,7 @@ TEST(ScramTest, Sha256SaltedPassword) {
       "rOprNGfwEbeRWgbNEkqO");
   ASSERT_TRUE(parsed);
   EXPECT_EQ(hex(scram_salt_password(scram_mechanism::sha256, secret("pencil"), parsed->salt, 4096)
-                    .bytes()),
+                    ->bytes()),
             "c4a49510323ab4f952cac1fa99441939e78ea74d6be81ddf7096e87513dc615d");
 }
 
@@ -211,12 +211,12 @@ TEST(ScramTest, ParsesServerFirst) {
   EXPECT_EQ(r->extensions, "");
   EXPECT_EQ(r->to_string(), "r=abcdef,s=QUJD,i=4096");
 
-  const auto big = parse_scram_server_first("r=abcd,s=QUI=,i=4294967295,x=1,y=a=b", "abc");
+  const auto big = parse_scram_server_first("r=abcd,s=QUI=,i=1000000,x=1,y=a=b", "abc");
   ASSERT_TRUE(big);
   EXPECT_EQ(big->salt, bytes("AB"));
-  EXPECT_EQ(big->iterations, 4294967295u);
+  EXPECT_EQ(big->iterations, scram_max_iterations);
   EXPECT_EQ(big->extensions, "x=1,y=a=b");
-  EXPECT_EQ(big->to_string(), "r=abcd,s=QUI=,i=4294967295,x=1,y=a=b");
+  EXPECT_EQ(big->to_string(), "r=abcd,s=QUI=,i=1000000,x=1,y=a=b");
 }
 
 TEST(ScramTest, RefusesMalformedServerFirst) {
@@ -338,31 +338,31 @@ TEST(ScramTest, CacheComputesEachSaltedPasswordOnce) {
   // Another password, salt, count or mechanism is another entry.
   const secret pw("pencil");
   const auto salt = bytes("0123456789abcdef");
-  const secret s1 = cache.salted_password(scram_mechanism::sha256, pw, salt, 4096);
+  const secret s1 = cache.salted_password(scram_mechanism::sha256, pw, salt, 4096).value();
   EXPECT_EQ(cache.computed(), 2u);
-  EXPECT_EQ(cache.salted_password(scram_mechanism::sha256, secret("pencil!"), salt, 4096).size(),
+  EXPECT_EQ(cache.salted_password(scram_mechanism::sha256, secret("pencil!"), salt, 4096)->size(),
             32u);
   EXPECT_EQ(cache.computed(), 3u);
   (void)cache.salted_password(scram_mechanism::sha256, pw, bytes("other salt"), 4096);
   (void)cache.salted_password(scram_mechanism::sha256, pw, salt, 4097);
-  EXPECT_EQ(cache.salted_password(scram_mechanism::sha1, pw, salt, 4096).size(), 20u);
+  EXPECT_EQ(cache.salted_password(scram_mechanism::sha1, pw, salt, 4096)->size(), 20u);
   EXPECT_EQ(cache.computed(), 6u);
-  EXPECT_EQ(cache.salted_password(scram_mechanism::sha256, pw, salt, 4096), s1);
+  EXPECT_EQ(cache.salted_password(scram_mechanism::sha256, pw, salt, 4096).value(), s1);
   EXPECT_EQ(cache.computed(), 6u);
-  EXPECT_EQ(s1, scram_salt_password(scram_mechanism::sha256, pw, salt, 4096));
+  EXPECT_EQ(s1, scram_salt_password(scram_mechanism::sha256, pw, salt, 4096).value());
 }
 
 TEST(ScramTest, CacheIsThreadSafe) {
   scram_cache cache;
   const secret pw("pencil");
   const auto salt = bytes("salt");
-  const secret want = scram_salt_password(scram_mechanism::sha256, pw, salt, 4096);
+  const secret want = scram_salt_password(scram_mechanism::sha256, pw, salt, 4096).value();
   std::vector<secret> got(8);
   std::vector<std::thread> threads;
   for (std::size_t t = 0; t < got.size(); ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i)
-        got[t] = cache.salted_password(scram_mechanism::sha256, pw, salt, 4096);
+        got[t] = cache.salted_password(scram_mechanism::sha256, pw, salt, 4096).value();
     });
   }
   for (auto& t : threads) t.join();
@@ -385,6 +385,50 @@ TEST(ScramTest, CacheStartsAgainWhenFull) {
   EXPECT_EQ(cache.computed(), scram_cache::capacity + 1);
   (void)cache.salted_password(scram_mechanism::sha1, pw, bytes("0"), 4096);
   EXPECT_EQ(cache.computed(), scram_cache::capacity + 2);
+}
+
+// From 2^31 on, PKCS5_PBKDF2_HMAC's int count is negative and it writes nothing; a client that
+// used its output anyway would hold an all-zero key that a fake server can sign with. Such counts,
+// and any above scram_max_iterations (the CPU a server may make the client spend), are refused
+// before PBKDF2 runs.
+TEST(ScramTest, RefusesIterationCountsAboveTheMaximum) {
+  for (const char* count : {"1000001", "2147483647", "2147483648", "4294967295"}) {
+    SCOPED_TRACE(count);
+    const std::string message = std::string("r=abcdef,s=QUJD,i=") + count;
+    EXPECT_THAT(parse_scram_server_first(message, "abc"),
+                HasErrorAt(errc::authentication_failed, 18));
+    scram_cache cache;
+    auto c =
+        scram_conversation::start(scram_mechanism::sha256, "user", secret("pencil"), &cache, "abc");
+    ASSERT_TRUE(c);
+    EXPECT_THAT(c->client_final(message), HasErrorAt(errc::authentication_failed, 18));
+    EXPECT_EQ(cache.computed(), 0u);
+    // No signature to check against: whatever the server sends is refused.
+    EXPECT_THAT(c->verify_server_final("v=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="),
+                HasError(errc::authentication_failed));
+  }
+  // Above 32 bits the count is not a number SCRAM allows at all.
+  EXPECT_THAT(parse_scram_server_first("r=abcdef,s=QUJD,i=4294967296", "abc"),
+              HasErrorAt(errc::invalid_scram_message, 18));
+}
+
+// Called directly, PBKDF2 refuses what OpenSSL cannot take instead of returning zeros, and the
+// cache keeps nothing from a failed derivation.
+TEST(ScramTest, SaltingFailsInsteadOfGivingZeros) {
+  const secret pw("pencil");
+  const auto salt = bytes("salt");
+  for (std::uint32_t count : {0u, 2147483648u, 4294967295u}) {
+    SCOPED_TRACE(count);
+    EXPECT_THAT(scram_salt_password(scram_mechanism::sha256, pw, salt, count),
+                HasError(errc::crypto_failed));
+    scram_cache cache;
+    EXPECT_THAT(cache.salted_password(scram_mechanism::sha256, pw, salt, count),
+                HasError(errc::crypto_failed));
+    EXPECT_EQ(cache.computed(), 0u);
+  }
+  const auto fine = scram_salt_password(scram_mechanism::sha1, pw, salt, 4096);
+  ASSERT_TRUE(fine);
+  EXPECT_NE(*fine, secret::of_size(20));
 }
 
 }  // namespace

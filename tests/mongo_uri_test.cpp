@@ -173,6 +173,72 @@ TEST(MongoUriTest, PasswordIsASecretAndNeverInToString) {
   EXPECT_EQ(bad.error().message.find("s3cr"), std::string::npos) << bad.error().message;
 }
 
+// A password the user forgot to percent-encode must not come back in an error or a warning (an
+// accepted string is shown by to_string() as given, but for the password it parsed): each
+// string below holds "Sw0rd" (or the digits 7319) only in its password, written so that a parser
+// splitting at the first '/' or '?' reads part of it as a port, a database or an option.
+TEST(MongoUriTest, MalformedUrisNeverShowThePassword) {
+  struct test_case {
+    const char* uri;
+    const char* secret;
+  };
+  const test_case cases[] = {
+      {"mongodb://ann:Sw0rd/bar@h", "Sw0rd"},          // a port of "Sw0rd", a database "bar@h"
+      {"mongodb://ann:7319/x@h", "7319"},              // a valid port 7319 and database "x@h"
+      {"mongodb://ann:7319/x@h/db", "7319"},           // the spec's unescaped-slash case
+      {"mongodb://ann/Sw0rd:x@h/db", "Sw0rd"},         // a '/' in the user name
+      {"mongodb://ann:Sw0rd?x@h/db", "Sw0rd"},         // a '?' in the password: port "Sw0rd"
+      {"mongodb://ann:7319?Sw0rd@h/db", "Sw0rd"},      // an option "Sw0rd@h/db" with no '='
+      {"mongodb://ann:7319?Sw0rd=1@h/db", "Sw0rd"},    // an unknown option
+      {"mongodb://ann:7319?appname=Sw0rd@h", "7319"},  // a port 7319 (not the password: fine)
+      {"mongodb://ann:Sw0rd:x@h/db", "Sw0rd"},         // a second ':'
+      {"mongodb://ann:Sw0rd@x@h/db", "Sw0rd"},         // an unescaped '@'
+      {"mongodb://ann:Sw0rd%zz@h/db", "Sw0rd"},        // a bad escape
+      {"mongodb://ann:Sw0rd@h:99999/db", "Sw0rd"},     // a bad port after a good password
+      {"mongodb://ann:Sw0rd@h/db?w=Sw0rd", "Sw0rd"},   // an invalid value (quoted: but not here)
+      {"mongodb://ann:Sw0rd@/db", "Sw0rd"},            // no host
+      {"mongodb+srv://ann:Sw0rd@h1,h2/db", "Sw0rd"},   // SRV with two hosts
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.uri);
+    for (const auto mode : {uri_mode::strict, uri_mode::lenient}) {
+      const auto u = uri::parse(c.uri, mode);
+      if (u) {
+        for (const auto& w : u->warnings()) {
+          EXPECT_EQ(w.find(c.secret), std::string::npos) << w;
+        }
+        continue;
+      }
+      EXPECT_EQ(u.error().code, errc::invalid_uri);
+      EXPECT_EQ(u.error().message.find(c.secret), std::string::npos) << u.error().message;
+    }
+  }
+}
+
+// The specification's invalid-uris.json refuses a '/' in the user information; it used to be
+// read as the end of the hosts, so "mongodb://a:1234/x@h" was host a, port 1234, database "x@h".
+TEST(MongoUriTest, RefusesAnUnescapedSlashBeforeTheLastAt) {
+  struct test_case {
+    const char* uri;
+    std::size_t offset;
+  };
+  constexpr test_case cases[] = {
+      {"mongodb://a:1234/x@h", 16},
+      {"mongodb://alice/@localhost/db", 15},
+      {"mongodb://alice/bob:foo@localhost/db", 15},
+      {"mongodb://alice:foo/bar@localhost/db", 19},
+      {"mongodb://h/d@b", 11},  // a database cannot hold '@'
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.uri);
+    EXPECT_THAT(uri::parse(c.uri), HasErrorAt(errc::invalid_uri, c.offset));
+  }
+  // Escaped, and '@' after the options begin, are fine.
+  EXPECT_TRUE(uri::parse("mongodb://a:12%2F34@h/x"));
+  EXPECT_TRUE(uri::parse("mongodb://a:1234@h/x?appname=me@home"));
+  EXPECT_TRUE(uri::parse("mongodb://h/x?appname=me@home/x"));
+}
+
 TEST(MongoUriTest, AuthDatabaseDefaults) {
   const auto db = [](const char* text) {
     const auto u = uri::parse(text);

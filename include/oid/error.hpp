@@ -73,6 +73,8 @@ enum class errc {
   pool_closed,   ///< the server's pool is closed
   // TLS.
   tls_failed,  ///< the TLS handshake or session failed (the message says what: CA, expiry, name)
+  // Cryptography.
+  crypto_failed,  ///< an OpenSSL primitive (digest, HMAC, PBKDF2) failed; nothing it made is used
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };

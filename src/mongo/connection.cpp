@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -288,7 +289,13 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
                    describe(h) + " is too old: oid needs OP_MSG (MongoDB 3.6, wire version 6)");
   }
   if (auth) {
-    if (auto done = auth->finish(c, v, describe(h)); !done) return std::move(done).error();
+    auto done = auth->finish(c, v, describe(h));
+    // The send buffer kept the last authentication message (PLAIN's password, SCRAM's proof):
+    // clear all of it, not only its size, before the connection goes on or away.
+    c.out_.resize(c.out_.capacity());
+    OPENSSL_cleanse(c.out_.data(), c.out_.size());
+    c.out_.clear();
+    if (!done) return std::move(done).error();
   }
   c.socket_timeout_ = options.socket_timeout;
   return c;

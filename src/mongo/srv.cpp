@@ -4,6 +4,7 @@
 #include <arpa/nameser.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <resolv.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@ namespace {
 
 std::string percent_decode(std::string_view s) {
   std::string out;
+  out.reserve(s.size());  // one buffer: the value may be a password, cleared with its option
   for (std::size_t i = 0; i < s.size(); ++i) {
     const int hi = s[i] == '%' && i + 2 < s.size() ? oid::detail::hex_value(s[i + 1]) : -1;
     const int lo = hi >= 0 ? oid::detail::hex_value(s[i + 2]) : -1;
@@ -45,6 +47,11 @@ std::string lower_ascii(std::string_view s) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   return out;
+}
+
+written_option::~written_option() {
+  OPENSSL_cleanse(value.data(), value.size());
+  OPENSSL_cleanse(key.data(), key.size());
 }
 
 std::vector<written_option> split_options(std::string_view options) {
@@ -333,7 +340,7 @@ std::vector<srv_record> choose(std::vector<srv_record> records, std::uint32_t ma
 
 namespace detail {
 
-outcome<std::string> srv_connection_string(const uri& u, std::string_view written_options) {
+outcome<secret> srv_connection_string(const uri& u, std::string_view written_options) {
   resolver dns;
   if (auto why = dns.open()) return std::move(*why);
   const std::string& name = *u.srv_name();
@@ -349,12 +356,11 @@ outcome<std::string> srv_connection_string(const uri& u, std::string_view writte
 
   // The connection string's options override the TXT record's; srvServiceName and srvMaxHosts
   // stay on the srv side (a mongodb:// string may not have them).
+  // The options as views into the TXT record and `written_options` (which may hold
+  // tlsCertificateKeyFilePassword), joined once into a secret.
   const auto written = split_options(written_options);
-  std::string options;
-  const auto add = [&options](std::string_view pair) {
-    if (!options.empty()) options.push_back('&');
-    options += pair;
-  };
+  std::vector<std::string_view> pairs;
+  const auto add = [&pairs](std::string_view pair) { pairs.push_back(pair); };
   for (const auto& o : split_options(*from_txt)) {
     const bool overridden = std::any_of(written.begin(), written.end(),
                                         [&](const written_option& w) { return w.key == o.key; });
@@ -367,6 +373,17 @@ outcome<std::string> srv_connection_string(const uri& u, std::string_view writte
     add(w.text);
   }
   if (!tls_written) add("tls=true");
+  std::size_t options_size = pairs.empty() ? 0 : pairs.size() - 1;
+  for (const auto p : pairs) options_size += p.size();
+  secret options_secret = secret::of_size(options_size);
+  {
+    auto out = options_secret.bytes().begin();
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      if (i > 0) *out++ = '&';
+      out = std::copy(pairs[i].begin(), pairs[i].end(), out);
+    }
+  }
+  const std::string_view options = options_secret.reveal();
 
   const std::uint32_t max_hosts = u.srv_max_hosts().value_or(0);
   if (max_hosts > 0) {
@@ -400,16 +417,20 @@ outcome<std::string> srv_connection_string(const uri& u, std::string_view writte
   }
   text.push_back('/');
   if (u.database()) text += percent_encode(*u.database());
-  return text + "?" + options;
+  text.push_back('?');
+  secret whole = secret::of_size(text.size() + options.size());
+  std::copy(options.begin(), options.end(),
+            std::copy(text.begin(), text.end(), whole.bytes().begin()));
+  return whole;
 }
 
 }  // namespace detail
 
 outcome<uri> resolve_srv(const uri& u) {
   if (!u.srv_name_ || u.srv_resolved_) return u;
-  auto text = detail::srv_connection_string(u, u.srv_options_);
+  auto text = detail::srv_connection_string(u, u.srv_options_.reveal());
   if (!text) return std::move(text).error();
-  auto resolved = uri::parse(*text, u.srv_mode_);
+  auto resolved = uri::parse(text->reveal(), u.srv_mode_);
   if (!resolved) {
     failure f = std::move(resolved).error();
     f.message += " (in the options of " + *u.srv_name_ + "'s TXT record and the connection string)";

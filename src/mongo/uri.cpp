@@ -111,15 +111,29 @@ class uri_parser {
                      "a connection string starts with mongodb:// or mongodb+srv://");
     }
     std::size_t pos = srv ? srv_scheme.size() : scheme.size();
-    // The host information ends at the first '/' (or '?': the slash before options is optional).
-    const std::size_t host_end = std::min(text_.find('/', pos), text_.find('?', pos));
-    const std::size_t hosts_stop = host_end == std::string_view::npos ? text_.size() : host_end;
+    // The user information ends at the last '@' before the options. A '/' before that '@' is a
+    // password (or user name) with an unescaped '/' (the specification's invalid-uris.json), not
+    // the end of the hosts: reading it as hosts and database would put the password in a host's
+    // port, a database name and their error messages.
+    const std::size_t query = text_.find('?', pos);
+    const std::size_t at = text_.substr(0, query).rfind('@');
     std::size_t hosts_begin = pos;
-    const std::size_t at = text_.rfind('@', hosts_stop == 0 ? 0 : hosts_stop - 1);
     if (at != std::string_view::npos && at >= pos) {
+      if (const std::size_t slash = text_.find('/', pos); slash < at) {
+        return failure(errc::invalid_uri,
+                       "the user name and password must be percent-encoded ('/' is %2F), and "
+                       "a database name cannot hold '@'",
+                       slash);
+      }
       if (!parse_userinfo(pos, at)) return std::move(error_);
       hosts_begin = at + 1;
     }
+    // Messages quote the text they refuse unless an '@' follows the user information: then the
+    // text may be part of a password the user did not percent-encode (a '?' in it).
+    may_quote_ = text_.find('@', hosts_begin) == std::string_view::npos;
+    // The host information ends at the first '/' (or '?': the slash before options is optional).
+    const std::size_t host_end = std::min(text_.find('/', hosts_begin), query);
+    const std::size_t hosts_stop = host_end == std::string_view::npos ? text_.size() : host_end;
     if (!parse_hosts(hosts_begin, hosts_stop)) return std::move(error_);
     pos = hosts_stop;
     if (pos < text_.size() && text_[pos] == '/') {
@@ -133,17 +147,25 @@ class uri_parser {
       if (!parse_options(pos + 1)) return std::move(error_);
     }
     if (!check_combinations() || !check_srv(srv, hosts_stop)) return std::move(error_);
-    u_.redacted_ = std::string(text_);
     if (password_begin_ != 0) redact_.emplace_back(password_begin_, password_end_);
-    // From the last range to the first, so that each replacement leaves the others' offsets.
+    // Built from the pieces between the secrets, never a copy of the whole text edited in place:
+    // a replacement that grows the string would leave the secrets in the freed buffer.
     std::sort(redact_.begin(), redact_.end());
-    for (auto r = redact_.rbegin(); r != redact_.rend(); ++r) {
-      u_.redacted_.replace(r->first, r->second - r->first, secret::placeholder);
+    std::size_t from = 0;
+    for (const auto& r : redact_) {
+      u_.redacted_.append(text_.substr(from, r.first - from)).append(secret::placeholder);
+      from = r.second;
     }
+    u_.redacted_.append(text_.substr(from));
     return std::move(u_);
   }
 
  private:
+  // `'text'` for a message, or nothing when the text may hold a password (may_quote_).
+  std::string quoted(std::string_view text) const {
+    return may_quote_ ? "'" + std::string(text) + "'" : std::string("(not shown)");
+  }
+
   // Records the failure for run() to return; false, so that a step can `return fail_bool(...)`.
   bool fail_bool(errc code, std::size_t offset, std::string message) {
     error_ = failure(code, std::move(message), offset);
@@ -220,9 +242,8 @@ class uri_parser {
     const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     if (!all_digits(digits) || ec != std::errc{} || ptr != digits.data() + digits.size() ||
         value < 1 || value > 65535) {
-      return fail_bool(
-          errc::invalid_uri, begin,
-          "the port must be a number from 1 to 65535, not '" + std::string(digits) + "'");
+      return fail_bool(errc::invalid_uri, begin,
+                       "the port must be a number from 1 to 65535, not " + quoted(digits));
     }
     h.port = static_cast<std::uint16_t>(value);
     return true;
@@ -263,7 +284,7 @@ class uri_parser {
     if (decoded->find('/') != std::string::npos) {
       if (!decoded->ends_with(".sock")) {
         return fail_bool(errc::invalid_uri, begin,
-                         "a Unix domain socket path must end in .sock ('" + *decoded + "')");
+                         "a Unix domain socket path must end in .sock (" + quoted(*decoded) + ")");
       }
       h.type = host::kind::unix_socket;
       h.name = std::move(*decoded);
@@ -313,8 +334,8 @@ class uri_parser {
   // An invalid value: an error in strict mode, a warning (the option is ignored) in lenient mode.
   bool invalid_value(std::size_t offset, std::string_view key, std::string_view value,
                      std::string_view expected) {
-    std::string message = "invalid value '" + std::string(value) + "' for option " +
-                          std::string(key) + ": " + std::string(expected);
+    std::string message = "invalid value " + quoted(value) + " for option " + std::string(key) +
+                          ": " + std::string(expected);
     if (mode_ == uri_mode::strict) return fail_bool(errc::invalid_uri, offset, std::move(message));
     u_.warnings_.push_back(std::move(message) + "; ignored");
     return true;
@@ -325,7 +346,7 @@ class uri_parser {
     const std::size_t eq = pair.find('=');
     if (eq == std::string_view::npos) {
       return fail_bool(errc::invalid_uri, begin,
-                       "option '" + std::string(pair) + "' has no '=' and no value");
+                       "option " + quoted(pair) + " has no '=' and no value");
     }
     auto raw_key = decode(begin, begin + eq, "option name");
     if (!raw_key) return false;
@@ -335,7 +356,7 @@ class uri_parser {
     const std::string key = lower_ascii(key_written);
     const std::size_t value_offset = begin + eq + 1;
     if (std::find(std::begin(supported), std::end(supported), key) == std::end(supported)) {
-      u_.warnings_.push_back("unsupported option '" + key_written + "' ignored");
+      u_.warnings_.push_back("unsupported option " + quoted(key_written) + " ignored");
       return true;
     }
     if (value->empty() && key == "authsource") {
@@ -702,9 +723,9 @@ class uri_parser {
                        "option directConnection=true cannot be used with mongodb+srv://");
     }
     const std::size_t q = text_.find('?', hosts_stop);
-    if (q != std::string_view::npos) u_.srv_options_ = std::string(text_.substr(q + 1));
+    if (q != std::string_view::npos) u_.srv_options_ = secret(text_.substr(q + 1));
     if (u_.srv_max_hosts_.value_or(0) > 0) {
-      if (auto conflict = detail::srv_max_hosts_conflict(u_.srv_options_)) {
+      if (auto conflict = detail::srv_max_hosts_conflict(u_.srv_options_.reveal())) {
         return fail_bool(errc::invalid_uri, at,
                          "option srvMaxHosts=" + std::to_string(*u_.srv_max_hosts_) +
                              " cannot be used with " + *conflict);
@@ -794,7 +815,8 @@ class uri_parser {
   failure error_;
   std::optional<bool> tls_, ssl_;
   std::vector<std::string> seen_;
-  std::size_t password_begin_ = 0, password_end_ = 0;        // in text_; 0 when there is none
+  std::size_t password_begin_ = 0, password_end_ = 0;  // in text_; 0 when there is none
+  bool may_quote_ = true;
   std::vector<std::pair<std::size_t, std::size_t>> redact_;  // [begin, end) in text_: secrets
 };
 

@@ -294,7 +294,7 @@ class uri {
   std::optional<std::string> srv_name_, srv_service_name_;
   std::optional<std::uint32_t> srv_max_hosts_;
   bool srv_resolved_ = false;
-  std::string srv_options_;
+  secret srv_options_;  // may hold tlsCertificateKeyFilePassword
   uri_mode srv_mode_ = uri_mode::strict;
   friend outcome<uri> resolve_srv(const uri& u);
   std::optional<std::string> replica_set_;

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -45,6 +46,18 @@ std::optional<std::string_view> payload_of(bson::document_view reply) {
   return std::nullopt;
 }
 
+// The iteration count at `offset` of a server-first message, when it is a short run of digits
+// (the server's own number, safe to show); otherwise nothing.
+std::string count_at(std::string_view message, std::size_t offset) {
+  const std::size_t end = std::min(message.find(',', offset), message.size());
+  const std::string_view v = message.substr(offset, end - offset);
+  if (v.empty() || v.size() > 20 ||
+      !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return "";
+  }
+  return " " + std::string(v);
+}
+
 // What the attribute at `offset` of a server SCRAM message is, for error messages: the byte
 // before a value is '=', the one before that the attribute's letter.
 std::string attribute_at(std::string_view message, std::size_t offset) {
@@ -52,7 +65,10 @@ std::string attribute_at(std::string_view message, std::size_t offset) {
   switch (message[offset - 2]) {
   case 'r': return ": the nonce does not extend the client's";
   case 's': return ": the salt";
-  case 'i': return ": the iteration count (at least " + std::to_string(scram_min_iterations) + ")";
+  case 'i':
+    return ": the iteration count" + count_at(message, offset) + " (must be " +
+           std::to_string(scram_min_iterations) + " to " + std::to_string(scram_max_iterations) +
+           ")";
   case 'v': return ": the server signature";
   case 'e': return ": the server's error";
   default: return "";
@@ -71,7 +87,10 @@ outcome<handshake_auth> handshake_auth::prepare(const credential& c, scram_cache
     const auto m = c.mechanism == sha1_name ? scram_mechanism::sha1 : scram_mechanism::sha256;
     auto conv = scram_conversation::start(m, c.user, c.password, cache);
     if (!conv) {
-      if (conv.error().code == errc::entropy_unavailable) return failure(conv.error());
+      if (conv.error().code == errc::entropy_unavailable ||
+          conv.error().code == errc::crypto_failed) {
+        return failure(conv.error());
+      }
       return failure(errc::authentication_failed,
                      "the password of user '" + c.user + "' cannot be used for " +
                          std::string(scram_mechanism_name(m)) + ": " + conv.error().message());
@@ -175,6 +194,9 @@ outcome<void> handshake_auth::scram(connection& conn, std::optional<bson::docume
                    who() + ": " + std::string(where) + " sent no SCRAM payload in its first reply");
   }
   auto client_final = conv.client_final(*server_first);
+  if (!client_final && client_final.error().code == errc::crypto_failed) {
+    return broken(client_final.error(), "computing the SCRAM proof (OpenSSL)", where);
+  }
   if (!client_final) {
     return dishonest(client_final.error(), "the server-first message is refused", where,
                      *server_first);
@@ -223,7 +245,9 @@ outcome<void> handshake_auth::plain(connection& conn, std::string_view where) {
   out[1 + c.user.size()] = 0;
   const auto pw = c.password.bytes();
   std::copy(pw.begin(), pw.end(), out.begin() + 2 + static_cast<std::ptrdiff_t>(c.user.size()));
-  bson::builder b;
+  // Room for the whole command up front, so that no growth leaves a copy of the payload behind
+  // in freed memory; the one buffer is cleared below.
+  bson::builder b(payload.size() + 128);
   b.append_int32("saslStart", 1)
       .append_string("mechanism", "PLAIN")
       .append_binary("payload", bson::binary_subtype::generic, payload.bytes())

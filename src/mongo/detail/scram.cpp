@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "detail/base64.hpp"
 #include "detail/hex.hpp"
@@ -35,15 +36,31 @@ const EVP_MD* digest(scram_mechanism m) noexcept {
 
 unsigned digest_size(scram_mechanism m) noexcept { return m == scram_mechanism::sha1 ? 20 : 32; }
 
-void hash(scram_mechanism m, const std::uint8_t* data, std::size_t size, key_buffer& out) {
-  EVP_Digest(data, size, out.bytes.data(), &out.size, digest(m), nullptr);
+// Each primitive says whether it gave a whole digest; on failure `out` is cleared, so nothing
+// half-made is used by mistake.
+[[nodiscard]] bool hash(scram_mechanism m, const std::uint8_t* data, std::size_t size,
+                        key_buffer& out) {
+  if (EVP_Digest(data, size, out.bytes.data(), &out.size, digest(m), nullptr) == 1 &&
+      out.size == digest_size(m)) {
+    return true;
+  }
+  OPENSSL_cleanse(out.bytes.data(), out.bytes.size());
+  out.size = 0;
+  return false;
 }
 
-void hmac(scram_mechanism m, const std::uint8_t* key, std::size_t key_size, std::string_view data,
-          key_buffer& out) {
-  HMAC(digest(m), key, static_cast<int>(key_size),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.bytes.data(),
-       &out.size);
+[[nodiscard]] bool hmac(scram_mechanism m, const std::uint8_t* key, std::size_t key_size,
+                        std::string_view data, key_buffer& out) {
+  if (key_size <= static_cast<std::size_t>(std::numeric_limits<int>::max()) &&
+      HMAC(digest(m), key, static_cast<int>(key_size),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.bytes.data(),
+           &out.size) != nullptr &&
+      out.size == digest_size(m)) {
+    return true;
+  }
+  OPENSSL_cleanse(out.bytes.data(), out.bytes.size());
+  out.size = 0;
+  return false;
 }
 
 std::string base64_encode(const std::uint8_t* data, std::size_t size) {
@@ -203,7 +220,11 @@ result<secret> scram_prepare_password(scram_mechanism m, std::string_view user,
     std::memcpy(p + user.size() + middle.size(), password.bytes().data(), password.size());
   }
   key_buffer md5;
-  EVP_Digest(text.bytes().data(), text.size(), md5.bytes.data(), &md5.size, EVP_md5(), nullptr);
+  if (EVP_Digest(text.bytes().data(), text.size(), md5.bytes.data(), &md5.size, EVP_md5(),
+                 nullptr) != 1 ||
+      md5.size != 16) {
+    return error{errc::crypto_failed, 0};  // an empty or short "password" would still log in
+  }
   secret hex = secret::of_size(2 * std::size_t{md5.size});
   for (unsigned i = 0; i < md5.size; ++i) {
     std::memcpy(hex.bytes().data() + 2 * i, &oid::detail::hex_pairs[2 * std::size_t{md5.bytes[i]}],
@@ -253,7 +274,11 @@ result<scram_server_first> parse_scram_server_first(std::string_view message,
   if (!i) return i.error();
   const auto count = parse_count(i->value);
   if (!count) return error{errc::invalid_scram_message, i->offset};
-  if (*count < scram_min_iterations) return error{errc::authentication_failed, i->offset};
+  // Too few is weak; too many is the server choosing how long the client burns CPU, and from 2^31
+  // on more than PBKDF2 takes (scram_max_iterations).
+  if (*count < scram_min_iterations || *count > scram_max_iterations) {
+    return error{errc::authentication_failed, i->offset};
+  }
 
   auto ext = read_extensions(message, pos, "rsi");
   if (!ext) return ext.error();
@@ -296,22 +321,36 @@ result<scram_server_final> parse_scram_server_final(std::string_view message) {
 
 scram_cache::key::~key() { OPENSSL_cleanse(password_hash.data(), password_hash.size()); }
 
-secret scram_salt_password(scram_mechanism m, const secret& prepared_password,
-                           const std::vector<std::uint8_t>& salt, std::uint32_t iterations) {
+result<secret> scram_salt_password(scram_mechanism m, const secret& prepared_password,
+                                   const std::vector<std::uint8_t>& salt,
+                                   std::uint32_t iterations) {
+  // PKCS5_PBKDF2_HMAC takes ints: a count from 2^31 on would turn negative, and OpenSSL then
+  // returns 0 without writing its output. Refuse what it cannot take rather than cast.
+  constexpr auto int_max = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  if (iterations == 0 || iterations > int_max || prepared_password.size() > int_max ||
+      salt.size() > int_max) {
+    return error{errc::crypto_failed, 0};
+  }
   secret out = secret::of_size(digest_size(m));
-  PKCS5_PBKDF2_HMAC(prepared_password.reveal().data(), static_cast<int>(prepared_password.size()),
-                    salt.data(), static_cast<int>(salt.size()), static_cast<int>(iterations),
-                    digest(m), static_cast<int>(out.size()), out.bytes().data());
+  if (PKCS5_PBKDF2_HMAC(prepared_password.reveal().data(),
+                        static_cast<int>(prepared_password.size()), salt.data(),
+                        static_cast<int>(salt.size()), static_cast<int>(iterations), digest(m),
+                        static_cast<int>(out.size()), out.bytes().data()) != 1) {
+    return error{errc::crypto_failed, 0};  // `out` is cleared as it goes
+  }
   return out;
 }
 
-secret scram_cache::salted_password(scram_mechanism m, const secret& prepared_password,
-                                    const std::vector<std::uint8_t>& salt,
-                                    std::uint32_t iterations) {
+result<secret> scram_cache::salted_password(scram_mechanism m, const secret& prepared_password,
+                                            const std::vector<std::uint8_t>& salt,
+                                            std::uint32_t iterations) {
   key k;
   unsigned size = 0;
-  EVP_Digest(prepared_password.bytes().data(), prepared_password.size(), k.password_hash.data(),
-             &size, EVP_sha256(), nullptr);
+  if (EVP_Digest(prepared_password.bytes().data(), prepared_password.size(), k.password_hash.data(),
+                 &size, EVP_sha256(), nullptr) != 1 ||
+      size != k.password_hash.size()) {
+    return error{errc::crypto_failed, 0};  // an all-zero hash would share one cache entry
+  }
   k.mechanism = m;
   k.salt = salt;
   k.iterations = iterations;
@@ -321,11 +360,12 @@ secret scram_cache::salted_password(scram_mechanism m, const secret& prepared_pa
   }
   // PBKDF2 outside the lock: two connections that race compute the same value twice, but no
   // connection waits for another's PBKDF2 of other inputs.
-  secret salted = scram_salt_password(m, prepared_password, salt, iterations);
+  auto salted = scram_salt_password(m, prepared_password, salt, iterations);
+  if (!salted) return salted.error();  // never cached
   const std::lock_guard lock(mutex_);
   ++computed_;
   if (entries_.size() >= capacity) entries_.clear();
-  entries_.insert_or_assign(std::move(k), salted);
+  entries_.insert_or_assign(std::move(k), *salted);
   return salted;
 }
 
@@ -357,13 +397,15 @@ result<scram_conversation> scram_conversation::start(scram_mechanism m, std::str
 std::string scram_conversation::client_first() const { return "n,,n=" + user_ + ",r=" + nonce_; }
 
 result<std::string> scram_conversation::client_final(std::string_view server_first) {
+  server_signature_.clear();  // a failure below leaves nothing to verify against
   auto first = parse_scram_server_first(server_first, nonce_);
   if (!first) return first.error();
 
-  const secret salted =
+  const auto salted =
       cache_ != nullptr
           ? cache_->salted_password(mechanism_, password_, first->salt, first->iterations)
           : scram_salt_password(mechanism_, password_, first->salt, first->iterations);
+  if (!salted) return salted.error();
 
   // c=biws: base64 of the GS2 header "n,," (no channel binding, no authzid).
   std::string final = "c=biws,r=" + first->nonce;
@@ -373,16 +415,18 @@ result<std::string> scram_conversation::client_final(std::string_view server_fir
   auth_message.append(client_first_bare).append(",").append(server_first).append(",").append(final);
 
   key_buffer client_key, stored_key, client_signature, server_key, server_signature;
-  hmac(mechanism_, salted.bytes().data(), salted.size(), "Client Key", client_key);
-  hash(mechanism_, client_key.data(), client_key.size, stored_key);
-  hmac(mechanism_, stored_key.data(), stored_key.size, auth_message, client_signature);
+  if (!hmac(mechanism_, salted->bytes().data(), salted->size(), "Client Key", client_key) ||
+      !hash(mechanism_, client_key.data(), client_key.size, stored_key) ||
+      !hmac(mechanism_, stored_key.data(), stored_key.size, auth_message, client_signature) ||
+      !hmac(mechanism_, salted->bytes().data(), salted->size(), "Server Key", server_key) ||
+      !hmac(mechanism_, server_key.data(), server_key.size, auth_message, server_signature)) {
+    return error{errc::crypto_failed, 0};
+  }
   key_buffer proof;
   proof.size = client_key.size;
   for (unsigned i = 0; i < proof.size; ++i) {
     proof.bytes[i] = client_key.bytes[i] ^ client_signature.bytes[i];
   }
-  hmac(mechanism_, salted.bytes().data(), salted.size(), "Server Key", server_key);
-  hmac(mechanism_, server_key.data(), server_key.size, auth_message, server_signature);
 
   server_signature_ = secret(std::string_view(
       reinterpret_cast<const char*>(server_signature.data()), server_signature.size));

@@ -39,13 +39,21 @@ std::string_view scram_mechanism_name(scram_mechanism m) noexcept;
 /// The fewest iterations MongoDB's authentication specification lets a client accept.
 inline constexpr std::uint32_t scram_min_iterations = 4096;
 
+/// The most iterations a client accepts. The server chooses the count, so it chooses how long the
+/// client computes PBKDF2 (on no timer: PBKDF2 runs between two reads). MongoDB's defaults are
+/// 10,000 (SCRAM-SHA-1) and 15,000 (SCRAM-SHA-256); a million is 66 to 100 times that, about half
+/// a second of one core for SHA-256, and far below 2^31 - 1, the most OpenSSL's PBKDF2 takes
+/// (its count is an `int`). A server asking for more is refused like one asking for too few.
+inline constexpr std::uint32_t scram_max_iterations = 1'000'000;
+
 /// RFC 4013 SASLprep of UTF-8 `text` (stored-string rules: unassigned code points are refused).
 /// Errors: `invalid_utf8`; `invalid_password` for a prohibited character (controls, U+0000
 /// included) or a broken bidirectional rule.
 result<secret> saslprep(std::string_view text);
 
 /// The password SCRAM salts: for SHA-1, MongoDB's `hex(md5(user ":mongo:" password))` (no
-/// SASLprep); for SHA-256, SASLprep(password). Errors as `saslprep`.
+/// SASLprep); for SHA-256, SASLprep(password). Errors as `saslprep`; `crypto_failed` when OpenSSL
+/// cannot compute MD5 (a FIPS-only provider).
 result<secret> scram_prepare_password(scram_mechanism m, std::string_view user,
                                       const secret& password);
 
@@ -73,7 +81,8 @@ struct scram_server_first {
 ///   a byte after the attributes that is not `,<letter>=...`.
 /// - `invalid_base64`: a salt that is not canonical padded base64 (offset of the bad character).
 /// - `authentication_failed`: a nonce that does not start with `client_nonce` or adds nothing to
-///   it; an iteration count below `scram_min_iterations` (offset of the value).
+///   it; an iteration count below `scram_min_iterations` or above `scram_max_iterations` (offset
+///   of the value).
 result<scram_server_first> parse_scram_server_first(std::string_view message,
                                                     std::string_view client_nonce);
 
@@ -101,9 +110,10 @@ class scram_cache {
  public:
   static constexpr std::size_t capacity = 64;
 
-  /// The salted password for these inputs, computing it (once) when it is not cached.
-  secret salted_password(scram_mechanism m, const secret& prepared_password,
-                         const std::vector<std::uint8_t>& salt, std::uint32_t iterations);
+  /// The salted password for these inputs, computing it (once) when it is not cached. Errors as
+  /// `scram_salt_password`; a failed derivation is never cached.
+  result<secret> salted_password(scram_mechanism m, const secret& prepared_password,
+                                 const std::vector<std::uint8_t>& salt, std::uint32_t iterations);
   /// How many times `salted_password` ran PBKDF2 (for tests and benchmarks).
   std::size_t computed() const;
 
@@ -128,9 +138,11 @@ class scram_cache {
   std::size_t computed_ = 0;
 };
 
-/// PBKDF2-HMAC-SHA-1/256 of the prepared password: Hi() in RFC 5802.
-secret scram_salt_password(scram_mechanism m, const secret& prepared_password,
-                           const std::vector<std::uint8_t>& salt, std::uint32_t iterations);
+/// PBKDF2-HMAC-SHA-1/256 of the prepared password: Hi() in RFC 5802. Errors: `crypto_failed`
+/// when OpenSSL cannot compute it (an iteration count, salt or password beyond its `int`
+/// arguments, or a failed primitive): never a key of zeros.
+result<secret> scram_salt_password(scram_mechanism m, const secret& prepared_password,
+                                   const std::vector<std::uint8_t>& salt, std::uint32_t iterations);
 
 /// The client side of one SCRAM authentication.
 class scram_conversation {
@@ -150,7 +162,8 @@ class scram_conversation {
 
   /// Reads the server-first-message and returns the client-final-message with the proof,
   /// `c=biws,r=<nonce>,p=<base64 proof>`. Remembers the signature the server must send back.
-  /// Errors as `parse_scram_server_first`.
+  /// Errors as `parse_scram_server_first`; `crypto_failed` (offset 0) when PBKDF2, HMAC or the
+  /// digest fails, and then no signature is remembered.
   result<std::string> client_final(std::string_view server_first);
 
   /// Checks the server-final-message: `authentication_failed` when the server sent `e=` or a
