@@ -17,7 +17,9 @@
 //
 // The input: four header bytes, then records, one per reply.
 //   byte 0   bits 0-2: authentication (% 5): none, SCRAM-SHA-1, SCRAM-SHA-256, negotiated SCRAM
-//            (no authMechanism), PLAIN; bit 3: retryReads=false
+//            (no authMechanism), PLAIN; bit 3: retryReads=false; bit 4: replicaSet=rs0 (a
+//            monitor thread per member, members discovered from the hosts the hellos name)
+//            instead of directConnection=true
 //   byte 1-2 up to four operations, a nibble each (low nibble of byte 1 first; 0 ends the list):
 //            1 server(), 2 find and every getMore, 3 listDatabases, 4 listCollections,
 //            5 dump (listDatabases, then for each database listCollections, and for each
@@ -35,6 +37,10 @@
 //     kind & 3 == 3  the server closes the connection
 //   (kind >> 2) & 7: how a generated or fixed-up server-final message signs (see `sign`).
 //   When the records run out, the server closes each connection at its next request.
+//
+// Run it with short limits, and keep going past the known findings with fork mode:
+//   build/fuzz/fuzz/fuzz_hostile_server CORPUS -timeout=10 -rss_limit_mb=1024
+//     -malloc_limit_mb=256 [-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1]
 //
 // Recording seeds: with OID_HOSTILE_RECORD=HOST:PORT (a real server) and
 // OID_HOSTILE_RECORD_OUT=FILE, the replay binary runs the header of its input against the real
@@ -139,6 +145,7 @@ struct record {
 struct script {
   auth_mode auth = auth_mode::none;
   bool retry_reads = true;
+  bool monitored = false;  // replicaSet=rs0: monitor threads, discovered members
   std::vector<int> operations;
   std::int32_t batch_size = 0;
   std::vector<record> records;
@@ -150,6 +157,7 @@ script parse_script(std::span<const std::uint8_t> input) {
   const std::uint8_t scenario = r.byte();
   s.auth = static_cast<auth_mode>((scenario & 7) % 5);
   s.retry_reads = (scenario & 8) == 0;
+  s.monitored = (scenario & 16) != 0;
   const std::uint16_t ops = static_cast<std::uint16_t>(r.byte() | r.byte() << 8);
   for (int i = 0; i < 4; ++i) {
     const int op = (ops >> (4 * i)) & 7;
@@ -409,6 +417,21 @@ std::string pick_name(reader& r) {
   return std::string(n.data(), n.size());
 }
 
+// The loopback port the server listens on, for the hosts a hello names.
+std::uint16_t listen_port = 0;
+
+std::string pick_host(reader& r) {
+  const std::string port = std::to_string(listen_port);
+  switch (r.byte() % 8) {
+  case 0: return "localhost:" + port;
+  case 1: return "127.0.0.1:1";  // nothing listens there
+  case 2: return "[::1]:" + port;
+  case 3: return "127.0.0.1";
+  case 4: return r.text(r.byte() % 24);
+  default: return "127.0.0.1:" + port;
+  }
+}
+
 void append_ok(builder& b, reader& r) {
   switch (r.byte() % 16) {
   case 0: b.append_int32("ok", 1); break;
@@ -555,7 +578,7 @@ void append_batch(builder& b, std::string_view key, std::string_view command, re
 }
 
 document generated_reply(conversation& c, std::string_view name, document_view request,
-                         int strategy, reader& r) {
+                         int strategy, bool monitored, reader& r) {
   builder b;
   if (r.byte() % 16 == 15) {
     append_error(b, r);
@@ -572,9 +595,24 @@ document generated_reply(conversation& c, std::string_view name, document_view r
     if (fields & 2) b.append_int32("maxMessageSizeBytes", pick_int32(r));
     if (fields & 4) b.append_int32("maxWriteBatchSize", pick_int32(r));
     if (fields & 8) append_number(b, "logicalSessionTimeoutMinutes", pick_int64(r), r);
-    if (fields & 16) {
+    if ((fields & 16) != 0 && !monitored) {
       b.append_string("setName", "rs0").open_array("hosts").append_string("0", pick_name(r));
       b.close();
+    } else if (fields & 16) {
+      // A replica set member: which set, which members (the client connects to those it
+      // discovers: this server under other names, a closed port, names to resolve), which role.
+      const std::uint8_t set = r.byte();
+      b.append_string("setName", (set & 1) != 0 ? "rs0" : "other");
+      if (set & 2) b.append_bool("secondary", true);
+      if (set & 4) b.append_string("me", pick_host(r));
+      if (set & 8) b.append_string("primary", pick_host(r));
+      if (set & 16) b.append_int32("setVersion", pick_int32(r));
+      if (set & 32) b.append_object_id("electionId", oid::object_id());
+      b.open_array("hosts");
+      const std::size_t n = 1 + r.byte() % 4;
+      for (std::size_t i = 0; i < n; ++i) b.append_string(std::to_string(i), pick_host(r));
+      b.close();
+      if (set & 64) b.open_array("passives").append_string("0", pick_host(r)).close();
     }
     if (fields & 32) b.append_string("msg", "isdbgrid");
     if (fields & 64) b.append_int32("connectionId", pick_int32(r));
@@ -897,7 +935,7 @@ class server {
     const int strategy = (rec.kind >> 2) & 7;
     switch (rec.kind & 3) {
     case 0: {
-      const document body = generated_reply(c, name, request.body, strategy, r);
+      const document body = generated_reply(c, name, request.body, strategy, script_->monitored, r);
       return message_of(reply_id, request.request_id, body.view());
     }
     case 1: {
@@ -1070,8 +1108,9 @@ std::string uri_of(const script& s, std::uint16_t port, const std::string& user,
   std::string uri = "mongodb://";
   if (s.auth != auth_mode::none) uri += user + ":" + password + "@";
   uri += "127.0.0.1:" + std::to_string(port) +
-         "/?directConnection=true&connectTimeoutMS=300&socketTimeoutMS=300"
-         "&serverSelectionTimeoutMS=50";
+         "/?connectTimeoutMS=300&socketTimeoutMS=300&serverSelectionTimeoutMS=";
+  // Monitors need a moment for their first hello; a direct connection connects on demand.
+  uri += s.monitored ? "200&replicaSet=rs0&heartbeatFrequencyMS=500" : "50&directConnection=true";
   switch (s.auth) {
   case auth_mode::sha1: uri += "&authMechanism=SCRAM-SHA-1"; break;
   case auth_mode::sha256: uri += "&authMechanism=SCRAM-SHA-256"; break;
@@ -1086,6 +1125,7 @@ std::string uri_of(const script& s, std::uint16_t port, const std::string& user,
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static server srv;
+  listen_port = srv.port();
   static const std::string password = random_password();
   const char* upstream = std::getenv("OID_HOSTILE_RECORD");
   const char* record_out = std::getenv("OID_HOSTILE_RECORD_OUT");
