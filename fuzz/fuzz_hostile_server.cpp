@@ -20,7 +20,8 @@
 //            (no authMechanism), PLAIN; bit 3: retryReads=false; bit 4: replicaSet=rs0 (a
 //            monitor thread per member, members discovered from the hosts the hellos name)
 //            instead of directConnection=true
-//   byte 1-2 up to four operations, a nibble each (low nibble of byte 1 first; 0 ends the list):
+//   byte 1-2 up to four operations, the low three bits of a nibble each (low nibble of byte 1
+//            first; 0 ends the list):
 //            1 server(), 2 find and every getMore, 3 listDatabases, 4 listCollections,
 //            5 dump (listDatabases, then for each database listCollections, and for each
 //            collection listIndexes, count and find), 6 ping, 7 count and listIndexes
@@ -110,7 +111,15 @@ class reader {
     for (int i = 0; i < 4; ++i) v |= std::uint32_t{byte()} << (8 * i);
     return v;
   }
-  std::uint64_t u64() { return std::uint64_t{u32()} | std::uint64_t{u32()} << 32; }
+  std::uint64_t u64() {
+    const std::uint64_t low = u32();
+    return low | std::uint64_t{u32()} << 32;
+  }
+  // Two bytes, the first the low one (the order spelt out: the operands of | are unsequenced).
+  std::uint16_t u16() {
+    const std::uint16_t low = byte();
+    return static_cast<std::uint16_t>(low | byte() << 8);
+  }
   std::span<const std::uint8_t> take(std::size_t n) {
     n = std::min(n, bytes_.size());
     auto out = bytes_.first(n);
@@ -158,7 +167,7 @@ script parse_script(std::span<const std::uint8_t> input) {
   s.auth = static_cast<auth_mode>((scenario & 7) % 5);
   s.retry_reads = (scenario & 8) == 0;
   s.monitored = (scenario & 16) != 0;
-  const std::uint16_t ops = static_cast<std::uint16_t>(r.byte() | r.byte() << 8);
+  const std::uint16_t ops = r.u16();
   for (int i = 0; i < 4; ++i) {
     const int op = (ops >> (4 * i)) & 7;
     if (op == 0) break;
@@ -169,7 +178,7 @@ script parse_script(std::span<const std::uint8_t> input) {
   while (!r.empty()) {
     record rec;
     rec.kind = r.byte();
-    const std::size_t n = r.byte() | std::size_t{r.byte()} << 8;
+    const std::size_t n = r.u16();
     const auto b = r.take(n);
     rec.bytes.assign(b.begin(), b.end());
     s.records.push_back(std::move(rec));
@@ -897,12 +906,14 @@ class server {
       if (trace_) std::fprintf(stderr, "hostile: fd %d <- %s\n", fd, name.c_str());
       if (scram_checked_ && name != "hello" && name != "isMaster" && name != "saslStart" &&
           name != "saslContinue") {
+        // The client must authenticate every connection with SCRAM before anything else, and
+        // this server cannot pass SCRAM honestly: the client accepted what it must refuse.
         std::fprintf(stderr,
-                     "fuzz_hostile_server: the client sent '%s' on a connection whose SCRAM "
-                     "conversation (%s) a server without the password answered:\n"
+                     "fuzz_hostile_server: the client sent '%s' to a server that does not know "
+                     "the password; this connection's SCRAM conversation (%s):\n"
                      "  server-first: %s\n  server-final: %s (strategy %s)\n",
-                     name.c_str(), c.mechanism.c_str(), c.server_first.c_str(),
-                     c.server_final.c_str(), c.strategy.c_str());
+                     name.c_str(), c.mechanism.empty() ? "none" : c.mechanism.c_str(),
+                     c.server_first.c_str(), c.server_final.c_str(), c.strategy.c_str());
         __builtin_trap();
       }
       if ((request->flags & mongo::op_msg_flags::more_to_come) != 0) {
