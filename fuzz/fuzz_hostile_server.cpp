@@ -1040,9 +1040,13 @@ mongo::find_options find_of(const script& s) {
 struct runner {
   std::string password;
   std::string user;
+  // Set by a timeout (no server to select, or one that stopped answering): what comes after
+  // would wait as long again, so the execution ends there.
+  mutable bool timed_out = false;
 
   // No error message may hold the password.
   void check(const mongo::failure& f) const {
+    if (f.code == oid::errc::timeout) timed_out = true;
     if (!password.empty() && f.message.find(password) != std::string::npos) {
       std::fprintf(stderr, "fuzz_hostile_server: an error message holds the password: %s\n",
                    f.message.c_str());
@@ -1065,7 +1069,7 @@ struct runner {
 
   void run(mongo::client& client, const script& s, server& srv) const {
     for (const int op : s.operations) {
-      if (srv.exhausted()) return;
+      if (srv.exhausted() || timed_out) return;
       switch (op) {
       case 1: (void)ok(client.server()); break;
       case 2: drain(client.collection("fuzzdb", "fuzzcoll").find({}, find_of(s))); break;
@@ -1093,7 +1097,7 @@ struct runner {
     if (!ok(dbs)) return;
     int db_count = 0;
     for (const auto& d : *dbs) {
-      if (++db_count > 3) break;
+      if (++db_count > 3 || timed_out) break;
       const auto n = d.view().find("name");
       const std::string db(n ? n->get_string().value_or("") : "");
       if (db.empty()) continue;
@@ -1101,7 +1105,7 @@ struct runner {
       if (!ok(colls)) return;
       int coll_count = 0;
       for (const auto& entry : *colls) {
-        if (++coll_count > 3) break;
+        if (++coll_count > 3 || timed_out) break;
         const auto name = entry.view().find("name");
         const std::string coll(name ? name->get_string().value_or("") : "");
         if (coll.empty()) continue;
@@ -1121,7 +1125,7 @@ std::string uri_of(const script& s, std::uint16_t port, const std::string& user,
   uri += "127.0.0.1:" + std::to_string(port) +
          "/?connectTimeoutMS=300&socketTimeoutMS=300&serverSelectionTimeoutMS=";
   // Monitors need a moment for their first hello; a direct connection connects on demand.
-  uri += s.monitored ? "200&replicaSet=rs0&heartbeatFrequencyMS=500" : "50&directConnection=true";
+  uri += s.monitored ? "100&replicaSet=rs0&heartbeatFrequencyMS=500" : "50&directConnection=true";
   switch (s.auth) {
   case auth_mode::sha1: uri += "&authMechanism=SCRAM-SHA-1"; break;
   case auth_mode::sha256: uri += "&authMechanism=SCRAM-SHA-256"; break;
