@@ -72,6 +72,28 @@ TEST(SessionPoolTest, NeverHandsOutASessionWithLessThanAMinuteLeft) {
   EXPECT_EQ(pool.size(), 0u);
 }
 
+TEST(SessionPoolTest, TimeoutsBeyondTheClocksRangeDoNotOverflow) {
+  // logicalSessionTimeoutMinutes is the server's, any int64 (fuzz_hostile_server sent the
+  // smallest; the largest wrapped to a negative count of nanoseconds).
+  const auto t0 = clock_type::now();
+  const auto s = server_session::make(t0);
+  EXPECT_FALSE(s.about_to_expire(std::chrono::minutes::max(), t0 + 1h));
+  EXPECT_FALSE(s.about_to_expire(std::chrono::minutes(153'722'867), t0 + 1h));
+  EXPECT_TRUE(s.about_to_expire(std::chrono::minutes::min(), t0 + 1h));
+  EXPECT_TRUE(s.about_to_expire(std::chrono::minutes(-1), t0 + 1s));
+  EXPECT_TRUE(s.about_to_expire(std::chrono::minutes(0), t0 + 1s));
+  EXPECT_FALSE(s.about_to_expire(std::chrono::minutes(1), t0));
+  EXPECT_TRUE(s.about_to_expire(std::chrono::minutes(1), t0 + 1s));
+  session_pool pool;
+  auto a = pool.check_out(std::chrono::minutes::max(), t0);
+  const auto id = a.id;
+  pool.check_in(std::move(a), std::chrono::minutes::max(), t0 + 1s);
+  EXPECT_EQ(pool.check_out(std::chrono::minutes::max(), t0 + 1h).id, id);
+  auto b = pool.check_out(std::chrono::minutes::min(), t0);
+  pool.check_in(std::move(b), std::chrono::minutes::min(), t0);
+  EXPECT_EQ(pool.size(), 0u);
+}
+
 TEST(SessionPoolTest, CheckInDropsDirtyAndExpiringSessionsAndPrunesTheBack) {
   session_pool pool;
   const auto t0 = clock_type::now();

@@ -23,7 +23,14 @@ server_session server_session::make(clock::time_point now) {
 
 bool server_session::about_to_expire(std::chrono::minutes timeout,
                                      clock::time_point now) const noexcept {
-  return now - last_use > timeout - std::chrono::minutes(1);
+  // The timeout is the server's logicalSessionTimeoutMinutes, any int64: below a minute nothing
+  // is left, and a count of minutes past what the clock's nanoseconds hold (about 290 years)
+  // never runs out; in between, the subtraction and the comparison cannot overflow.
+  using std::chrono::minutes;
+  constexpr auto longest = std::chrono::duration_cast<minutes>(clock::duration::max());
+  if (timeout < minutes(1)) return true;
+  if (timeout - minutes(1) > longest) return false;
+  return now - last_use > timeout - minutes(1);
 }
 
 void session_pool::drop_expired_oldest(std::chrono::minutes timeout, clock::time_point now) {
