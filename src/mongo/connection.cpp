@@ -39,6 +39,18 @@ int poll_timeout(clock::time_point deadline) {
   return static_cast<int>(std::min<long long>(left, std::numeric_limits<int>::max()));
 }
 
+// A limit of the hello reply, when it lies in `range`; else `fallback` (the default): a server
+// cannot make the client divide by zero, underflow a size, or accept larger messages than
+// MongoDB ever sends by naming a negative, zero or absurd limit.
+std::int32_t sane_limit(bson::document_view hello, std::string_view key,
+                        handshake_info::limit_range range, std::int32_t fallback) {
+  const auto e = hello.find(key);
+  if (!e) return fallback;
+  const auto v = detail::as_integer(*e);
+  if (!v || *v < range.min || *v > range.max) return fallback;
+  return static_cast<std::int32_t>(*v);
+}
+
 clock::time_point deadline_after(std::chrono::milliseconds timeout) {
   if (timeout.count() <= 0) return clock::time_point::max();
   return clock::now() + timeout;
@@ -267,9 +279,12 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
                                                 " refused: " + detail::server_error_of(v).message);
   }
   auto& s = c.server_;
-  s.max_bson_object_size = detail::int_field(v, "maxBsonObjectSize", s.max_bson_object_size);
-  s.max_message_size_bytes = detail::int_field(v, "maxMessageSizeBytes", s.max_message_size_bytes);
-  s.max_write_batch_size = detail::int_field(v, "maxWriteBatchSize", s.max_write_batch_size);
+  s.max_bson_object_size = sane_limit(
+      v, "maxBsonObjectSize", handshake_info::bson_object_size_range, s.max_bson_object_size);
+  s.max_message_size_bytes = sane_limit(
+      v, "maxMessageSizeBytes", handshake_info::message_size_range, s.max_message_size_bytes);
+  s.max_write_batch_size = sane_limit(
+      v, "maxWriteBatchSize", handshake_info::write_batch_size_range, s.max_write_batch_size);
   s.max_wire_version = detail::int_field(v, "maxWireVersion", 0);
   s.writable_primary =
       detail::bool_field(v, "isWritablePrimary", detail::bool_field(v, "ismaster", false));
@@ -376,7 +391,8 @@ result<std::span<const std::uint8_t>> connection::encode(
   next_request_id_ =
       next_request_id_ == std::numeric_limits<std::int32_t>::max() ? 1 : next_request_id_ + 1;
   auto encoded = detail::encode_request(request_id, flags, command, db, sequences, out_);
-  if (!encoded || out_.size() > static_cast<std::size_t>(server_.max_message_size_bytes)) {
+  if (!encoded ||
+      out_.size() > static_cast<std::size_t>(std::max(0, server_.max_message_size_bytes))) {
     sent();
     return encoded ? oid::error{errc::too_large, 0} : encoded.error();
   }
@@ -471,9 +487,9 @@ result<op_msg> connection::read_reply(clock::time_point deadline) {
     if (!r) return r.error();
     in_end_ += *r;
   }
-  op_msg_limits limits;
-  limits.max_message_size = std::max<std::size_t>(
-      limits.max_message_size, static_cast<std::size_t>(server_.max_message_size_bytes));
+  // MongoDB's 48,000,000 bytes, whatever the server said: the handshake never takes a larger
+  // maxMessageSizeBytes, and a reply's size is the memory a server makes the client hold.
+  const op_msg_limits limits;
   const auto h = decode_header(std::span(in_.data(), in_end_), limits);
   if (!h) return fail(h.error());
   const auto length = static_cast<std::size_t>(h->message_length);

@@ -143,7 +143,7 @@ server_description server_description::from_hello(std::string_view address,
     if (auto id = e->get_object_id()) d.election_id = *id;
   }
   if (auto p = optional_string(reply, "primary")) d.primary = normalize_address(*p);
-  d.logical_session_timeout_minutes = optional_integer(reply, "logicalSessionTimeoutMinutes");
+  d.logical_session_timeout_minutes = detail::session_timeout_minutes(reply);
   d.topology_version = topology_version_of(reply);
   if (const auto w = reply.find("lastWrite")) {
     if (auto doc = w->get_document()) {
