@@ -31,6 +31,9 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+// The receive buffer's first size: a small reply comes whole in one read.
+constexpr std::size_t first_read = 64 * 1024;
+
 // Milliseconds left until `deadline` for poll(): -1 for no deadline, at least 0.
 int poll_timeout(clock::time_point deadline) {
   if (deadline == clock::time_point::max()) return -1;
@@ -458,8 +461,14 @@ result<void> connection::read_rest(std::size_t length, detail::batch_check& chec
     if (v != lowat && ::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0) lowat = v;
   };
   while (in_end_ < length) {
+    // The buffer grows with what has arrived (doubling, by at least the first read's 64 KiB),
+    // never up front to the length the header declares: a server that declares 47 MB and stalls
+    // or closes makes the client hold what it sent and as much again, not 47 MB.
+    if (in_end_ == in_.capacity()) {
+      in_.reserve(std::min(length, in_end_ + std::max(in_end_, first_read)), in_end_);
+    }
     if (large_rest) set_lowat(static_cast<int>(std::min<std::size_t>(low_water, length - in_end_)));
-    auto r = read_some(in_.data() + in_end_, length - in_end_, deadline);
+    auto r = read_some(in_.data() + in_end_, std::min(length, in_.capacity()) - in_end_, deadline);
     if (!r) {
       set_lowat(1);
       return r.error();
@@ -473,10 +482,10 @@ result<void> connection::read_rest(std::size_t length, detail::batch_check& chec
 
 // Reads the next message into in_, reusing it: no allocation once it has grown to the largest
 // message, no zero-fill. A small reply comes whole with its header in one recv; a large one's
-// rest is read to its exact length. Bytes that came after the message (the server sent several,
-// as FerretDB does when it answers fire-and-forget messages) stay in in_ for the next call.
+// rest is read to its exact length, the buffer growing as it arrives (read_rest). Bytes that came
+// after the message (the server sent several, as FerretDB does when it answers fire-and-forget
+// messages) stay in in_ for the next call.
 result<op_msg> connection::read_reply(clock::time_point deadline) {
-  constexpr std::size_t first_read = 64 * 1024;
   const std::size_t carried = in_end_ - in_message_;
   if (carried > 0 && in_message_ > 0) std::memmove(in_.data(), in_.data() + in_message_, carried);
   in_message_ = 0;
@@ -495,7 +504,6 @@ result<op_msg> connection::read_reply(clock::time_point deadline) {
   const auto length = static_cast<std::size_t>(h->message_length);
   detail::batch_check check(limits);
   if (in_end_ < length) {
-    in_.reserve(length, in_end_);
     check.advance(std::span<const std::uint8_t>(in_.data(), in_end_));
     if (auto r = read_rest(length, check, deadline); !r) return r.error();
   }

@@ -48,9 +48,10 @@ class scram_cache;
 class tls_context;
 class tls_session;
 
-/// Bytes received from a server. Grows to the largest message read and keeps its size; never
-/// zero-filled (every byte used is first written by a read). Moving or swapping it keeps the
-/// bytes where they are, so views into them stay valid.
+/// Bytes received from a server. Grows as a message arrives (never ahead to the length its header
+/// declares) up to the largest message read, and keeps its size; never zero-filled (every byte used
+/// is first written by a read). Moving or swapping it keeps the bytes where they are, so views into
+/// them stay valid.
 class receive_buffer {
  public:
   receive_buffer() = default;
