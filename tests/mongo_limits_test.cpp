@@ -1,17 +1,27 @@
 // Limits a server cannot lift: the hello reply's maxMessageSizeBytes, maxBsonObjectSize,
 // maxWriteBatchSize and logicalSessionTimeoutMinutes are taken only within sane ranges (a
 // negative, zero or absurd value keeps the default), and writes still split into batches the
-// default limits allow. Scripted servers (tests/support/script_server.hpp) send the values.
+// default limits allow; a topology holds at most max_servers servers, whatever the seeds, the
+// members' hello replies or the SRV records list, and says when it ignored some. Scripted servers
+// (tests/support/script_server.hpp) send the values.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/connection.hpp>
+#include <oid/mongo/sdam.hpp>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "support/script_server.hpp"
@@ -195,3 +205,131 @@ TEST(MongoLimitsTest, AHugeLogicalSessionTimeoutIsCappedAndTheSessionIsReused) {
 }
 
 }  // namespace
+
+// ---- servers per topology --------------------------------------------------------------------
+
+mongo::topology_settings settings_of(std::vector<std::string> seeds,
+                                     std::optional<std::string> replica_set = std::nullopt) {
+  mongo::topology_settings s;
+  s.seeds = std::move(seeds);
+  s.replica_set = std::move(replica_set);
+  return s;
+}
+
+// A primary's hello listing itself and `others` more hosts ("10.1.x.y:port"), as BSON.
+document primary_listing(const std::string& me, std::size_t others) {
+  builder b;
+  b.append_bool("isWritablePrimary", true).append_string("setName", "rs");
+  b.append_int32("setVersion", 1).append_string("me", me).append_string("primary", me);
+  b.open_array("hosts").append_string("0", me);
+  for (std::size_t i = 0; i < others; ++i) {
+    b.append_string(std::to_string(i + 1), "10.1." + std::to_string(i / 250 % 250) + "." +
+                                               std::to_string(i % 250) + ":" +
+                                               std::to_string(20000 + i / 62500));
+  }
+  b.close();
+  b.append_int32("minWireVersion", 6).append_int32("maxWireVersion", 17).append_double("ok", 1.0);
+  return std::move(b).extract();
+}
+
+TEST(MongoLimitsTest, AHelloListingManyHostsAddsAtMostMaxServersAndSaysSo) {
+  auto t = mongo::open_topology(settings_of({"a:1"}, "rs"));
+  const document hello = primary_listing("a:1", 100'000);
+  auto u = mongo::apply_hello(t.description, "a:1", hello.view(), 1.0);
+  EXPECT_EQ(u.description.type, mongo::topology_type::replica_set_with_primary);
+  EXPECT_EQ(u.description.servers.size(), mongo::max_servers);
+  ASSERT_TRUE(u.description.ignored_hosts.has_value());
+  EXPECT_NE(u.description.ignored_hosts->find("a:1 listed 99901 more hosts"), std::string::npos)
+      << *u.description.ignored_hosts;
+  // The description keeps max_servers members per list, and counts the others.
+  const auto* primary = u.description.find("a:1");
+  ASSERT_NE(primary, nullptr);
+  EXPECT_EQ(primary->hosts.size(), mongo::max_servers);
+  EXPECT_EQ(primary->dropped_members, 100'001 - mongo::max_servers);
+  // The listener sees it in the topology's change.
+  bool seen = false;
+  for (const auto& e : u.events) {
+    if (const auto* c = std::get_if<mongo::topology_description_changed_event>(&e)) {
+      seen = seen || c->current.ignored_hosts.has_value();
+    }
+  }
+  EXPECT_TRUE(seen);
+  // A later hello that fits clears it.
+  const document fits = primary_listing("a:1", 3);
+  u = mongo::apply_hello(u.description, "a:1", fits.view(), 1.0);
+  EXPECT_EQ(u.description.servers.size(), 4u);
+  EXPECT_FALSE(u.description.ignored_hosts.has_value());
+}
+
+TEST(MongoLimitsTest, SeedsAndSrvHostsPastMaxServersAreIgnored) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 5000; ++i) many.push_back("h" + std::to_string(i) + ".example.com:27017");
+  auto t = mongo::open_topology(settings_of(many));
+  EXPECT_EQ(t.description.servers.size(), mongo::max_servers);
+  ASSERT_TRUE(t.description.ignored_hosts.has_value());
+  EXPECT_NE(t.description.ignored_hosts->find("the connection string listed 4900 more hosts"),
+            std::string::npos)
+      << *t.description.ignored_hosts;
+
+  auto first = mongo::open_topology(settings_of({"h0.example.com:27017"}));
+  auto u = mongo::apply_srv_hosts(first.description, many);
+  EXPECT_EQ(u.description.servers.size(), mongo::max_servers);
+  EXPECT_TRUE(u.description.find("h0.example.com:27017") != nullptr);
+  ASSERT_TRUE(u.description.ignored_hosts.has_value());
+  EXPECT_NE(u.description.ignored_hosts->find("the SRV records listed 4900 more hosts"),
+            std::string::npos)
+      << *u.description.ignored_hosts;
+  u = mongo::apply_srv_hosts(u.description, {"h1.example.com:27017", "h2.example.com:27017"});
+  EXPECT_EQ(u.description.servers.size(), 2u);
+  EXPECT_FALSE(u.description.ignored_hosts.has_value());
+}
+
+// The threads of this process now.
+std::size_t thread_count() {
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)e;
+    ++n;
+  }
+  return n;
+}
+
+TEST(MongoLimitsTest, AReplicaSetListing100000HostsDoesNotStartAThreadPerHost) {
+  // The other hosts are 10.1.x.y, which no test machine answers: their monitors try to connect
+  // (connectTimeoutMS=200) and keep them Unknown.
+  std::atomic<std::size_t> largest_hello{0};
+  script_server server([&](peer& p, int) {
+    while (auto m = p.read()) {
+      const std::string name = command_name(*m);
+      if (name == "hello" || name == "isMaster") {
+        sockaddr_in addr{};
+        socklen_t len = sizeof addr;
+        ::getsockname(p.fd(), reinterpret_cast<sockaddr*>(&addr), &len);
+        const document h =
+            primary_listing("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), 100'000);
+        largest_hello = std::max<std::size_t>(largest_hello, h.size());
+        p.reply(*m, h.view());
+      } else {
+        const document ok = ok_reply();
+        p.reply(*m, ok.view());
+      }
+    }
+  });
+  const std::size_t before = thread_count();
+  {
+    auto c = mongo::client::create("mongodb://" + server.address() +
+                                   "/?replicaSet=rs&connectTimeoutMS=200&"
+                                   "serverSelectionTimeoutMS=10000")
+                 .value();
+    const document cmd = ping();
+    auto r = c.run_command("admin", cmd.view());
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    const auto t = c.topology();
+    EXPECT_EQ(t.servers.size(), mongo::max_servers);
+    EXPECT_TRUE(t.ignored_hosts.has_value());
+    // A monitor and a pool's maintenance thread per server, and the script server's threads.
+    const std::size_t now = thread_count();
+    EXPECT_LE(now, before + 2 * mongo::max_servers + 10) << "threads before: " << before;
+  }
+  EXPECT_GT(largest_hello.load(), 2'000'000u);  // the hello really listed them all
+}
