@@ -539,4 +539,50 @@ TEST(MongoSrvPollingTest, AClientFollowsTheMongosTheSrvRecordsList) {
   EXPECT_EQ(events, want);
 }
 
+// An SRV answer of 150 records (127.0.0.1 at ports 20001 to 20150: a 4 KiB answer, which
+// comes over TCP): the client takes at most max_servers (100) of them, chosen at random as
+// srvMaxHosts=100 would, and fewer when srvMaxHosts says so; a rescan likewise.
+TEST(MongoSrvTest, AnAnswerOfManyRecordsGivesAtMostMaxServersHosts) {
+  const std::string zone = oid::testing::scratch_path("many.zone");
+  {
+    std::ofstream out(zone);
+    out << "$ORIGIN 0.0.1.\n$TTL 30\n"
+        << "@ IN SOA ns.0.0.1. hostmaster.0.0.1. 1 3600 600 86400 30\n"
+        << "@ IN NS ns.0.0.1.\nns IN A 127.0.0.1\n";
+    for (int i = 1; i <= 150; ++i) {
+      out << "_mongodb._tcp.many 30 IN SRV 0 0 " << 20000 + i << " 127.0.0.1.\n";
+    }
+  }
+  own_dns_server dns_server(zone);
+  if (!dns_server.started) {
+    OID_SKIP_OR_FAIL_IN_CI(
+        "scripts/dns-server.sh could not start a DNS server: " << dns_server.error);
+  }
+  scoped_env dns("OID_DNS_SERVER", dns_server.address);
+  const auto distinct_listed = [](const std::vector<host>& hosts) {
+    std::vector<int> ports;
+    for (const auto& h : hosts) {
+      if (h.name != "127.0.0.1" || !h.port || *h.port <= 20000 || *h.port > 20150) return false;
+      ports.push_back(*h.port);
+    }
+    std::sort(ports.begin(), ports.end());
+    return std::adjacent_find(ports.begin(), ports.end()) == ports.end();
+  };
+  for (const auto& [options, want] : {std::pair<std::string, std::size_t>{"", 100},
+                                      {"&srvMaxHosts=500", 100},
+                                      {"&srvMaxHosts=7", 7}}) {
+    SCOPED_TRACE(options);
+    const auto u = uri::parse("mongodb+srv://many.0.0.1/?tls=false" + options);
+    ASSERT_TRUE(u.has_value()) << u.error().message;
+    const auto resolved = resolve_srv(*u);
+    ASSERT_TRUE(resolved.has_value()) << resolved.error().message;
+    EXPECT_EQ(resolved->hosts().size(), want);
+    EXPECT_TRUE(distinct_listed(resolved->hosts()));
+    const auto rescan = rescan_srv(*u, {});
+    ASSERT_TRUE(rescan.has_value()) << rescan.error().message;
+    EXPECT_EQ(rescan->hosts.size(), want);
+    EXPECT_TRUE(distinct_listed(rescan->hosts));
+  }
+}
+
 }  // namespace

@@ -199,8 +199,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
   // wraps its documents, for which servers allow 16 KiB more.
   for (std::size_t i = 0; i < statements.size(); ++i) {
     const bool insert = statements[i].k == kind::insert;
-    const std::size_t limit =
-        static_cast<std::size_t>(server.max_bson_object_size) + (insert ? 0 : 16 * 1024);
+    const std::size_t limit = static_cast<std::size_t>(std::max(0, server.max_bson_object_size)) +
+                              (insert ? 0 : 16 * 1024);
     if (statements[i].doc.size() > limit) {
       return bulk_write_error(failure(
           errc::too_large, (insert ? "document " : "write ") + std::to_string(i) + " has " +
@@ -230,8 +230,11 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     // lsid and txnNumber (64 bytes at most), with room to spare.
     const std::size_t overhead =
         16 + 4 + 1 + command.size() + 16 + db_.size() + 1 + 4 + names.sequence.size() + 64 + 64;
-    const std::size_t max_bytes =
-        static_cast<std::size_t>(server.max_message_size_bytes) - overhead;
+    // The handshake keeps the limit positive (handshake_info's ranges); a limit smaller than
+    // the overhead leaves no room, and each batch is then one statement, which the connection
+    // refuses (too_large) if it does not fit: never a wrapped-around size.
+    const auto message_size = static_cast<std::size_t>(std::max(0, server.max_message_size_bytes));
+    const std::size_t max_bytes = message_size > overhead ? message_size - overhead : 0;
     std::size_t end = start, bytes = 0;
     bool multi = false;
     document_sequence seq{names.sequence, {}};

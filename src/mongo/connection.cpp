@@ -32,12 +32,27 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+// The receive buffer's first size: a small reply comes whole in one read.
+constexpr std::size_t first_read = 64 * 1024;
+
 // Milliseconds left until `deadline` for poll(): -1 for no deadline, at least 0.
 int poll_timeout(clock::time_point deadline) {
   if (deadline == clock::time_point::max()) return -1;
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
   if (left <= 0) return 0;
   return static_cast<int>(std::min<long long>(left, std::numeric_limits<int>::max()));
+}
+
+// A limit of the hello reply, when it lies in `range`; else `fallback` (the default): a server
+// cannot make the client divide by zero, underflow a size, or accept larger messages than
+// MongoDB ever sends by naming a negative, zero or absurd limit.
+std::int32_t sane_limit(bson::document_view hello, std::string_view key,
+                        handshake_info::limit_range range, std::int32_t fallback) {
+  const auto e = hello.find(key);
+  if (!e) return fallback;
+  const auto v = detail::as_integer(*e);
+  if (!v || *v < range.min || *v > range.max) return fallback;
+  return static_cast<std::int32_t>(*v);
 }
 
 clock::time_point deadline_after(std::chrono::milliseconds timeout) {
@@ -268,9 +283,12 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
                                                 " refused: " + detail::server_error_of(v).message);
   }
   auto& s = c.server_;
-  s.max_bson_object_size = detail::int_field(v, "maxBsonObjectSize", s.max_bson_object_size);
-  s.max_message_size_bytes = detail::int_field(v, "maxMessageSizeBytes", s.max_message_size_bytes);
-  s.max_write_batch_size = detail::int_field(v, "maxWriteBatchSize", s.max_write_batch_size);
+  s.max_bson_object_size = sane_limit(
+      v, "maxBsonObjectSize", handshake_info::bson_object_size_range, s.max_bson_object_size);
+  s.max_message_size_bytes = sane_limit(
+      v, "maxMessageSizeBytes", handshake_info::message_size_range, s.max_message_size_bytes);
+  s.max_write_batch_size = sane_limit(
+      v, "maxWriteBatchSize", handshake_info::write_batch_size_range, s.max_write_batch_size);
   s.max_wire_version = detail::int_field(v, "maxWireVersion", 0);
   s.writable_primary =
       detail::bool_field(v, "isWritablePrimary", detail::bool_field(v, "ismaster", false));
@@ -383,7 +401,8 @@ result<std::span<const std::uint8_t>> connection::encode(
   next_request_id_ =
       next_request_id_ == std::numeric_limits<std::int32_t>::max() ? 1 : next_request_id_ + 1;
   auto encoded = detail::encode_request(request_id, flags, command, db, sequences, out_);
-  if (!encoded || out_.size() > static_cast<std::size_t>(server_.max_message_size_bytes)) {
+  if (!encoded ||
+      out_.size() > static_cast<std::size_t>(std::max(0, server_.max_message_size_bytes))) {
     sent();
     return encoded ? oid::error{errc::too_large, 0} : encoded.error();
   }
@@ -449,8 +468,14 @@ result<void> connection::read_rest(std::size_t length, detail::batch_check& chec
     if (v != lowat && ::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0) lowat = v;
   };
   while (in_end_ < length) {
+    // The buffer grows with what has arrived (doubling, by at least the first read's 64 KiB),
+    // never up front to the length the header declares: a server that declares 47 MB and stalls
+    // or closes makes the client hold what it sent and as much again, not 47 MB.
+    if (in_end_ == in_.capacity()) {
+      in_.reserve(std::min(length, in_end_ + std::max(in_end_, first_read)), in_end_);
+    }
     if (large_rest) set_lowat(static_cast<int>(std::min<std::size_t>(low_water, length - in_end_)));
-    auto r = read_some(in_.data() + in_end_, length - in_end_, deadline);
+    auto r = read_some(in_.data() + in_end_, std::min(length, in_.capacity()) - in_end_, deadline);
     if (!r) {
       set_lowat(1);
       return r.error();
@@ -464,10 +489,10 @@ result<void> connection::read_rest(std::size_t length, detail::batch_check& chec
 
 // Reads the next message into in_, reusing it: no allocation once it has grown to the largest
 // message, no zero-fill. A small reply comes whole with its header in one recv; a large one's
-// rest is read to its exact length. Bytes that came after the message (the server sent several,
-// as FerretDB does when it answers fire-and-forget messages) stay in in_ for the next call.
+// rest is read to its exact length, the buffer growing as it arrives (read_rest). Bytes that came
+// after the message (the server sent several, as FerretDB does when it answers fire-and-forget
+// messages) stay in in_ for the next call.
 result<op_msg> connection::read_reply(clock::time_point deadline) {
-  constexpr std::size_t first_read = 64 * 1024;
   const std::size_t carried = in_end_ - in_message_;
   if (carried > 0 && in_message_ > 0) std::memmove(in_.data(), in_.data() + in_message_, carried);
   in_message_ = 0;
@@ -478,15 +503,14 @@ result<op_msg> connection::read_reply(clock::time_point deadline) {
     if (!r) return r.error();
     in_end_ += *r;
   }
-  op_msg_limits limits;
-  limits.max_message_size = std::max<std::size_t>(
-      limits.max_message_size, static_cast<std::size_t>(server_.max_message_size_bytes));
+  // MongoDB's 48,000,000 bytes, whatever the server said: the handshake never takes a larger
+  // maxMessageSizeBytes, and a reply's size is the memory a server makes the client hold.
+  const op_msg_limits limits;
   const auto h = decode_header(std::span(in_.data(), in_end_), limits);
   if (!h) return fail(h.error());
   const auto length = static_cast<std::size_t>(h->message_length);
   detail::batch_check check(limits);
   if (in_end_ < length) {
-    in_.reserve(length, in_end_);
     check.advance(std::span<const std::uint8_t>(in_.data(), in_end_));
     if (auto r = read_rest(length, check, deadline); !r) return r.error();
   }

@@ -11,6 +11,7 @@
 #include <array>
 #include <charconv>
 #include <cstdlib>
+#include <oid/mongo/server_description.hpp>
 #include <oid/mongo/srv.hpp>
 #include <random>
 #include <string>
@@ -325,13 +326,20 @@ outcome<std::string> txt_options(const std::string& name, const std::vector<std:
   return records.front();
 }
 
-// The hosts of `records`, srvMaxHosts of them at random when it is lower than their number.
-std::vector<srv_record> choose(std::vector<srv_record> records, std::uint32_t max_hosts) {
-  if (max_hosts > 0 && max_hosts < records.size()) {
+// The most hosts taken from SRV records: srvMaxHosts (0: no limit of its own), and never more
+// than a topology's max_servers (100), so that a DNS answer cannot make the client monitor
+// thousands of hosts (a 64 KiB answer holds about 3,000 records).
+std::size_t host_limit(std::uint32_t max_hosts) {
+  return max_hosts > 0 ? std::min<std::size_t>(max_hosts, max_servers) : max_servers;
+}
+
+// The hosts of `records`, `keep` of them at random when it is lower than their number.
+std::vector<srv_record> choose(std::vector<srv_record> records, std::size_t keep) {
+  if (keep < records.size()) {
     std::random_device seed;
     std::mt19937_64 random(seed());
     std::shuffle(records.begin(), records.end(), random);  // Fisher-Yates
-    records.resize(max_hosts);
+    records.resize(keep);
   }
   return records;
 }
@@ -393,7 +401,7 @@ outcome<secret> srv_connection_string(const uri& u, std::string_view written_opt
                                             " (from the TXT record of " + name + ")");
     }
   }
-  const auto chosen = choose(std::move(records), max_hosts);
+  const auto chosen = choose(std::move(records), host_limit(max_hosts));
   bool load_balanced = false;
   bool replica_set = false;
   for (const auto& o : split_options(options)) {
@@ -486,12 +494,9 @@ outcome<srv_rescan> rescan_srv(const uri& u, const std::vector<host>& current) {
       fresh.push_back(r);
     }
   }
-  const std::uint32_t max_hosts = u.srv_max_hosts().value_or(0);
-  if (max_hosts > 0) {
-    const std::size_t room = max_hosts > out.hosts.size() ? max_hosts - out.hosts.size() : 0;
-    if (room == 0) fresh.clear();
-    fresh = choose(std::move(fresh), static_cast<std::uint32_t>(room));
-  }
+  const std::size_t limit = host_limit(u.srv_max_hosts().value_or(0));
+  const std::size_t room = limit > out.hosts.size() ? limit - out.hosts.size() : 0;
+  fresh = choose(std::move(fresh), room);
   for (const srv_record& r : fresh) {
     host h;
     h.name = r.target;

@@ -48,9 +48,10 @@ class scram_cache;
 class tls_context;
 class tls_session;
 
-/// Bytes received from a server. Grows to the largest message read and keeps its size; never
-/// zero-filled (every byte used is first written by a read). Moving or swapping it keeps the
-/// bytes where they are, so views into them stay valid.
+/// Bytes received from a server. Grows as a message arrives (never ahead to the length its header
+/// declares) up to the largest message read, and keeps its size; never zero-filled (every byte used
+/// is first written by a read). Moving or swapping it keeps the bytes where they are, so views into
+/// them stay valid.
 class receive_buffer {
  public:
   receive_buffer() = default;
@@ -117,7 +118,23 @@ struct connection_options {
 };
 
 /// What the handshake learnt about the server.
+///
+/// The three limits are taken from the hello reply only when they lie in their `*_range` (bounds
+/// included); a negative, zero or larger value is ignored and the default, which is also the
+/// ceiling, stays. The floors are the smallest values that can hold anything at all (an empty
+/// document, the smallest OP_MSG, one statement): a server may be stricter than that, it cannot
+/// refuse less than nothing. The ceilings are MongoDB's own fixed values (16 MiB documents since
+/// 1.8, 48,000,000-byte messages, 100,000 statements since 3.6): no MongoDB server reports more,
+/// and a larger value would only let a server make the client build and accept larger messages.
 struct handshake_info {
+  /// The values a limit of the hello reply may take.
+  struct limit_range {
+    std::int64_t min, max;
+  };
+  static constexpr limit_range bson_object_size_range{5, 16 * 1024 * 1024};
+  static constexpr limit_range message_size_range{16 + 4 + 1 + 5, 48'000'000};
+  static constexpr limit_range write_batch_size_range{1, 100'000};
+
   std::int32_t max_bson_object_size = 16 * 1024 * 1024;  ///< largest document it accepts
   std::int32_t max_message_size_bytes = 48'000'000;      ///< largest message it accepts
   std::int32_t max_write_batch_size = 100'000;           ///< most statements in one write command

@@ -6,6 +6,7 @@
 // staleness rules need. Addresses are "host:port", lower case (`normalize_address`).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <oid/bson/view.hpp>
@@ -51,6 +52,13 @@ bool is_older(const std::optional<topology_version>& a,
 /// ("A" -> "a:27017", "[::1]" -> "[::1]:27017").
 std::string normalize_address(std::string_view address);
 
+/// The most servers a topology holds, and so the most monitor threads (and pools, each with its
+/// maintenance thread) a client runs. A replica set has at most 50 members, and srvMaxHosts
+/// exists for the clusters with more mongos than a client should watch. Hosts listed past it (in
+/// the connection string, a hello's member lists or the SRV records) are ignored, and
+/// `topology_description::ignored_hosts` says so; a hello's member lists keep this many each.
+inline constexpr std::size_t max_servers = 100;
+
 /// One server as the client last saw it.
 struct server_description {
   std::string address;  ///< "host:port", lower case
@@ -65,6 +73,8 @@ struct server_description {
   std::int32_t max_wire_version = 0;
   std::optional<std::string> me;  ///< the address the server calls itself, lower case
   std::vector<std::string> hosts, passives, arbiters;  ///< the members it reports, lower case
+  /// Members the reply listed past the first `max_servers` of a list, not kept.
+  std::size_t dropped_members = 0;
   std::map<std::string, std::string> tags;
   std::optional<std::string> set_name;
   std::optional<std::int64_t> set_version;

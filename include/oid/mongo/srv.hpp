@@ -21,7 +21,8 @@
 namespace oid::mongo {
 
 /// Resolves a `mongodb+srv://` uri: its hosts become the SRV records' targets and ports (all of
-/// them, or `srvMaxHosts` chosen at random), the TXT record's options apply unless the connection
+/// them, or `srvMaxHosts` chosen at random; never more than `max_servers`, 100, chosen at random
+/// as if srvMaxHosts were 100), the TXT record's options apply unless the connection
 /// string gives the same option, and TLS is on unless the string says `tls=false`. The password,
 /// `to_string()` and the srv accessors carry over; `srv_resolved()` is then true. A uri that is
 /// not mongodb+srv://, or is already resolved, is returned as it is.
@@ -40,7 +41,7 @@ outcome<uri> resolve_srv(const uri& u);
 /// mongodb+srv://).
 struct srv_rescan {
   /// The hosts to monitor from now on: those of `current` that DNS still lists, then, up to
-  /// `srvMaxHosts` (all when 0), new ones in random order.
+  /// `srvMaxHosts` (all when 0) and never past `max_servers` (100), new ones in random order.
   std::vector<host> hosts;
   /// The lowest TTL of the SRV records.
   std::chrono::seconds ttl{0};

@@ -61,6 +61,10 @@ struct topology_description {
   /// The smallest `logicalSessionTimeoutMinutes` of the data-bearing servers; unset when there is
   /// none or one of them does not support sessions.
   std::optional<std::int64_t> logical_session_timeout_minutes;
+  /// Why hosts that were listed are not in `servers`: set when the last list of hosts taken in
+  /// (the seeds, a member's hello, a rescan of the SRV records) named more than `max_servers`
+  /// servers; says how many were ignored and who listed them. Cleared by the next list that fits.
+  std::optional<std::string> ignored_hosts;
   /// The settings it was made with (the number of seeds decides what a standalone reply means).
   topology_settings settings;
 
@@ -71,9 +75,9 @@ struct topology_description {
   /// True when some server is an RSPrimary.
   bool has_primary() const noexcept;
 
-  /// Same type, set name, election, servers (by `server_description` equality), compatibility and
-  /// session timeout: what decides whether a change is published. Pool generations and settings
-  /// are not compared.
+  /// Same type, set name, election, servers (by `server_description` equality), compatibility,
+  /// session timeout and ignored hosts: what decides whether a change is published. Pool
+  /// generations and settings are not compared.
   friend bool operator==(const topology_description& a, const topology_description& b) noexcept;
 };
 

@@ -34,8 +34,9 @@ bson::validate_options section_options(const op_msg_limits& limits);
 class batch_check {
  public:
   explicit batch_check(const op_msg_limits& limits = {});
-  /// `arrived` is the message's first bytes, at the same address each time and longer than the
-  /// time before: validates the batch's documents that have arrived whole.
+  /// `arrived` is the message's first bytes, the same bytes each time and more of them than the
+  /// time before (the buffer may have moved: only offsets are kept): validates the batch's
+  /// documents that have arrived whole.
   void advance(std::span<const std::uint8_t> arrived);
   checked_batch checked() const noexcept;
 

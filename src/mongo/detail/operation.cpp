@@ -23,9 +23,7 @@ void append_session_id(bson::builder& b, std::string_view key, const server_sess
 
 // The logicalSessionTimeoutMinutes of the server `l` is connected to, if it has sessions.
 std::optional<std::int64_t> session_timeout_of(lease& l) {
-  const auto hello = l->server().hello.view();
-  const auto e = hello.find("logicalSessionTimeoutMinutes");
-  return e ? as_integer(*e) : std::nullopt;
+  return session_timeout_minutes(l->server().hello.view());
 }
 
 // Retryable writes need a session on a replica set member, a mongos or a load balancer, never a

@@ -1,5 +1,6 @@
 #include "mongo/detail/reply.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -25,6 +26,14 @@ std::int64_t int64_field(bson::document_view doc, std::string_view key, std::int
   const auto e = doc.find(key);
   if (!e) return fallback;
   return as_integer(*e).value_or(fallback);
+}
+
+std::optional<std::int64_t> session_timeout_minutes(bson::document_view hello) {
+  const auto e = hello.find("logicalSessionTimeoutMinutes");
+  if (!e) return std::nullopt;
+  const auto v = as_integer(*e);
+  if (!v || *v <= 0) return std::nullopt;
+  return std::min(*v, max_session_timeout_minutes);
 }
 
 std::int32_t int_field(bson::document_view doc, std::string_view key, std::int32_t fallback) {

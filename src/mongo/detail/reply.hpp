@@ -15,6 +15,13 @@ namespace oid::mongo::detail {
 std::optional<std::int64_t> as_integer(const bson::element& e) noexcept;
 /// An integer field of `doc`, or `fallback` when absent or not a number (clamped to int32).
 std::int32_t int_field(bson::document_view doc, std::string_view key, std::int32_t fallback);
+/// The largest logicalSessionTimeoutMinutes taken from a server (about 694 days); a larger value
+/// counts as this one. MongoDB's default is 30; the bound keeps the time arithmetic of the
+/// session pool (nanoseconds in an int64) from overflowing.
+inline constexpr std::int64_t max_session_timeout_minutes = 1'000'000;
+/// The `logicalSessionTimeoutMinutes` of a hello reply, at most max_session_timeout_minutes; unset
+/// when absent, not an integer, zero or negative (the server counts as one without sessions).
+std::optional<std::int64_t> session_timeout_minutes(bson::document_view hello);
 /// An int64 field, or `fallback`.
 std::int64_t int64_field(bson::document_view doc, std::string_view key, std::int64_t fallback);
 /// A boolean field (numbers count as true when non-zero), or `fallback`.

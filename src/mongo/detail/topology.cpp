@@ -249,6 +249,10 @@ void topology::on_hello(std::string_view address, bson::document_view reply, dou
   const auto s = server_description::from_hello(address, reply, rtt_ms);
   std::lock_guard lock(mutex_);
   if (!closed_ && !description_.find(s.address)) {
+    // Kept for selection errors, a few: servers come and go, and their names are the servers'.
+    if (removed_.size() >= max_servers && !removed_.contains(s.address)) {
+      removed_.erase(removed_.begin());
+    }
     removed_[s.address] = "removed after answering as " + std::string(to_string(s.type)) +
                           (s.set_name ? " of replica set " + *s.set_name : "");
   }
@@ -348,6 +352,7 @@ std::string topology::explain(const read_preference& preference, operation_kind 
   for (const auto& [address, why] : removed_) {
     if (!description_.find(address)) out += "; " + address + " " + why;
   }
+  if (description_.ignored_hosts) out += "; " + *description_.ignored_hosts;
   return out;
 }
 

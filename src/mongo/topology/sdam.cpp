@@ -32,6 +32,19 @@ std::vector<sdam_event> events_between(const topology_description& before,
   return events;
 }
 
+// Records in `t` that `ignored` hosts `who` listed were left out under max_servers, or that none
+// were.
+void note_ignored(topology_description& t, std::size_t ignored, std::string_view who) {
+  if (ignored == 0) {
+    t.ignored_hosts.reset();
+    return;
+  }
+  t.ignored_hosts = std::string(who) + " " + std::to_string(ignored) +
+                    " more hosts than the topology has room for: they are ignored (oid monitors "
+                    "at most " +
+                    std::to_string(max_servers) + " servers)";
+}
+
 // One update of a topology description, as the specification's pseudocode writes it.
 class updater {
  public:
@@ -163,12 +176,14 @@ class updater {
             address, "primary marked stale due to discovery of newer primary");
       }
     }
-    add_members(d);
+    // Removing the servers the primary does not list before adding those it does (the
+    // specification adds first; the result is the same) leaves room under max_servers for them.
     std::vector<std::string> gone;
     for (const auto& [address, server] : t_.servers) {
       if (!lists(d, address)) gone.push_back(address);
     }
     for (const auto& address : gone) remove(address);
+    add_members(d);
     check_if_has_primary();
   }
 
@@ -207,13 +222,19 @@ class updater {
   }
 
   void add_members(const server_description& d) {
+    std::size_t ignored = d.dropped_members;
     for (const auto* list : {&d.hosts, &d.passives, &d.arbiters}) {
       for (const auto& address : *list) {
         if (t_.servers.contains(address)) continue;
+        if (t_.servers.size() >= max_servers) {
+          ++ignored;
+          continue;
+        }
         t_.servers.emplace(address, server_description::unknown(address));
         t_.pool_generations.emplace(address, 0);
       }
     }
+    note_ignored(t_, ignored, d.address + " listed");
   }
 
   void mark_possible_primary(const std::string& address) {
@@ -239,6 +260,14 @@ class updater {
     t_.compatibility_error.reset();
     for (const auto& [address, server] : t_.servers) {
       if (!server.is_known()) continue;
+      if (server.min_wire_version > server.max_wire_version) {
+        t_.compatible = false;
+        t_.compatibility_error = "server at " + address + " reports minWireVersion " +
+                                 std::to_string(server.min_wire_version) +
+                                 " above its maxWireVersion " +
+                                 std::to_string(server.max_wire_version);
+        break;
+      }
       if (server.min_wire_version > max_supported_wire_version) {
         t_.compatible = false;
         t_.compatibility_error = "server at " + address + " requires wire version " +
@@ -287,11 +316,17 @@ topology_update open_topology(const topology_settings& settings) {
     t.type = topology_type::replica_set_no_primary;
   }
   t.set_name = settings.replica_set;
+  std::size_t ignored = 0;
   for (const auto& seed : settings.seeds) {
     const std::string address = normalize_address(seed);
+    if (t.servers.size() >= max_servers && !t.servers.contains(address)) {
+      ++ignored;
+      continue;
+    }
     t.servers.emplace(address, server_description::unknown(address));
     t.pool_generations.emplace(address, 0);
   }
+  note_ignored(t, ignored, "the connection string listed");
   // The specification publishes the new topology first and then opens its servers.
   topology_update u;
   topology_description empty;
@@ -353,10 +388,21 @@ topology_update apply_srv_hosts(const topology_description& current,
   if (current.type != topology_type::sharded && current.type != topology_type::unknown) {
     return {current, {}, {}, {}};
   }
+  // The first max_servers distinct addresses (the rescan puts the servers kept first).
   std::vector<std::string> wanted;
-  for (const auto& a : addresses) wanted.push_back(normalize_address(a));
+  std::size_t ignored = 0;
+  for (const auto& a : addresses) {
+    std::string n = normalize_address(a);
+    if (std::find(wanted.begin(), wanted.end(), n) != wanted.end()) continue;
+    if (wanted.size() >= max_servers) {
+      ++ignored;
+      continue;
+    }
+    wanted.push_back(std::move(n));
+  }
   if (wanted.empty()) return {current, {}, {}, {}};  // never all removed: DNS said nothing
   topology_description next = current;
+  note_ignored(next, ignored, "the SRV records listed");
   std::erase_if(next.servers, [&](const auto& server) {
     return std::find(wanted.begin(), wanted.end(), server.first) == wanted.end();
   });

@@ -28,14 +28,23 @@ std::optional<std::int64_t> optional_integer(bson::document_view doc, std::strin
   return detail::as_integer(*e);
 }
 
-std::vector<std::string> address_list(bson::document_view doc, std::string_view key) {
+// The first max_servers addresses of the array `key`; those past them are counted in `dropped`.
+// A hello of 48 MB can list two million hosts, and every description is copied into events.
+std::vector<std::string> address_list(bson::document_view doc, std::string_view key,
+                                      std::size_t& dropped) {
   std::vector<std::string> out;
   const auto e = doc.find(key);
   if (!e) return out;
   const auto a = e->get_array();
   if (!a) return out;
   for (const auto& item : *a) {
-    if (auto s = item.get_string()) out.push_back(normalize_address(*s));
+    if (auto s = item.get_string()) {
+      if (out.size() < max_servers) {
+        out.push_back(normalize_address(*s));
+      } else {
+        ++dropped;
+      }
+    }
   }
   return out;
 }
@@ -128,9 +137,9 @@ server_description server_description::from_hello(std::string_view address,
   d.min_wire_version = detail::int_field(reply, "minWireVersion", 0);
   d.max_wire_version = detail::int_field(reply, "maxWireVersion", 0);
   if (auto me = optional_string(reply, "me")) d.me = normalize_address(*me);
-  d.hosts = address_list(reply, "hosts");
-  d.passives = address_list(reply, "passives");
-  d.arbiters = address_list(reply, "arbiters");
+  d.hosts = address_list(reply, "hosts", d.dropped_members);
+  d.passives = address_list(reply, "passives", d.dropped_members);
+  d.arbiters = address_list(reply, "arbiters", d.dropped_members);
   if (const auto t = reply.find("tags")) {
     if (auto doc = t->get_document()) {
       for (const auto& tag : *doc) {
@@ -143,7 +152,7 @@ server_description server_description::from_hello(std::string_view address,
     if (auto id = e->get_object_id()) d.election_id = *id;
   }
   if (auto p = optional_string(reply, "primary")) d.primary = normalize_address(*p);
-  d.logical_session_timeout_minutes = optional_integer(reply, "logicalSessionTimeoutMinutes");
+  d.logical_session_timeout_minutes = detail::session_timeout_minutes(reply);
   d.topology_version = topology_version_of(reply);
   if (const auto w = reply.find("lastWrite")) {
     if (auto doc = w->get_document()) {
@@ -174,9 +183,9 @@ bool operator==(const server_description& a, const server_description& b) noexce
   return a.address == b.address && a.type == b.type && a.error == b.error &&
          a.min_wire_version == b.min_wire_version && a.max_wire_version == b.max_wire_version &&
          a.me == b.me && a.hosts == b.hosts && a.passives == b.passives &&
-         a.arbiters == b.arbiters && a.tags == b.tags && a.set_name == b.set_name &&
-         a.set_version == b.set_version && a.election_id == b.election_id &&
-         a.primary == b.primary &&
+         a.arbiters == b.arbiters && a.dropped_members == b.dropped_members && a.tags == b.tags &&
+         a.set_name == b.set_name && a.set_version == b.set_version &&
+         a.election_id == b.election_id && a.primary == b.primary &&
          a.logical_session_timeout_minutes == b.logical_session_timeout_minutes &&
          a.topology_version == b.topology_version;
 }

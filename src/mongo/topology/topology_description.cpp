@@ -36,7 +36,8 @@ bool operator==(const topology_description& a, const topology_description& b) no
   return a.type == b.type && a.set_name == b.set_name && a.max_set_version == b.max_set_version &&
          a.max_election_id == b.max_election_id && a.servers == b.servers &&
          a.compatible == b.compatible && a.compatibility_error == b.compatibility_error &&
-         a.logical_session_timeout_minutes == b.logical_session_timeout_minutes;
+         a.logical_session_timeout_minutes == b.logical_session_timeout_minutes &&
+         a.ignored_hosts == b.ignored_hosts;
 }
 
 }  // namespace oid::mongo
