@@ -2,8 +2,11 @@
 """Writes the zero-key inputs of fuzz_hostile_server (see the input format at the top of
 fuzz/fuzz_hostile_server.cpp): a SCRAM conversation whose server-first message names an iteration
 count and whose server-final message is signed with an all-zero salted password (strategy 1).
+They are in fuzz/corpus/fuzz_hostile_server/ (zero-key-*): before the client refused iteration
+counts of 2^31 and more, such a count made PBKDF2 fail and leave an all-zero key, so a server
+signing with it passed mutual authentication without the password, and the harness trapped.
 
-    make_zero_key.py DIR
+    make_zero_key_inputs.py DIR
 """
 import os
 import sys
