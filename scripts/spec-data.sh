@@ -174,7 +174,7 @@ PY
   echo "$stamp" >"$work/STAMP"
   rm -rf "$dest.old"
   mkdir -p "$work/archives"
-  mv "$dest/archives"/* "$work/archives/"
+  mv "$dest/archives/$pymongo_archive" "$dest/archives/$godriver_archive" "$work/archives/"
   [ ! -d "$dest" ] || mv "$dest" "$dest.old"
   mv "$work" "$dest"
   rm -rf "$dest.old"
