@@ -22,8 +22,8 @@
 //                    [--filter TEXT] [--json FILE]
 //
 // DIR holds flat_bson.json, deep_bson.json and full_bson.json (default: $OID_DRIVERBENCH_DIR, else
-// ../shared/data/driverbench/extended_bson next to the source tree). scripts/bench-bson.sh builds
-// and runs this with several runs and prints the medians.
+// driverbench/extended_bson where scripts/spec-data.sh unpacked the DriverBench data).
+// scripts/bench-bson.sh builds and runs this with several runs and prints the medians.
 #include <bson/bson.h>
 #include <time.h>
 
@@ -851,7 +851,7 @@ void write_json(const settings& s, const std::vector<row>& rows, const std::stri
       << "usage: bson_driverbench [--data DIR] [--iterations N>=10] [--warmup N] [--ops N]\n"
          "                        [--clock wall|cpu] [--filter TEXT] [--json FILE]\n"
          "DIR holds flat_bson.json, deep_bson.json, full_bson.json (default $OID_DRIVERBENCH_DIR,\n"
-         "else " OID_SHARED_DIR
+         "else " OID_SPEC_DATA_DIR
          "/data/driverbench/extended_bson). --ops other than 10000 and\n"
          "--filter (substring of doc/task, e.g. flat/read) are for profiling, not for scores.\n";
   std::exit(status);
@@ -862,7 +862,7 @@ settings parse_args(int argc, char** argv) {
   if (const char* env = std::getenv("OID_DRIVERBENCH_DIR"); env != nullptr && *env != '\0') {
     s.data_dir = env;
   } else {
-    s.data_dir = OID_SHARED_DIR "/data/driverbench/extended_bson";
+    s.data_dir = OID_SPEC_DATA_DIR "/driverbench/extended_bson";
   }
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];

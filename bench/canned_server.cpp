@@ -318,7 +318,7 @@ long number(const char* flag, const char* text) {
 
 int main(int argc, char** argv) {
   long port = 0, docs = 10'000;
-  std::string data = OID_SHARED_DIR "/data/driverbench/single_and_multi_document";
+  std::string data = OID_SPEC_DATA_DIR "/driverbench/single_and_multi_document";
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (i + 1 >= argc) {

@@ -185,7 +185,7 @@ double median(std::vector<double> v) {
 struct options {
   std::string uri;
   std::string task = "all";
-  std::string data = OID_SHARED_DIR "/data/driverbench/single_and_multi_document";
+  std::string data = OID_SPEC_DATA_DIR "/driverbench/single_and_multi_document";
   int count = 10'000;
   int large_count = 10;
   int iterations = 10;

@@ -20,8 +20,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#ifndef OID_SHARED_DIR
-#define OID_SHARED_DIR "../shared"
+#ifndef OID_SPEC_DATA_DIR /* where scripts/spec-data.sh unpacks the DriverBench data */
+#define OID_SPEC_DATA_DIR "build/spec-data"
 #endif
 
 /* The specification's sizes, in bytes, of one operation's document. */
@@ -294,7 +294,7 @@ static int number(const char *flag, const char *text, int min) {
 
 int main(int argc, char **argv) {
   const char *uri_text = getenv("MONGODB_URI"), *which = "all";
-  const char *data = OID_SHARED_DIR "/data/driverbench/single_and_multi_document";
+  const char *data = OID_SPEC_DATA_DIR "/driverbench/single_and_multi_document";
   int iterations = 10, warmup = 1, threads = 1, json = 0, server_pid = 0;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];

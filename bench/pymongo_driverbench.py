@@ -35,7 +35,7 @@ def main():
     p.add_argument("--uri", default=os.environ.get("MONGODB_URI"))
     p.add_argument("--task", default="all")
     p.add_argument("--data", default=os.path.join(
-        here, "../../shared/data/driverbench/single_and_multi_document"))
+        here, "../build/spec-data/driverbench/single_and_multi_document"))
     p.add_argument("--count", type=int, default=10_000)
     p.add_argument("--large-count", type=int, default=10)
     p.add_argument("--iterations", type=int, default=10)

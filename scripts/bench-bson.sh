@@ -10,7 +10,8 @@
 # specification's model); a row's score in a run is the specification's task size over the median
 # iteration time. The table shows, per row, the median of the runs' scores. --clock wall is what
 # the specification asks; --clock cpu times the thread's own CPU time, steadier on a machine whose
-# cores are shared with other work. The documents are read from ../shared (or --data DIR).
+# cores are shared with other work. The documents are the DriverBench data that scripts/spec-data.sh
+# fetches (or --data DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,8 +23,8 @@ data=""
 declare -A bench_options=([--runs]=runs [--iterations]=iterations [--clock]=clock
   [--json]=json_out [--data]=data [--build-dir]=build_dir)
 bench_parse_options "$@"
-data_args=()
-[ -z "$data" ] || data_args=(--data "$data")
+[ -n "$data" ] || data=$(scripts/spec-data.sh)/driverbench/extended_bson
+data_args=(--data "$data")
 bench_build bson_driverbench
 
 tmp=$(mktemp -d)

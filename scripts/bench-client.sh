@@ -98,7 +98,7 @@ if [[ ",$clients," == *",go,"* ]]; then
   (cd bench/go && GOFLAGS=-p=1 nice -n 5 go build -o "$build/go_driverbench" .)
 fi
 bench_pymongo
-data=$root/../shared/data/driverbench/single_and_multi_document
+data=$(scripts/spec-data.sh)/driverbench/single_and_multi_document
 
 # ---- Servers
 tmp=$(mktemp -d)

@@ -106,7 +106,7 @@ EOF
 pytools() { "$py" "$tmp/pymongo_tools.py" "$@"; }
 
 # ---- The collection: DriverBench's tweet, each copy with its own ObjectId _id
-tweet=../shared/data/driverbench/single_and_multi_document/tweet.json
+tweet=$(scripts/spec-data.sh)/driverbench/single_and_multi_document/tweet.json
 [ -r "$tweet" ] || { say "$tweet is missing"; exit 1; }
 python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",", ":")))' \
   "$tweet" >"$tmp/tweet.json"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A real DNS server on loopback for the mongodb+srv:// tests: Debian's NSD (authoritative only),
 # on a free unprivileged UDP/TCP port of 127.0.0.1, serving the SRV and TXT records of MongoDB's
-# initial DNS seedlist discovery tests (../shared/data/dns-seedlist/records.zone, zone
-# test.build.10gen.cc) and any zone files given after the pid file.
+# initial DNS seedlist discovery tests (tests/data/dns-seedlist.zone, zone build.10gen.cc) and
+# any zone files given after the pid file.
 #
 #   scripts/dns-server.sh start PIDFILE [ZONEFILE...]
 #       starts NSD, waits until it has loaded its zones, prints 127.0.0.1:PORT on stdout: the value
@@ -11,8 +11,8 @@
 #   scripts/dns-server.sh stop PIDFILE
 #       stops that server and removes its directory (recorded in PIDFILE.dir).
 #
-# Environment: DNS_SEEDLIST_ZONE (the spec's zone file, default ../shared/data/dns-seedlist/
-# records.zone), DNS_WAIT_SECONDS (how long to wait for NSD, default 15).
+# Environment: DNS_SEEDLIST_ZONE (the seedlist tests' zone file, default
+# tests/data/dns-seedlist.zone), DNS_WAIT_SECONDS (how long to wait for NSD, default 15).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -34,8 +34,8 @@ zone_origin() {
 start() {
   local pidfile=$1
   shift
-  local spec_zone=${DNS_SEEDLIST_ZONE:-$root/../shared/data/dns-seedlist/records.zone}
-  [ -f "$spec_zone" ] || die "no zone file at $spec_zone (../shared is missing?)"
+  local spec_zone=${DNS_SEEDLIST_ZONE:-$root/tests/data/dns-seedlist.zone}
+  [ -f "$spec_zone" ] || die "no zone file at $spec_zone"
   command -v nsd >/dev/null || [ -x /usr/sbin/nsd ] ||
     die "nsd is not installed (scripts/install-deps.sh installs it)"
   local nsd checkzone

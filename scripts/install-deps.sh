@@ -17,6 +17,7 @@ packages=(
   strace util-linux                         # system-call counting, unshare for the fleet test
   python3                                   # scripts/uniqueness_model.py (the uniqueness tests)
   nsd                                       # DNS server on loopback for the mongodb+srv:// tests
+  curl ca-certificates                      # scripts/spec-data.sh: the specification suites
 )
 
 missing=()

@@ -13,6 +13,18 @@ step() { printf '\n==== %s\n' "$*"; }
 step "dependencies"
 scripts/install-deps.sh
 
+step "nothing reads the directory beside the checkout"
+# The specification suites and DriverBench data come from scripts/spec-data.sh, the DNS zone from
+# tests/data: a user's clone has nothing beside it, so no file of the repository may name it.
+if git grep -n -I -e '\.\.[/]shared' -e 'OID_SHARED[_]DIR' -- . ; then
+  echo "test.sh: the files above name the directory beside the checkout, which a user's clone lacks" >&2
+  exit 1
+fi
+
+step "specification test data (scripts/spec-data.sh: pinned, hash-checked, cached in build/)"
+# Under CI=true a suite whose data is missing fails its test rather than skipping.
+scripts/spec-data.sh
+
 step "build (ci preset: -O2, -Werror)"
 cmake --preset ci >/dev/null
 cmake --build --preset ci
@@ -62,7 +74,7 @@ echo "MONGODB_RS_URI=$MONGODB_RS_URI"
 
 step "DNS server for the mongodb+srv:// tests"
 # OID_DNS_SERVER (IPV4:PORT) points oid's SRV and TXT lookups at a DNS server serving
-# ../shared/data/dns-seedlist/records.zone; by default NSD on loopback (scripts/dns-server.sh).
+# tests/data/dns-seedlist.zone; by default NSD on loopback (scripts/dns-server.sh).
 if [ -z "${OID_DNS_SERVER:-}" ]; then
   dns_pidfile=$root/build/dns-server.pid
   OID_DNS_SERVER=$(scripts/dns-server.sh start "$dns_pidfile")

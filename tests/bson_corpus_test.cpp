@@ -1,5 +1,6 @@
-// MongoDB's BSON corpus (../shared/data/bson-corpus), run as its README says for a codec without
-// an intermediate representation, one GoogleTest per corpus file:
+// MongoDB's BSON corpus (bson-corpus of scripts/spec-data.sh: PyMongo 4.20.1's copy, 31 files),
+// run as its README says for a codec without an intermediate representation, one GoogleTest per
+// corpus file:
 //
 //   valid:        cB validates; to_json(cB, canonical) = cEJ; to_json(cB, relaxed) = rEJ;
 //                 from_json(cEJ) = cB unless lossy; dB validates and writes cEJ (and rEJ);

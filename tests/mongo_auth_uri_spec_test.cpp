@@ -1,5 +1,5 @@
-// Runs the authentication specification's connection string tests
-// (../shared/data/auth/connection-string.json) against oid::mongo::uri::parse in lenient mode:
+// Runs the authentication specification's connection string tests (auth/connection-string.json
+// of scripts/spec-data.sh) against oid::mongo::uri::parse in lenient mode:
 // the credential each valid case describes (user name, password, source, mechanism, mechanism
 // properties) must be what oid reads, and each invalid case must be refused. The cases for the
 // mechanisms oid does not implement (GSSAPI, MONGODB-AWS, MONGODB-OIDC: oid refuses them as
@@ -92,7 +92,7 @@ TEST(MongoAuthUriSpecTest, ConnectionStringSuite) {
   const auto file = oid::testing::spec_data_dir("auth") / "connection-string.json";
   if (!std::filesystem::is_regular_file(file)) {
     OID_SKIP_OR_FAIL_IN_CI("the authentication specification tests are not here: "
-                           << file << " (they come with ../shared)");
+                           << file << " (scripts/spec-data.sh fetches them)");
   }
   simdjson::dom::parser parser;
   simdjson::dom::element doc;

@@ -1,7 +1,7 @@
-// Runs the Connection Monitoring and Pooling specification's own tests (../shared/data/cmap-format,
-// format: source/connection-monitoring-and-pooling/tests/cmap-format/README.md in
-// mongodb/specifications) against detail::connection_pool, one test per file, then oid's own
-// pool tests.
+// Runs the Connection Monitoring and Pooling specification's own tests (cmap-format of
+// scripts/spec-data.sh; format: source/connection-monitoring-and-pooling/tests/cmap-format/
+// README.md in mongodb/specifications) against detail::connection_pool, one test per file, then
+// oid's own pool tests.
 //
 // The pool opens real connections, with the production factory (detail::open_with), to a scripted
 // server on loopback (support/script_server.hpp) that answers the handshake: a mock connection
@@ -10,7 +10,7 @@
 // blocks or fails; the scripted server plays that fail point (blockConnection/blockTimeMS,
 // errorCode) for the connections whose handshake carries the fail point's appName, so those files
 // run too. Skipped, with the reason in SKIPPED below: the file that needs
-// interruptInUseConnections.
+// interruptInUseConnections, and one whose pinned copy predates the specification's event order.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -59,6 +59,11 @@ const std::map<std::string, std::string> SKIPPED = {
      "clear(interruptInUseConnections: true) is not implemented: it needs a way to cancel a "
      "connection's I/O from another thread, which oid::mongo::connection does not offer; SDAM asks "
      "for it only when a monitor using the streaming protocol times out"},
+    {"pool-create-min-size-error.json",
+     "the copy scripts/spec-data.sh pins (PyMongo 4.20.1's, like the Go driver's v1.17) is the "
+     "older version of this file, which expects ConnectionClosed before ConnectionPoolCleared; "
+     "the current specification's version expects ConnectionPoolCleared first (SDAM clears the "
+     "pool, then the connection ends), which is what oid emits and what this file checked before"},
 };
 
 fs::path data_dir() { return oid::testing::spec_data_dir("cmap-format"); }

@@ -1,6 +1,7 @@
-// SCRAM message arithmetic (src/mongo/detail/scram.hpp): the conversations of MongoDB's
-// authentication specification (../shared/data/auth/scram-vectors.md, fixed nonces), SASLprep, and
-// every way a server message can be malformed.
+// SCRAM message arithmetic (src/mongo/detail/scram.hpp): the published example conversations,
+// written here as data (fixed nonces): RFC 5802 §5 (SCRAM-SHA-1), RFC 7677 §3 (SCRAM-SHA-256) and
+// MongoDB's authentication specification (auth.md, SCRAM-SHA-1 with its MD5 pre-hash), SASLprep
+// (RFC 4013), and every way a server message can be malformed.
 #include <gtest/gtest.h>
 
 #include <set>

@@ -1,5 +1,5 @@
-// Runs the Server Discovery and Monitoring specification's own tests (../shared/data/sdam: single,
-// rs, sharded, errors, load-balanced, monitoring) against the pure state machine of
+// Runs the Server Discovery and Monitoring specification's own tests (sdam of scripts/spec-data.sh:
+// single, rs, sharded, errors, load-balanced, monitoring) against the pure state machine of
 // oid/mongo/sdam.hpp: each file's hello replies and application errors go in, and the topology
 // description (or, for monitoring, the events) that come out are compared with the file's
 // outcome. Formats: source/server-discovery-and-monitoring/tests/README.md in

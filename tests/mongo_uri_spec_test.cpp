@@ -1,5 +1,5 @@
-// Runs the connection string specification's own tests (../shared/data/connection-string and
-// ../shared/data/uri-options) against oid::mongo::uri::parse in lenient mode, as the specification
+// Runs the connection string specification's own tests (connection-string and uri-options of
+// scripts/spec-data.sh) against oid::mongo::uri::parse in lenient mode, as the specification
 // asks drivers to behave. Every case that uses only options oid supports must pass; a case that
 // fails and involves an option oid does not support is listed, not failed. mongodb+srv:// strings
 // are parsed without DNS lookups (mongo_srv_spec_test.cpp runs those).
@@ -216,6 +216,38 @@ std::string compare_option(const uri& u, const std::string& key, simdjson::dom::
   return why.str();
 }
 
+// The connection string specification's credential disclosure tests: cases of a URI only (no
+// `valid`), each holding the password "SENTINELpassword1234" somewhere parsing may echo it.
+constexpr std::string_view kCredentialDisclosure = "credential-disclosure.json";
+
+// The cases (the last word of the description) whose messages still echo the text where the
+// password was, as oid's messages quote the port, an option without '=' or an option's value:
+// known, listed here rather than failed, until the parser's messages stop quoting that text. A
+// listed case that no longer discloses fails the test, so that the list only shrinks.
+const std::set<std::string, std::less<>> kStillDisclosed = {"noat-bare-2",
+                                                            "noat-bare-pctenc",
+                                                            "noat-ipv6",
+                                                            "noat-seedlist-first",
+                                                            "noat-seedlist-first-withdb",
+                                                            "noat-seedlist-later",
+                                                            "noat-seedlist-later-withdb",
+                                                            "noat-srv-withdb",
+                                                            "noat-srv-withdb-pctenc",
+                                                            "noat-withdb",
+                                                            "noat-withdb-pctenc",
+                                                            "noat-withdb-withopts",
+                                                            "optarg-known-integer-unparsable",
+                                                            "optarg-unknown-mechanism",
+                                                            "optkey-merged",
+                                                            "pw-question-after-numeric-head",
+                                                            "pw-question-before",
+                                                            "pw-slash-before",
+                                                            "pw-slash-before-ipv6",
+                                                            "pw-slash-before-opt",
+                                                            "pw-slash-before-srv",
+                                                            "sentinel-in-username-1",
+                                                            "sentinel-in-username-srv"};
+
 // Checks one case; returns "" when it passes, else what differed.
 std::string check_case(simdjson::dom::element t) {
   const std::string_view text = t["uri"].get_string().value_unsafe();
@@ -302,8 +334,8 @@ TEST(MongoUriSpecTest, ConnectionStringAndUriOptionsSuites) {
                            oid::testing::spec_data_dir("uri-options")};
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) {
-      OID_SKIP_OR_FAIL_IN_CI(
-          "the specification tests are not here: " << dir << " (they come with ../shared)");
+      OID_SKIP_OR_FAIL_IN_CI("the specification tests are not here: "
+                             << dir << " (scripts/spec-data.sh fetches them)");
     }
   }
   int ran = 0, passed = 0;
@@ -311,6 +343,7 @@ TEST(MongoUriSpecTest, ConnectionStringAndUriOptionsSuites) {
   simdjson::dom::parser parser;
   for (const auto& dir : dirs) {
     for (const auto& file : oid::testing::json_files(dir)) {
+      if (file.filename() == kCredentialDisclosure) continue;  // its own test below
       simdjson::dom::element doc;
       ASSERT_EQ(parser.load(file.string()).get(doc), simdjson::SUCCESS) << file;
       simdjson::dom::array tests;
@@ -337,6 +370,64 @@ TEST(MongoUriSpecTest, ConnectionStringAndUriOptionsSuites) {
   std::cout << "connection string spec: " << ran << " cases, " << passed << " passed, "
             << not_applicable.size() << " not applicable (unsupported options):\n";
   for (const auto& n : not_applicable) std::cout << "  " << n << '\n';
+  EXPECT_GT(ran, 0);
+}
+
+// Credential disclosure: whatever a URI of the file gets (an error, warnings), no message may
+// hold the sentinel password, as it is or percent-encoded, in any case of letters (option names
+// are lower-cased, and an undecoded echo still discloses it). Both parsing modes.
+TEST(MongoUriSpecTest, CredentialDisclosureSuite) {
+  const fs::path file = oid::testing::spec_data_dir("connection-string") / kCredentialDisclosure;
+  if (!fs::exists(file)) {
+    OID_SKIP_OR_FAIL_IN_CI(
+        "the specification tests are not here: " << file << " (scripts/spec-data.sh fetches them)");
+  }
+  const std::string forms[] = {"sentinelpassword1234",
+                               "%53%45%4e%54%49%4e%45%4c%70%61%73%73%77%6f%72%64%31%32%33%34"};
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.load(file.string()).get(doc), simdjson::SUCCESS) << file;
+  simdjson::dom::array tests;
+  ASSERT_EQ(doc["tests"].get(tests), simdjson::SUCCESS) << file;
+  int ran = 0, messages = 0, clean = 0;
+  std::vector<std::string> known;
+  for (auto t : tests) {
+    std::string_view description, text;
+    ASSERT_EQ(t["description"].get(description), simdjson::SUCCESS);
+    ASSERT_EQ(t["uri"].get(text), simdjson::SUCCESS);
+    ++ran;
+    const std::string_view id = description.substr(description.rfind(' ') + 1);
+    const bool listed = kStillDisclosed.count(id) != 0;
+    bool leaked = false;
+    for (const auto mode : {uri_mode::strict, uri_mode::lenient}) {
+      const auto parsed = uri::parse(text, mode);
+      std::vector<std::string> said;
+      if (!parsed.has_value()) said.push_back(parsed.error().message);
+      if (parsed.has_value()) said = parsed->warnings();
+      for (const auto& message : said) {
+        ++messages;
+        for (const auto& form : forms) {
+          if (lower(message).find(form) == std::string::npos) continue;
+          leaked = true;
+          if (listed) continue;
+          ADD_FAILURE() << description << " (" << (mode == uri_mode::strict ? "strict" : "lenient")
+                        << "): a message discloses the password: " << message;
+        }
+      }
+    }
+    if (!leaked) ++clean;
+    if (listed && !leaked) {
+      ADD_FAILURE() << id << " no longer discloses the password: remove it from kStillDisclosed";
+    }
+    if (listed && leaked) known.emplace_back(id);
+  }
+  std::cout << "credential disclosure spec: " << ran << " cases, " << clean << " disclose nothing ("
+            << messages << " messages read); " << known.size()
+            << " known to disclose it (the message quotes the port, an option without '=' or an "
+               "option's value):";
+  for (const auto& id : known) std::cout << ' ' << id;
+  std::cout << '\n';
+  EXPECT_EQ(known.size(), kStillDisclosed.size());
   EXPECT_GT(ran, 0);
 }
 

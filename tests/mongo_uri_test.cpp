@@ -267,6 +267,12 @@ TEST(MongoUriTest, AuthOptionsRefusedAsTheSpecificationSays) {
   EXPECT_THAT(uri::parse("mongodb://h/?authMechanism=SCRAM-SHA-256"),
               HasErrorAt(errc::invalid_uri, 10));
   EXPECT_THAT(uri::parse("mongodb://h/?authMechanism=PLAIN"), HasErrorAt(errc::invalid_uri, 10));
+  // PLAIN's message is authzid NUL user NUL password (RFC 4616): a NUL inside either would move
+  // the fields, so the connection string is refused, at the user name or at the password.
+  EXPECT_THAT(uri::parse("mongodb://user%00name:pw@h/?authMechanism=PLAIN"),
+              HasErrorAt(errc::invalid_uri, 10));
+  EXPECT_THAT(uri::parse("mongodb://u:pass%00word@h/?authMechanism=PLAIN", uri_mode::lenient),
+              HasErrorAt(errc::invalid_uri, 12));
   EXPECT_THAT(uri::parse("mongodb://u:p@h/?authMechanism=MONGODB-X509"),
               HasErrorAt(errc::invalid_uri, 12));
   EXPECT_THAT(uri::parse("mongodb://u@h/?authMechanism=MONGODB-X509&authSource=admin"),

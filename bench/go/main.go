@@ -76,7 +76,7 @@ func median(v []float64) float64 {
 func main() {
 	uri := flag.String("uri", os.Getenv("MONGODB_URI"), "connection string")
 	taskList := flag.String("task", "all", "tasks, comma-separated, or all")
-	data := flag.String("data", "../shared/data/driverbench/single_and_multi_document", "data directory")
+	data := flag.String("data", "build/spec-data/driverbench/single_and_multi_document", "data directory (scripts/spec-data.sh fetches it)")
 	count := flag.Int("count", 10000, "operations per task")
 	largeCount := flag.Int("large-count", 10, "operations of the large-document tasks")
 	iterations := flag.Int("iterations", 10, "timed iterations")

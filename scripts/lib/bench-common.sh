@@ -5,7 +5,7 @@
 
 runs=3
 json_out=""
-data_dir=../shared/data/driverbench/extended_bson
+data_dir=""  # --data; default: the DriverBench documents that scripts/spec-data.sh fetches
 build_dir=build/bench
 
 # bench_parse_options ARGS...: parses options that each take one value, as the caller's
@@ -33,6 +33,7 @@ bench_setup() {
   shift
   declare -gA bench_options=([--size]=size [--runs]=runs [--data]=data_dir [--build-dir]=build_dir)
   bench_parse_options "$@"
+  [ -n "$data_dir" ] || data_dir=$(scripts/spec-data.sh)/driverbench/extended_bson
   for f in flat deep full; do
     [ -r "$data_dir/${f}_bson.json" ] ||
       { echo "$name: $data_dir/${f}_bson.json is missing (pass --data DIR)" >&2; exit 1; }

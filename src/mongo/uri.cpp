@@ -806,6 +806,18 @@ class uri_parser {
       return fail_bool(errc::invalid_uri, scheme.size(),
                        "authMechanism=" + m + " needs a user name (mongodb://user:password@host)");
     }
+    // PLAIN sends authzid NUL user NUL password (RFC 4616): a NUL inside either would shift the
+    // fields the server reads.
+    if (m == "PLAIN") {
+      if (u_.username_->find('\0') != std::string::npos) {
+        return fail_bool(errc::invalid_uri, scheme.size(),
+                         "authMechanism=PLAIN: the user name contains a NUL character (%00)");
+      }
+      if (u_.password_ && u_.password_->reveal().find('\0') != std::string_view::npos) {
+        return fail_bool(errc::invalid_uri, password_begin_,
+                         "authMechanism=PLAIN: the password contains a NUL character (%00)");
+      }
+    }
     return true;
   }
 

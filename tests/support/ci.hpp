@@ -1,6 +1,7 @@
 // What a test does when something it needs from outside the repository is missing (the
-// specification suites of ../shared, a server at MONGODB_URI): it skips, with a message, on a
-// developer's machine, and fails under CI (CI=true), where every test must run.
+// specification suites that scripts/spec-data.sh fetches, a server at MONGODB_URI): it skips,
+// with a message, on a developer's machine, and fails under CI (CI=true), where every test must
+// run.
 #pragma once
 
 #include <gtest/gtest.h>
