@@ -179,6 +179,49 @@ TEST(DumpSafetyTest, ALinkPlantedAtThePartialNameIsNotFollowed) {
   EXPECT_TRUE(fs::is_empty(root / "elsewhere"));
 }
 
+// Names FerretDB holds (and MongoDB allows) that look like paths or escapes: each is dumped into
+// one file inside --out/DB, nothing is written beside --out, and restore puts every document back
+// under the name it came from.
+class DumpRealServerTest : public oid::testing::scratch_database_test {
+ protected:
+  DumpRealServerTest() : scratch_database_test("oid_dsafe_") {}
+};
+
+TEST_F(DumpRealServerTest, PathLikeCollectionNamesStayInsideOutAndRoundTrip) {
+  const std::vector<std::string> names = {"a/../../x", "x..", "%2F", "a%2Fb", "a/b", "a\\b", "a b"};
+  for (const auto& n : names) {
+    oid::bson::builder b;
+    b.append_string("from", n);
+    ASSERT_TRUE(client_->collection(db_, n).insert_one(b.view()).has_value()) << n;
+  }
+  const fs::path root = oid::testing::scratch_path("realnames_" + db_);
+  fs::remove_all(root);
+  const fs::path out = root / "out";
+  const auto r = run_cli({"mongo", "dump", uri_, "--db", db_, "--out", out.string(), "--quiet"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::set<std::string> top;
+  for (const auto& e : fs::directory_iterator(root)) top.insert(e.path().filename().string());
+  EXPECT_EQ(top, (std::set<std::string>{"out"}));
+  std::set<std::string> dirs;
+  for (const auto& e : fs::recursive_directory_iterator(out)) {
+    if (e.is_directory()) dirs.insert(fs::relative(e.path(), out).string());
+  }
+  EXPECT_EQ(dirs, (std::set<std::string>{db_}));  // "a/b" did not become a directory
+  EXPECT_EQ(files_below(out).size(), 2 * names.size());
+
+  for (const auto& n : names) {
+    ASSERT_TRUE(client_->collection(db_, n).drop().has_value()) << n;
+  }
+  const auto back = run_cli({"mongo", "restore", uri_, out.string()});
+  ASSERT_EQ(back.status, 0) << back.err;
+  for (const auto& n : names) {
+    const auto c = client_->collection(db_, n).count_documents();
+    ASSERT_TRUE(c.has_value()) << n;
+    EXPECT_EQ(*c, 1) << n;
+  }
+  fs::remove_all(root);
+}
+
 // ---- restore, against the real server --------------------------------------------------------
 
 class RestoreSafetyTest : public oid::testing::scratch_database_test {
