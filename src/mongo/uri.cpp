@@ -242,8 +242,12 @@ class uri_parser {
     const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     if (!all_digits(digits) || ec != std::errc{} || ptr != digits.data() + digits.size() ||
         value < 1 || value > 65535) {
+      // The text is not quoted: without an '@', "user:password" reads as a host and a port.
       return fail_bool(errc::invalid_uri, begin,
-                       "the port must be a number from 1 to 65535, not " + quoted(digits));
+                       all_digits(digits)
+                           ? "the port must be a number from 1 to 65535"
+                           : "the port must be a number from 1 to 65535 (a user name and password "
+                             "go before an '@': mongodb://user:password@host)");
     }
     h.port = static_cast<std::uint16_t>(value);
     return true;
@@ -334,8 +338,10 @@ class uri_parser {
   // An invalid value: an error in strict mode, a warning (the option is ignored) in lenient mode.
   bool invalid_value(std::size_t offset, std::string_view key, std::string_view value,
                      std::string_view expected) {
-    std::string message = "invalid value " + quoted(value) + " for option " + std::string(key) +
-                          ": " + std::string(expected);
+    // The value is not quoted: a mistyped password option would put a password in the message.
+    (void)value;
+    std::string message =
+        "invalid value for option " + std::string(key) + ": " + std::string(expected);
     if (mode_ == uri_mode::strict) return fail_bool(errc::invalid_uri, offset, std::move(message));
     u_.warnings_.push_back(std::move(message) + "; ignored");
     return true;
@@ -345,8 +351,8 @@ class uri_parser {
     const std::string_view pair = text_.substr(begin, end - begin);
     const std::size_t eq = pair.find('=');
     if (eq == std::string_view::npos) {
-      return fail_bool(errc::invalid_uri, begin,
-                       "option " + quoted(pair) + " has no '=' and no value");
+      // Not quoted: "proxyPasswordSECRET" is a password with its '=' left out.
+      return fail_bool(errc::invalid_uri, begin, "an option has no '=' and no value");
     }
     auto raw_key = decode(begin, begin + eq, "option name");
     if (!raw_key) return false;
