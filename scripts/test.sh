@@ -3,12 +3,24 @@
 # header compiled alone, formatting, then the same tests under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the code threads share under ThreadSanitizer, then each fuzzer for a
 # bounded time.
-#   FUZZ_SECONDS  seconds per fuzzer (default 30: eleven fuzzers, and CI has a time budget)
+#
+#   scripts/test.sh           everything, as CI runs it (the README's test command)
+#   scripts/test.sh --quick   the developer loop: the ci build, the servers and every test once;
+#                             no benchmark, no sanitizers, no fuzzing (a few minutes when the
+#                             build is warm)
+#   FUZZ_SECONDS  seconds per fuzzer (default 30: thirteen fuzzers, and CI has a time budget)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+quick=false
+case "${1:-}" in
+  --quick) quick=true ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
 
-step() { printf '\n==== %s\n' "$*"; }
+# Each step says how long the run has taken so far, so a slow CI run shows where its time went.
+step() { printf '\n==== %s  [%d s]\n' "$*" "$SECONDS"; }
 
 step "dependencies"
 scripts/install-deps.sh
@@ -84,6 +96,13 @@ echo "OID_DNS_SERVER=$OID_DNS_SERVER"
 
 step "tests"
 ctest --preset ci
+
+if $quick; then
+  step "formatting (clang-format 14)"
+  git ls-files -- '*.hpp' '*.cpp' | xargs clang-format-14 --dry-run -Werror
+  step "quick run passed (the whole suite: scripts/test.sh)"
+  exit 0
+fi
 
 step "client benchmark, once and tiny (bench/client_driverbench; the full run is scripts/bench-client.sh)"
 # The large-document tasks take FerretDB (SQLite) close to a minute per document, so against the
