@@ -94,8 +94,23 @@ fi
 export OID_DNS_SERVER
 echo "OID_DNS_SERVER=$OID_DNS_SERVER"
 
+# No test prints the authenticated server's password: every message, exception text and
+# command event a test shows lands in ctest's log, which is searched for it (start-secure's
+# password is hex, so its percent-encoded form is the same text).
+password_in_log() {
+  local log=$1 password
+  password=$(sed -nE 's|^[a-z+]+://[^:/@]+:([^@]+)@.*|\1|p' <<<"$MONGODB_AUTH_URI")
+  [ -n "$password" ] || return 0
+  if grep -qF -- "$password" "$log"; then
+    echo "test.sh: $log holds the password of MONGODB_AUTH_URI: a test printed it" >&2
+    exit 1
+  fi
+  echo "no test printed the test server's password ($(basename "$(dirname "$(dirname "$(dirname "$log")")")"))"
+}
+
 step "tests"
 ctest --preset ci
+password_in_log build/ci/Testing/Temporary/LastTest.log
 
 if $quick; then
   step "formatting (clang-format 14)"
@@ -134,6 +149,7 @@ step "tests under AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake --preset asan >/dev/null
 cmake --build --preset asan
 ctest --preset asan
+password_in_log build/asan/Testing/Temporary/LastTest.log
 
 step "ThreadSanitizer: the code threads share (generators, the client's pools and monitors)"
 # Only the test programs with shared state, and of the id tests only those with threads or fork:
