@@ -50,7 +50,9 @@
 // authenticating). OID_HOSTILE_TRACE=1 prints each request's name and each reply.
 // fuzz/record_hostile_server.sh records the committed seeds from FerretDB.
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
@@ -61,6 +63,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -426,6 +429,46 @@ std::string pick_name(reader& r) {
   return std::string(n.data(), n.size());
 }
 
+// The fuzz input names hosts (a hello's member lists, raw replies), and a monitored topology
+// connects to them: whatever it says, no packet may leave the machine. These two definitions take
+// the place of the C library's in this program: connect() reaches loopback addresses (and Unix
+// sockets) only, and getaddrinfo() resolves numeric addresses and "localhost" only, so that no
+// name from the input becomes a DNS query.
+extern "C" int connect(int fd, const sockaddr* addr, socklen_t len) {
+  using real_connect = int (*)(int, const sockaddr*, socklen_t);
+  static const auto real = reinterpret_cast<real_connect>(::dlsym(RTLD_NEXT, "connect"));
+  bool local = false;
+  if (addr != nullptr && addr->sa_family == AF_INET && len >= sizeof(sockaddr_in)) {
+    sockaddr_in a{};
+    std::memcpy(&a, addr, sizeof a);
+    local = (ntohl(a.sin_addr.s_addr) >> 24) == 127;
+  } else if (addr != nullptr && addr->sa_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
+    sockaddr_in6 a{};
+    std::memcpy(&a, addr, sizeof a);
+    local = IN6_IS_ADDR_LOOPBACK(&a.sin6_addr) ||
+            (IN6_IS_ADDR_V4MAPPED(&a.sin6_addr) && a.sin6_addr.s6_addr[12] == 127);
+  } else if (addr != nullptr && addr->sa_family == AF_UNIX) {
+    local = true;
+  }
+  if (!local || real == nullptr) {
+    errno = ENETUNREACH;
+    return -1;
+  }
+  return real(fd, addr, len);
+}
+
+extern "C" int getaddrinfo(const char* node, const char* service, const addrinfo* hints,
+                           addrinfo** res) {
+  using real_getaddrinfo = int (*)(const char*, const char*, const addrinfo*, addrinfo**);
+  static const auto real = reinterpret_cast<real_getaddrinfo>(::dlsym(RTLD_NEXT, "getaddrinfo"));
+  if (real == nullptr) return EAI_FAIL;
+  if (node == nullptr || std::strcmp(node, "localhost") == 0)
+    return real(node, service, hints, res);
+  addrinfo numeric = hints != nullptr ? *hints : addrinfo{};
+  numeric.ai_flags |= AI_NUMERICHOST;
+  return real(node, service, &numeric, res);
+}
+
 // The loopback port the server listens on, for the hosts a hello names.
 std::uint16_t listen_port = 0;
 
@@ -436,7 +479,12 @@ std::string pick_host(reader& r) {
   case 1: return "127.0.0.1:1";  // nothing listens there
   case 2: return "[::1]:" + port;
   case 3: return "127.0.0.1";
-  case 4: return r.text(r.byte() % 24);
+  case 4: {  // another loopback address, another port: odd but never off the machine
+    const unsigned b = r.byte(), c = r.byte(), d = r.byte();
+    const unsigned p = r.byte() | static_cast<unsigned>(r.byte()) << 8;
+    return "127." + std::to_string(b) + "." + std::to_string(c) + "." + std::to_string(d) + ":" +
+           std::to_string(p);
+  }
   default: return "127.0.0.1:" + port;
   }
 }

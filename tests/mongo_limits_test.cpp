@@ -216,16 +216,18 @@ mongo::topology_settings settings_of(std::vector<std::string> seeds,
   return s;
 }
 
-// A primary's hello listing itself and `others` more hosts ("10.1.x.y:port"), as BSON.
+// A primary's hello listing itself and `others` more hosts ("127.1.x.y:1" and ":2"), as BSON.
 document primary_listing(const std::string& me, std::size_t others) {
   builder b;
   b.append_bool("isWritablePrimary", true).append_string("setName", "rs");
   b.append_int32("setVersion", 1).append_string("me", me).append_string("primary", me);
   b.open_array("hosts").append_string("0", me);
   for (std::size_t i = 0; i < others; ++i) {
-    b.append_string(std::to_string(i + 1), "10.1." + std::to_string(i / 250 % 250) + "." +
-                                               std::to_string(i % 250) + ":" +
-                                               std::to_string(20000 + i / 62500));
+    // Loopback addresses only (127.0.0.0/8), on ports 1 and 2, where nothing listens: a monitor's
+    // connection is refused at once, and no packet leaves the machine.
+    b.append_string(std::to_string(i + 1), "127.1." + std::to_string(i / 250 % 250) + "." +
+                                               std::to_string(i % 250 + 1) + ":" +
+                                               std::to_string(1 + i / 62500));
   }
   b.close();
   b.append_int32("minWireVersion", 6).append_int32("maxWireVersion", 17).append_double("ok", 1.0);
@@ -295,8 +297,9 @@ std::size_t thread_count() {
 }
 
 TEST(MongoLimitsTest, AReplicaSetListing100000HostsDoesNotStartAThreadPerHost) {
-  // The other hosts are 10.1.x.y, which no test machine answers: their monitors try to connect
-  // (connectTimeoutMS=200) and keep them Unknown.
+  // The other hosts are 127.1.x.y on ports 1 and 2, where nothing listens: their monitors'
+  // connections are refused and keep them Unknown. The handshake reads a hello of over 2 MB, which
+  // takes ThreadSanitizer more than a moment: connectTimeoutMS leaves it 5 s.
   std::atomic<std::size_t> largest_hello{0};
   script_server server([&](peer& p, int) {
     while (auto m = p.read()) {
@@ -318,7 +321,7 @@ TEST(MongoLimitsTest, AReplicaSetListing100000HostsDoesNotStartAThreadPerHost) {
   const std::size_t before = thread_count();
   {
     auto c = mongo::client::create("mongodb://" + server.address() +
-                                   "/?replicaSet=rs&connectTimeoutMS=200&"
+                                   "/?replicaSet=rs&connectTimeoutMS=5000&"
                                    "serverSelectionTimeoutMS=10000")
                  .value();
     const document cmd = ping();
