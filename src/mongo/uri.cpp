@@ -336,10 +336,8 @@ class uri_parser {
   }
 
   // An invalid value: an error in strict mode, a warning (the option is ignored) in lenient mode.
-  bool invalid_value(std::size_t offset, std::string_view key, std::string_view value,
-                     std::string_view expected) {
-    // The value is not quoted: a mistyped password option would put a password in the message.
-    (void)value;
+  // The value is not quoted: a mistyped password option would put a password in the message.
+  bool invalid_value(std::size_t offset, std::string_view key, std::string_view expected) {
     std::string message =
         "invalid value for option " + std::string(key) + ": " + std::string(expected);
     if (mode_ == uri_mode::strict) return fail_bool(errc::invalid_uri, offset, std::move(message));
@@ -387,7 +385,7 @@ class uri_parser {
       const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), ms);
       if (ec != std::errc{} || ptr != value->data() + value->size() || ms < 0 ||
           ms > std::int64_t{INT32_MAX}) {
-        return invalid_value(value_offset, key_written, *value,
+        return invalid_value(value_offset, key_written,
                              "expected milliseconds, a whole number from 0 to 2147483647");
       }
       out = std::chrono::milliseconds(ms);
@@ -396,7 +394,7 @@ class uri_parser {
 
     if (key == "appname") {
       if (value->size() > 128) {
-        return invalid_value(value_offset, key_written, *value, "at most 128 bytes");
+        return invalid_value(value_offset, key_written, "at most 128 bytes");
       }
       u_.app_name_ = *value;
     } else if (key == "connecttimeoutms") {
@@ -413,7 +411,7 @@ class uri_parser {
       const bool connecting = key == "maxconnecting";
       if (ec != std::errc{} || ptr != value->data() + value->size() || !all_digits(*value) ||
           n > std::uint32_t{INT32_MAX} || (connecting && n == 0)) {
-        return invalid_value(value_offset, key_written, *value,
+        return invalid_value(value_offset, key_written,
                              key == "maxpoolsize" ? "expected a whole number (0 for no limit)"
                              : connecting         ? "expected a whole number from 1"
                                                   : "expected a whole number");
@@ -429,11 +427,11 @@ class uri_parser {
       std::int32_t n = 0;
       const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
       if (ptr == value->data() + value->size() && ec == std::errc{}) {
-        if (n < 0) return invalid_value(value_offset, key_written, *value, "w must be >= 0");
+        if (n < 0) return invalid_value(value_offset, key_written, "w must be >= 0");
         u_.w_number_ = n;
         u_.w_tag_.reset();
       } else if ((*value)[0] == '-' || all_digits(*value)) {
-        return invalid_value(value_offset, key_written, *value, "w is out of range");
+        return invalid_value(value_offset, key_written, "w is out of range");
       } else {
         u_.w_tag_ = *value;
         u_.w_number_.reset();
@@ -451,7 +449,7 @@ class uri_parser {
                              "SCRAM-SHA-1, PLAIN or MONGODB-X509");
       }
       if (std::find(std::begin(mechanisms), std::end(mechanisms), *value) == std::end(mechanisms)) {
-        return invalid_value(value_offset, key_written, *value,
+        return invalid_value(value_offset, key_written,
                              "expected SCRAM-SHA-256, SCRAM-SHA-1, PLAIN or MONGODB-X509");
       }
       u_.auth_mechanism_ = *value;
@@ -463,7 +461,7 @@ class uri_parser {
         const auto item = rest.substr(0, comma);
         const auto colon = item.find(':');
         if (colon == std::string_view::npos || colon == 0) {
-          return invalid_value(value_offset, key_written, *value,
+          return invalid_value(value_offset, key_written,
                                "expected a comma-separated list of KEY:value pairs");
         }
         properties.emplace_back(item.substr(0, colon), item.substr(colon + 1));
@@ -494,7 +492,7 @@ class uri_parser {
         const auto comma = rest.find(',');
         const auto item = rest.substr(0, comma);
         if (item.empty()) {
-          return invalid_value(value_offset, key_written, *value,
+          return invalid_value(value_offset, key_written,
                                "expected a comma-separated list of compressor names");
         }
         list.emplace_back(item);
@@ -515,7 +513,7 @@ class uri_parser {
       out = value == "true";
       return true;
     }
-    return invalid_value(offset, key_written, value, "expected true or false");
+    return invalid_value(offset, key_written, "expected true or false");
   }
 
   // The tls* options but `tls` itself. The password's bytes go into a secret, and the range of
@@ -555,7 +553,7 @@ class uri_parser {
       const auto item = rest.substr(0, comma);
       const auto colon = item.find(':');
       if (colon == std::string_view::npos || colon == 0) {
-        return invalid_value(offset, key_written, value,
+        return invalid_value(offset, key_written,
                              "expected a comma-separated list of name:value tags");
       }
       set.emplace_back(item.substr(0, colon), item.substr(colon + 1));
@@ -582,34 +580,34 @@ class uri_parser {
     } else if (key == "readpreference") {
       auto mode = read_mode_from_string(value);
       if (!mode) {
-        return invalid_value(offset, key_written, value,
+        return invalid_value(offset, key_written,
                              "expected primary, primaryPreferred, secondary, secondaryPreferred "
                              "or nearest");
       }
       u_.read_mode_ = *mode;
     } else if (key == "maxstalenessseconds") {
       if (!whole_number(-1, n) || n == 0) {
-        return invalid_value(offset, key_written, value,
+        return invalid_value(offset, key_written,
                              "expected -1 (no limit) or a positive number of seconds");
       }
       if (n > 0) u_.max_staleness_ = std::chrono::seconds(n);
       if (n < 0) u_.max_staleness_.reset();
     } else if (key == "localthresholdms") {
       if (!whole_number(0, n)) {
-        return invalid_value(offset, key_written, value,
+        return invalid_value(offset, key_written,
                              "expected milliseconds, a whole number from 0 to 2147483647");
       }
       u_.local_threshold_ = std::chrono::milliseconds(n);
     } else if (key == "heartbeatfrequencyms") {
       if (!whole_number(500, n)) {
-        return invalid_value(offset, key_written, value,
+        return invalid_value(offset, key_written,
                              "expected milliseconds, a whole number from 500 (the least "
                              "minHeartbeatFrequencyMS allows) to 2147483647");
       }
       u_.heartbeat_frequency_ = std::chrono::milliseconds(n);
     } else if (key == "loadbalanced") {
       if (value != "true" && value != "false") {
-        return invalid_value(offset, key_written, value, "expected true or false");
+        return invalid_value(offset, key_written, "expected true or false");
       }
       u_.load_balanced_ = value == "true";
     }
@@ -677,7 +675,7 @@ class uri_parser {
       const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (ec != std::errc{} || ptr != value.data() + value.size() || !all_digits(value) ||
           n > std::uint32_t{INT32_MAX}) {
-        return invalid_value(value_offset, key_written, value,
+        return invalid_value(value_offset, key_written,
                              "expected a whole number of hosts (0 for all)");
       }
       u_.srv_max_hosts_ = n;
@@ -693,7 +691,7 @@ class uri_parser {
     });
     if (!letter || !chars || value.size() > 62 || value.front() == '-' || value.back() == '-' ||
         value.find("--") != std::string::npos) {
-      return invalid_value(value_offset, key_written, value,
+      return invalid_value(value_offset, key_written,
                            "expected a service name: letters, digits and inner hyphens, at most "
                            "62 characters");
     }
