@@ -40,7 +40,8 @@ godriver_sha256=ae1905601f487aa1adde722d8496603026f5a781e8d5dc9a8d94f379d5c12005
 godriver_url=https://proxy.golang.org/go.mongodb.org/mongo-driver/@v/$godriver_version.zip
 
 dest=${OID_SPEC_DATA_DIR:-$root/build/spec-data}
-stamp="pymongo $pymongo_version $pymongo_sha256, mongo-driver $godriver_version $godriver_sha256"
+# The layout number changes when the list of suites below does, so that a cached copy is redone.
+stamp="layout 2, pymongo $pymongo_version $pymongo_sha256, mongo-driver $godriver_version $godriver_sha256"
 
 die() {
   echo "spec-data.sh: $*" >&2
@@ -105,6 +106,23 @@ pymongo = {
     "cmap-format": ("connection_monitoring", False),
     "auth": ("auth/legacy", False),
     "dns-seedlist": ("srv_seedlist", True),
+    # MongoDB's unified test format: the format's own tests (valid-pass, valid-fail, invalid),
+    # and the suites written in it that tests/unified runs against FerretDB.
+    "unified-format": ("unified-test-format", True),
+    "crud": ("crud/unified", False),
+    "retryable-reads": ("retryable_reads/unified", False),
+    "retryable-writes": ("retryable_writes/unified", False),
+    "command-monitoring": ("command_monitoring", True),
+    "sessions": ("sessions", False),
+    "index-management": ("index_management", False),
+    "collection-management": ("collection_management", False),
+    "run-command": ("run_command/unified", False),
+    "transactions": ("transactions/unified", False),
+    "transactions-convenient-api": ("transactions-convenient-api/unified", False),
+    "csot": ("csot", False),
+    "gridfs": ("gridfs", False),
+    "change-streams": ("change_streams/unified", False),
+    "load-balancer": ("load_balancer", False),
 }
 go = {  # gzipped directories of the module
     "driverbench/single_and_multi_document": "testdata/single_and_multi_document",

@@ -1,0 +1,148 @@
+// The entities of MongoDB's unified test format, as the runner (runner.cpp) makes them and the
+// operations (operations.cpp) use them: clients, databases, collections, cursors and saved values,
+// each under the id the test file gives it.
+//
+// The runner is a test program, not a part of oid: it maps the format's operations onto oid's
+// public client API (oid/mongo/*.hpp) and reports, for every test, passed, skipped (the server or
+// oid lacks what it needs, with one line saying what) or failed.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/document.hpp>
+#include <oid/bson/view.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/mongo/cursor.hpp>
+#include <oid/mongo/failure.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace oid::unified {
+
+/// BSON has no free-standing values: a value of any type is kept as the one field "v" of a
+/// document. `wrap` makes one from an element (under any key); `unwrap` reads it back.
+inline bson::document wrap(const bson::element& e) {
+  bson::builder b;
+  b.append_element("v", e);
+  return std::move(b).extract();
+}
+inline bson::element unwrap(const bson::document& holder) { return *holder.view().begin(); }
+
+/// The events one client entity observed (its `observeEvents`), in the order they happened, as
+/// the format's event documents: `{commandStartedEvent: {command, commandName, databaseName}}`,
+/// `{commandSucceededEvent: {reply, commandName, databaseName}}`, `{commandFailedEvent:
+/// {commandName, databaseName}}`, `{poolClearedEvent: {}}`, ... Listeners run on the client's
+/// threads, hence the mutex.
+class event_log {
+ public:
+  void add(bson::document event) {
+    std::lock_guard lock(mutex_);
+    events_.push_back(std::move(event));
+  }
+  std::vector<bson::document> snapshot() const {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    events_.clear();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<bson::document> events_;
+};
+
+/// A `client` entity: oid's client made from the test server's URI and the entity's
+/// `uriOptions`, and the events it observes.
+struct client_entity {
+  std::optional<mongo::client> client;  // engaged once made
+  std::shared_ptr<event_log> events = std::make_shared<event_log>();
+  std::string uri;  // the connection string it was made from
+};
+
+/// A `database` entity: a database name of a client entity. `options` is the entity's
+/// `databaseOptions` (readConcern, writeConcern, readPreference), empty when none.
+struct database_entity {
+  std::string client;  // the client entity's id
+  std::string name;
+  bson::document options;
+};
+
+/// A `collection` entity: `options` is its `collectionOptions`, empty when none.
+struct collection_entity {
+  std::string client;  // the client entity's id
+  std::string database;
+  std::string name;
+  bson::document options;
+};
+
+/// A cursor entity (createFindCursor, createCommandCursor, ... with saveResultAsEntity).
+struct cursor_entity {
+  std::unique_ptr<mongo::cursor> cursor;
+};
+
+/// A value saved with saveResultAsEntity (see `wrap`).
+struct value_entity {
+  bson::document value;
+};
+
+using entity = std::variant<client_entity, database_entity, collection_entity, cursor_entity,
+                            value_entity>;
+
+/// The entities of one test, by id.
+class entity_map {
+ public:
+  /// The entity `id` when it exists and is a `T`; nullptr otherwise.
+  template <class T>
+  T* find(std::string_view id) {
+    auto it = entities_.find(id);
+    return it == entities_.end() ? nullptr : std::get_if<T>(&it->second);
+  }
+  /// True when an entity named `id` exists, of any kind.
+  bool contains(std::string_view id) const { return entities_.find(id) != entities_.end(); }
+  /// Adds `e` under `id`; false (and nothing added) when `id` is taken, which the format forbids.
+  bool add(std::string id, entity e) { return entities_.try_emplace(std::move(id), std::move(e)).second; }
+  /// Removes everything (clients last, so that cursors die before the clients they use).
+  void clear() {
+    for (auto it = entities_.begin(); it != entities_.end();) {
+      it = std::holds_alternative<client_entity>(it->second) ? std::next(it) : entities_.erase(it);
+    }
+    entities_.clear();
+  }
+
+ private:
+  std::map<std::string, entity, std::less<>> entities_;
+};
+
+/// What an operation on an entity did.
+struct op_outcome {
+  /// The operation's result as the format shapes it (see `wrap`): `{insertedId}` for insertOne,
+  /// an array of documents for find, a number for countDocuments, ... Absent for operations that
+  /// return nothing and when `error` is set.
+  std::optional<bson::document> result;
+  /// A cursor the operation made (createFindCursor, ...), for saveResultAsEntity.
+  std::unique_ptr<mongo::cursor> cursor;
+  /// The failure, when the operation failed.
+  std::optional<mongo::failure> error;
+  /// True when oid refused the operation before sending anything (the format's isClientError).
+  bool client_error = false;
+  /// For a failed bulk write: what it did before it failed, shaped as its result.
+  std::optional<bson::document> partial_result;
+  /// Not empty when oid lacks what the operation asks for (an operation, an argument, an option):
+  /// the runner reports the test "skipped, oid" with this line, e.g. "find: no `comment` option".
+  std::string unsupported;
+};
+
+/// Runs the operation `name` with `arguments` on the entity named `object` (a client, database,
+/// collection or cursor entity), as the unified format defines it.
+op_outcome run_entity_operation(entity_map& entities, std::string_view object,
+                                std::string_view name, bson::document_view arguments);
+
+}  // namespace oid::unified
