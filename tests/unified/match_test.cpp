@@ -10,6 +10,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <optional>
 #include <span>
@@ -629,4 +630,126 @@ TEST(UnifiedMatchSpecDataTest, EveryOperatorInTheSuitesIsKnownAndWellFormed) {
   }
   std::cout << unified_files << " unified test files; special operators:" << counts << '\n';
   EXPECT_GT(unified_files, 300U);
+}
+
+// The unified format's own files about the matching operators (valid-pass: every test passes;
+// valid-fail: every test fails), run against a stand-in for the server that holds one collection
+// in memory: insertOne appends its document and records the insert command it would send, find
+// returns the documents whose _id equals the filter's. Each expectResult is matched with
+// match_root_array (find returns root-level documents), each expected command with
+// match_document. These files need nothing else from a server.
+class fake_collection_run {
+ public:
+  // The first failure of test `t` of `file`, or "" when it passes.
+  static std::string run_test(const oid::bson::document_view file,
+                              const oid::bson::document_view t) {
+    std::vector<oid::bson::document> docs;
+    const oid::bson::document_view initial_data = *file.find("initialData")->get_array();
+    for (const auto& data : initial_data) {
+      const oid::bson::document_view documents =
+          *data.get_document()->find("documents")->get_array();
+      for (const auto& d : documents) docs.emplace_back(*d.get_document());
+    }
+    std::vector<oid::bson::document> commands;
+    const match_context ctx;
+    std::size_t index = 0;
+    const oid::bson::document_view operations = *t.find("operations")->get_array();
+    for (const auto& op_element : operations) {
+      const auto op = *op_element.get_document();
+      const auto name = *op.find("name")->get_string();
+      const auto args = *op.find("arguments")->get_document();
+      std::optional<oid::bson::document> result;  // {"v": result}
+      if (name == "insertOne") {
+        const auto doc = *args.find("document")->get_document();
+        docs.emplace_back(doc);
+        oid::bson::builder cmd;
+        cmd.append_string("insert", "coll0").open_array("documents").append_document("0", doc);
+        cmd.close().append_bool("ordered", true);
+        commands.push_back(std::move(cmd).extract());
+      } else if (name == "find") {
+        const auto id = *args.find("filter")->get_document()->find("_id");
+        oid::bson::builder found;
+        found.open_array("v");
+        std::size_t n = 0;
+        for (const auto& d : docs) {
+          const auto got = d.view().find("_id");
+          if (got && got->type() == id.type() &&
+              std::ranges::equal(got->raw_value(), id.raw_value())) {
+            found.append_document(std::to_string(n++), d.view());
+          }
+        }
+        found.close();
+        result = std::move(found).extract();
+      } else {
+        return "operation " + std::string(name) + " is not simulated";
+      }
+      if (const auto want = op.find("expectResult")) {
+        const std::optional<oid::bson::element> got =
+            result ? std::optional(*result->view().begin()) : std::nullopt;
+        const std::string path = "operations[" + std::to_string(index) + "].expectResult";
+        if (std::string why = oid::unified::match_root_array(*want, got, ctx, path); !why.empty()) {
+          return why;
+        }
+      }
+      ++index;
+    }
+    if (const auto expect_events = t.find("expectEvents")) {
+      const oid::bson::document_view clients = *expect_events->get_array();
+      for (const auto& client : clients) {
+        const auto events = *client.get_document()->find("events")->get_array();
+        std::size_t i = 0;
+        for (const auto& event : events) {
+          if (i >= commands.size()) return "fewer events than expected";
+          const auto started = event.get_document()->find("commandStartedEvent");
+          if (!started) return "only commandStartedEvent is simulated";
+          const auto command = *started->get_document()->find("command")->get_document();
+          const std::string path = "expectEvents[" + std::to_string(i) + "].command";
+          std::string why = oid::unified::match_document(command, commands[i].view(), ctx, path);
+          if (!why.empty()) return why;
+          ++i;
+        }
+      }
+    }
+    return {};
+  }
+};
+
+TEST(UnifiedMatchSpecDataTest, OperatorFilesOfTheFormatPassAndFailAsTheySay) {
+  namespace fs = std::filesystem;
+  const fs::path dir = oid::testing::spec_data_dir("unified-format");
+  if (!fs::is_directory(dir)) {
+    OID_SKIP_OR_FAIL_IN_CI("unified test format suites not found under " << dir);
+  }
+  const std::pair<std::string_view, bool> files[] = {
+      {"valid-pass/operator-lte.json", true},
+      {"valid-pass/operator-matchAsDocument.json", true},
+      {"valid-pass/operator-matchAsRoot.json", true},
+      {"valid-pass/operator-type-number_alias.json", true},
+      {"valid-fail/operator-matchAsDocument.json", false},
+      {"valid-fail/operator-matchAsRoot.json", false},
+  };
+  std::size_t tests = 0;
+  for (const auto& [name, pass] : files) {
+    std::ifstream in(dir / name, std::ios::binary);
+    ASSERT_TRUE(in) << dir / name;
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const auto file = oid::bson::from_json(text);
+    ASSERT_TRUE(file.has_value()) << name;
+    const oid::bson::document_view file_tests = *file->view().find("tests")->get_array();
+    for (const auto& t : file_tests) {
+      const auto test = *t.get_document();
+      const std::string description(*test.find("description")->get_string());
+      SCOPED_TRACE(std::string(name) + ": " + description);
+      const std::string why = fake_collection_run::run_test(file->view(), test);
+      EXPECT_EQ(why.find("simulated"), std::string::npos) << why;
+      if (pass) {
+        EXPECT_EQ(why, "");
+      } else {
+        EXPECT_NE(why, "");
+        std::cout << name << ": " << description << ": " << why << '\n';
+      }
+      ++tests;
+    }
+  }
+  EXPECT_EQ(tests, 19U);  // 1 + 3 + 4 + 4 in valid-pass, 6 + 1 in valid-fail
 }
