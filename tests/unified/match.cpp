@@ -90,7 +90,10 @@ std::string describe(const element& e) {
   std::string text = json.substr(4, json.size() - 5);
   constexpr std::size_t max_text = 100;
   if (text.size() > max_text) {
-    text.resize(max_text);
+    // Cut before a character, not inside one: back off over UTF-8 continuation bytes.
+    std::size_t cut = max_text;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text.resize(cut);
     text += "...";
   }
   return text + " (" + std::string(name_of(e.type())) + ")";

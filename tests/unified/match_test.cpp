@@ -174,6 +174,19 @@ TEST(UnifiedMatchTest, ScalarResultsAndPathPrefix) {
             "events[0].command.x.y: expected 1 (int), got 2 (int)");
 }
 
+TEST(UnifiedMatchTest, LongValuesAreShortenedBetweenCharacters) {
+  // 60 two-byte characters: the text is cut after 100 bytes of JSON, which would split one.
+  std::string long_string;
+  for (int i = 0; i < 60; ++i) long_string += "\u00e9";
+  std::string cut;
+  for (int i = 0; i < 49; ++i) cut += "\u00e9";
+  EXPECT_EQ(run(R"("a")", '"' + long_string + '"'),
+            R"(expected "a" (string), got ")" + cut + R"(... (string))");
+  // 100 bytes or less are written whole.
+  EXPECT_EQ(run("1", '"' + std::string(98, 'x') + '"'),
+            R"(expected 1 (int), got ")" + std::string(98, 'x') + R"(" (string))");
+}
+
 TEST(UnifiedMatchTest, DocumentsAllowExtraFieldsAtTheRootOnly) {
   const test_case cases[] = {
       {"extra field at the root", R"({"x": 1})", R"({"x": 1, "y": 1})", ""},
