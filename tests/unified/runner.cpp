@@ -1208,7 +1208,13 @@ void run_operation(test_context& t, bson::document_view op) {
   }
   if (auto e = field(op, "expectResult")) {
     if (!r.result) fail(name + ": expected a result, the operation returned none");
-    auto why = match(*e, unwrap(*r.result), t.match, true);
+    // The documents of a cursor (find, aggregate, list*) are root-level documents; the values of
+    // distinct are not.
+    static const std::set<std::string, std::less<>> cursor_results = {
+        "find", "aggregate", "listDatabases", "listCollections", "listIndexes",
+        "runCursorCommand", "listSearchIndexes"};
+    auto why = cursor_results.contains(name) ? match_root_array(*e, unwrap(*r.result), t.match)
+                                             : match(*e, unwrap(*r.result), t.match, true);
     if (!why.empty()) fail(name + ": result: " + why);
   }
   if (auto save = optional_string(op, "saveResultAsEntity")) {
