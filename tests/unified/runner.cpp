@@ -760,12 +760,6 @@ void make_entity(test_context& t, bson::document_view entity) {
 
 // ---- data setup and checks --------------------------------------------------------------------------
 
-bson::document command1(std::string_view name, std::string_view value) {
-  bson::builder b;
-  b.append_string(name, value);
-  return std::move(b).extract();
-}
-
 void must(const mongo::outcome<bson::document>& r, std::string_view what) {
   if (!r) fail(std::string(what) + ": " + r.error().message);
 }
@@ -860,7 +854,9 @@ void check_outcome(deployment& d, bson::document_view outcome) {
     auto expected = doc_field(*data, "documents", "outcome");
     bson::builder sort;
     sort.append_int32("_id", 1);
-    auto cur = d.internal->collection(db, name).find({}, {.sort = sort.view()});
+    mongo::find_options by_id;
+    by_id.sort = sort.view();
+    auto cur = d.internal->collection(db, name).find({}, by_id);
     if (!cur) fail("outcome: find in " + name + ": " + cur.error().message);
     std::vector<bson::document> got;
     while (true) {
@@ -902,7 +898,7 @@ const std::map<std::string, std::set<std::string>, std::less<>> known_operations
       "listCollectionObjects", "runCommand", "runCursorCommand", "createCommandCursor", "watch",
       "createCollection", "dropCollection", "modifyCollection"}},
     {"collection",
-     {"aggregate", "bulkWrite", "countDocuments", "createChangeStream", "createFindCursor",
+     {"aggregate", "bulkWrite", "count", "countDocuments", "createChangeStream", "createFindCursor",
       "createIndex", "createIndexes", "createSearchIndex", "createSearchIndexes", "deleteMany",
       "deleteOne", "distinct", "drop", "dropIndex", "dropIndexes", "dropSearchIndex",
       "estimatedDocumentCount", "find", "findOne", "findOneAndDelete", "findOneAndReplace",
