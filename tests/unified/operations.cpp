@@ -1,0 +1,1097 @@
+// The unified test format's entity operations (client, database, collection and cursor
+// operations) mapped onto oid's public client API, as entities.hpp declares.
+//
+// The rule this file keeps: the test layer adds no behaviour oid lacks. An operation, an argument
+// or an entity option without a counterpart in oid/mongo/*.hpp makes the operation `unsupported`,
+// with one line naming the operation and what is missing, in one of these shapes (they are
+// grouped into docs/conformance.md's list of oid's gaps):
+//
+//     <op>: no such operation on a <client|database|collection|cursor>
+//     <op>: no `<argument>` option            (also for arguments nobody knows)
+//     <op>: no `<model>.<argument>` option    (bulkWrite's models)
+//     <op>: no <what> `<argument>`            (a value oid cannot send, e.g. a negative limit)
+//     <op>: no <collection|database>-level `<option>`
+//     <op>: `<argument>` of an unexpected type (the test file's value cannot be read)
+//
+// An argument that only restates oid's default (`upsert: false`, `ordered: true`, a
+// readPreference equal to the client's) is accepted.
+//
+// Entity options (collectionOptions, databaseOptions): oid has no read concern and no per-
+// operation read preference, so an entity whose readConcern is not empty, or whose
+// readPreference differs from its client's, makes the reads on it unsupported; the writes, which
+// neither applies to, run. Its writeConcern is passed to each operation that takes one (the
+// command carries the same writeConcern a driver would send) and makes the others that send one
+// (createIndex, drop, rename, ...) unsupported. `timeoutMS` and any other option make every
+// operation unsupported.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <oid/mongo/bulk_write.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/mongo/collection.hpp>
+#include <oid/mongo/cursor.hpp>
+#include <oid/mongo/operation_options.hpp>
+#include <oid/mongo/read_preference.hpp>
+#include <oid/mongo/write_concern.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "unified/entities.hpp"
+
+namespace oid::unified {
+
+namespace {
+
+using bson::document_view;
+using bson::element;
+
+std::string str(std::string_view s) { return std::string(s); }
+
+op_outcome unsupported(std::string line) {
+  op_outcome o;
+  o.unsupported = std::move(line);
+  return o;
+}
+
+// True when `f` does not come from a server's reply: oid refused the operation before sending it
+// (invalid_value, too_large, ...) or the transport failed. The format counts both as client
+// errors ("parameter validation errors before a command is sent to the server; network errors").
+bool is_client_side(const mongo::failure& f) {
+  if (f.server || !f.write_errors.empty() || f.write_concern_error) return false;
+  return f.code != errc::server_error && f.code != errc::duplicate_key &&
+         f.code != errc::write_concern_failed;
+}
+
+op_outcome failed(mongo::failure f) {
+  op_outcome o;
+  o.client_error = is_client_side(f);
+  o.error = std::move(f);
+  return o;
+}
+
+// A failure the test file or the runner caused (an entity that is not there, a closed cursor).
+op_outcome runner_failure(errc code, std::string message) {
+  op_outcome o;
+  o.error = mongo::failure(code, std::move(message));
+  o.client_error = true;
+  return o;
+}
+
+op_outcome with_result(bson::document d) {
+  op_outcome o;
+  o.result = std::move(d);
+  return o;
+}
+
+// ---- results ---------------------------------------------------------------------------------
+
+bson::document result_int64(std::int64_t n) {
+  bson::builder b;
+  b.append_int64("v", n);
+  return std::move(b).extract();
+}
+
+bson::document result_null() {
+  bson::builder b;
+  b.append_null("v");
+  return std::move(b).extract();
+}
+
+bson::document result_document(document_view d) {
+  bson::builder b;
+  b.append_document("v", d);
+  return std::move(b).extract();
+}
+
+bson::document result_documents(const std::vector<bson::document>& docs) {
+  bson::builder b;
+  b.open_array("v");
+  for (std::size_t i = 0; i < docs.size(); ++i)
+    b.append_document(std::to_string(i), docs[i].view());
+  b.close();
+  return std::move(b).extract();
+}
+
+bson::document result_strings(const std::vector<std::string>& names) {
+  bson::builder b;
+  b.open_array("v");
+  for (std::size_t i = 0; i < names.size(); ++i) b.append_string(std::to_string(i), names[i]);
+  b.close();
+  return std::move(b).extract();
+}
+
+// The value of a one-field `{_id: value}` document, appended under `key`.
+void append_id(bson::builder& b, std::string_view key, const bson::document& id_doc) {
+  const auto v = id_doc.view();
+  if (v.empty()) {
+    b.append_null(key);
+  } else {
+    b.append_element(key, *v.begin());
+  }
+}
+
+// The result of an unacknowledged (w: 0) write: oid reads nothing back, so there are no counts.
+bson::document result_unacknowledged() {
+  bson::builder b;
+  b.open_document("v").append_bool("acknowledged", false).close();
+  return std::move(b).extract();
+}
+
+bson::document result_update(const mongo::update_result& r) {
+  bson::builder b;
+  b.open_document("v");
+  b.append_int64("matchedCount", r.matched).append_int64("modifiedCount", r.modified);
+  b.append_int64("upsertedCount", r.upserted_id ? 1 : 0);
+  if (r.upserted_id) append_id(b, "upsertedId", *r.upserted_id);
+  b.close();
+  return std::move(b).extract();
+}
+
+bson::document result_deleted(std::int64_t n) {
+  bson::builder b;
+  b.open_document("v").append_int64("deletedCount", n).close();
+  return std::move(b).extract();
+}
+
+// BulkWriteResult: the counts, and the inserted and upserted ids by the index of their model.
+bson::document result_bulk(const mongo::bulk_write_result& r) {
+  bson::builder b;
+  b.open_document("v");
+  b.append_int64("deletedCount", r.deleted).append_int64("insertedCount", r.inserted);
+  b.open_document("insertedIds");
+  for (const auto& i : r.inserted_ids) append_id(b, std::to_string(i.index), i.id);
+  b.close();
+  b.append_int64("matchedCount", r.matched).append_int64("modifiedCount", r.modified);
+  b.append_int64("upsertedCount", r.upserted);
+  b.open_document("upsertedIds");
+  for (const auto& i : r.upserted_ids) append_id(b, std::to_string(i.index), i.id);
+  b.close();
+  b.close();
+  return std::move(b).extract();
+}
+
+op_outcome bulk_failed(mongo::bulk_write_error e) {
+  auto partial = result_bulk(e.partial_result);
+  auto o = failed(static_cast<mongo::failure&&>(e));
+  o.partial_result = std::move(partial);
+  return o;
+}
+
+// Every document of `c`, or its failure.
+mongo::outcome<std::vector<bson::document>> read_all(mongo::cursor& c) {
+  std::vector<bson::document> out;
+  while (true) {
+    auto more = c.next();
+    if (!more) return std::move(more).error();
+    if (!*more) return out;
+    out.emplace_back(c.current());
+  }
+}
+
+op_outcome all_documents(mongo::outcome<mongo::cursor> c) {
+  if (!c) return failed(std::move(c).error());
+  auto docs = read_all(*c);
+  if (!docs) return failed(std::move(docs).error());
+  return with_result(result_documents(*docs));
+}
+
+op_outcome names_of(mongo::outcome<std::vector<bson::document>> docs) {
+  if (!docs) return failed(std::move(docs).error());
+  std::vector<std::string> names;
+  for (const auto& d : *docs) {
+    const auto n = d.view().find("name");
+    const auto s = n ? n->get_string() : result<std::string_view>(n.error());
+    if (!s) return failed(mongo::failure(errc::unexpected_reply, "an entry without a name"));
+    names.emplace_back(*s);
+  }
+  return with_result(result_strings(names));
+}
+
+// ---- arguments -------------------------------------------------------------------------------
+
+// Reads an operation's arguments and remembers which it read, so that `problem()` can name the
+// first one nobody read: oid has no such option (or the test file holds one nobody knows).
+class args {
+ public:
+  args(std::string_view op, document_view d, std::string prefix = "")
+      : op_(op), doc_(d), prefix_(std::move(prefix)) {}
+
+  // The element `key`, marked read; nothing when absent.
+  std::optional<element> get(std::string_view key) {
+    read_.push_back(key);
+    auto e = doc_.find(key);
+    if (!e) return std::nullopt;
+    return *e;
+  }
+  // A document argument (the empty document when absent; `required`: a problem when absent).
+  document_view document(std::string_view key, bool required = false) {
+    auto e = get(key);
+    if (!e) {
+      if (required) missing(key);
+      return {};
+    }
+    auto d = e->get_document();
+    if (!d) {
+      bad_type(key);
+      return {};
+    }
+    return *d;
+  }
+  // An array of documents (nothing when absent).
+  std::optional<std::vector<document_view>> documents(std::string_view key, bool required = false) {
+    auto e = get(key);
+    if (!e) {
+      if (required) missing(key);
+      return std::nullopt;
+    }
+    auto arr = e->get_array();
+    if (!arr) {
+      bad_type(key);
+      return std::nullopt;
+    }
+    std::vector<document_view> out;
+    for (const auto& item : *arr) {
+      auto d = item.get_document();
+      if (!d) {
+        bad_type(key);
+        return std::nullopt;
+      }
+      out.push_back(*d);
+    }
+    return out;
+  }
+  // An integer: int32, int64, or a double that holds one.
+  std::optional<std::int64_t> integer(std::string_view key) {
+    auto e = get(key);
+    if (!e) return std::nullopt;
+    if (auto i = e->get_int32()) return std::int64_t{*i};
+    if (auto l = e->get_int64()) return *l;
+    if (auto d = e->get_double()) {
+      if (std::isfinite(*d) && std::trunc(*d) == *d && std::fabs(*d) < 9.0e15) {
+        return static_cast<std::int64_t>(*d);
+      }
+    }
+    bad_type(key);
+    return std::nullopt;
+  }
+  std::optional<bool> boolean(std::string_view key) {
+    auto e = get(key);
+    if (!e) return std::nullopt;
+    if (auto b = e->get_bool()) return *b;
+    bad_type(key);
+    return std::nullopt;
+  }
+  std::optional<std::string_view> string(std::string_view key, bool required = false) {
+    auto e = get(key);
+    if (!e) {
+      if (required) missing(key);
+      return std::nullopt;
+    }
+    if (auto s = e->get_string()) return *s;
+    bad_type(key);
+    return std::nullopt;
+  }
+  // A hint: an index name or a key pattern.
+  mongo::index_hint hint(std::string_view key = "hint") {
+    auto e = get(key);
+    if (!e) return {};
+    if (auto s = e->get_string()) return mongo::index_hint(*s);
+    if (auto d = e->get_document()) return mongo::index_hint(*d);
+    bad_type(key);
+    return {};
+  }
+  // maxTimeMS.
+  std::optional<std::chrono::milliseconds> max_time() {
+    auto n = integer("maxTimeMS");
+    if (!n) return std::nullopt;
+    if (*n < 0) {
+      note(str(op_) + ": no negative `maxTimeMS`");
+      return std::nullopt;
+    }
+    return std::chrono::milliseconds(*n);
+  }
+  // An argument read but refused: `line` is the unsupported line (the first one counts).
+  void note(std::string line) {
+    if (problem_.empty()) problem_ = std::move(line);
+  }
+  void bad_type(std::string_view key) {
+    note(str(op_) + ": `" + prefix_ + str(key) + "` of an unexpected type");
+  }
+  void missing(std::string_view key) { note(str(op_) + ": `" + prefix_ + str(key) + "` missing"); }
+
+  // The first problem: a value refused while reading, or else an argument nobody read. Empty when
+  // every argument was read and understood.
+  std::string problem() const {
+    if (!problem_.empty()) return problem_;
+    for (const auto& e : doc_) {
+      if (std::find(read_.begin(), read_.end(), e.key()) == read_.end()) {
+        return str(op_) + ": no `" + prefix_ + str(e.key()) + "` option";
+      }
+    }
+    return {};
+  }
+
+ private:
+  std::string_view op_;
+  document_view doc_;
+  std::string prefix_;
+  std::vector<std::string_view> read_;
+  std::string problem_;
+};
+
+// An update argument: update operators (a document) or a pipeline (an array of stages). `stages`
+// keeps the pipeline's views for the update_spec that points at them.
+std::optional<mongo::update_spec> read_update(args& a, std::string_view key,
+                                              std::vector<document_view>& stages) {
+  auto e = a.get(key);
+  if (!e) {
+    a.missing(key);
+    return std::nullopt;
+  }
+  if (auto d = e->get_document()) return mongo::update_spec(*d);
+  if (e->type() == bson::type::array) {
+    // Not through args::documents: `key` is read already.
+    const document_view arr = *e->get_array();
+    for (const auto& item : arr) {
+      auto d = item.get_document();
+      if (!d) {
+        a.bad_type(key);
+        return std::nullopt;
+      }
+      stages.push_back(*d);
+    }
+    return mongo::update_spec(std::span<const document_view>(stages));
+  }
+  a.bad_type(key);
+  return std::nullopt;
+}
+
+// ---- entity options --------------------------------------------------------------------------
+
+// What an entity's options (collectionOptions, databaseOptions) ask, as far as oid can honour it.
+struct entity_options {
+  mongo::write_concern write_concern;
+  std::string read_gap;  // not empty: reads cannot honour the options ("collection-level `x`")
+  std::string all_gap;   // not empty: no operation can
+};
+
+// A writeConcern document as oid's write_concern; nothing when oid cannot express it.
+std::optional<mongo::write_concern> parse_write_concern(document_view d) {
+  mongo::write_concern wc;
+  for (const auto& e : d) {
+    const auto k = e.key();
+    if (k == "w") {
+      if (auto i = e.get_int32()) {
+        wc.w = *i;
+      } else if (auto l = e.get_int64(); l && *l >= 0 && *l <= std::numeric_limits<int>::max()) {
+        wc.w = static_cast<std::int32_t>(*l);
+      } else if (auto s = e.get_string()) {
+        wc.w_tag = str(*s);
+      } else {
+        return std::nullopt;
+      }
+    } else if (k == "j" || k == "journal") {
+      auto b = e.get_bool();
+      if (!b) return std::nullopt;
+      wc.journal = *b;
+    } else if (k == "wtimeoutMS" || k == "wtimeout") {
+      std::optional<std::int64_t> n;
+      if (auto i = e.get_int32()) n = *i;
+      if (auto l = e.get_int64()) n = *l;
+      if (!n || *n < 0) return std::nullopt;
+      wc.timeout = std::chrono::milliseconds(*n);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return wc;
+}
+
+// A readPreference document as oid's read_preference; nothing when oid cannot express it.
+std::optional<mongo::read_preference> parse_read_preference(document_view d) {
+  mongo::read_preference rp;
+  bool has_mode = false;
+  for (const auto& e : d) {
+    const auto k = e.key();
+    if (k == "mode") {
+      auto s = e.get_string();
+      if (!s) return std::nullopt;
+      auto m = mongo::read_mode_from_string(*s);
+      if (!m) return std::nullopt;
+      rp.mode = *m;
+      has_mode = true;
+    } else if (k == "tagSets" || k == "tag_sets") {
+      auto arr = e.get_array();
+      if (!arr) return std::nullopt;
+      for (const auto& set : *arr) {
+        auto doc = set.get_document();
+        if (!doc) return std::nullopt;
+        mongo::tag_set tags;
+        for (const auto& t : *doc) {
+          auto v = t.get_string();
+          if (!v) return std::nullopt;
+          tags.emplace_back(str(t.key()), str(*v));
+        }
+        rp.tag_sets.push_back(std::move(tags));
+      }
+    } else if (k == "maxStalenessSeconds") {
+      std::optional<std::int64_t> n;
+      if (auto i = e.get_int32()) n = *i;
+      if (auto l = e.get_int64()) n = *l;
+      if (!n) return std::nullopt;
+      if (*n >= 0) rp.max_staleness = std::chrono::seconds(*n);  // -1: no maximum
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!has_mode) return std::nullopt;
+  return rp;
+}
+
+entity_options read_entity_options(document_view options, std::string_view level,
+                                   const mongo::client& client) {
+  entity_options out;
+  const std::string lv = str(level) + "-level `";
+  for (const auto& e : options) {
+    const auto k = e.key();
+    if (k == "readConcern") {
+      auto d = e.get_document();
+      if (!d || !d->empty()) {
+        if (out.read_gap.empty()) out.read_gap = "no " + lv + "readConcern`";
+      }
+    } else if (k == "readPreference") {
+      auto d = e.get_document();
+      auto rp = d ? parse_read_preference(*d) : std::nullopt;
+      if (!rp || !(*rp == client.uri().read_preference())) {
+        if (out.read_gap.empty()) out.read_gap = "no " + lv + "readPreference`";
+      }
+    } else if (k == "writeConcern") {
+      auto d = e.get_document();
+      auto wc = d ? parse_write_concern(*d) : std::nullopt;
+      if (!wc) {
+        if (out.all_gap.empty()) out.all_gap = "no " + lv + "writeConcern` like this one";
+      } else {
+        out.write_concern = *wc;
+      }
+    } else if (out.all_gap.empty()) {
+      out.all_gap = "no " + lv + str(k) + "`";
+    }
+  }
+  return out;
+}
+
+// How an operation uses its entity's options.
+enum class op_kind {
+  read,              // readConcern and readPreference apply
+  write,             // takes a per-operation write concern in oid
+  write_without_wc,  // sends a write concern in drivers, but oid's operation takes none
+  none,              // inherits nothing (runCommand)
+};
+
+// The unsupported line the entity's options give operation `op`, or empty.
+std::string option_gap(const entity_options& o, std::string_view op, op_kind kind) {
+  if (!o.all_gap.empty()) return str(op) + ": " + o.all_gap;
+  if (kind == op_kind::read && !o.read_gap.empty()) return str(op) + ": " + o.read_gap;
+  if (kind == op_kind::write_without_wc && !o.write_concern.is_default()) {
+    return str(op) + ": no `writeConcern` option";
+  }
+  return {};
+}
+
+// ---- collection operations -------------------------------------------------------------------
+
+struct collection_context {
+  mongo::collection coll;
+  entity_options options;
+};
+
+op_outcome insert_one(collection_context& c, args& a) {
+  const auto doc = a.document("document", true);
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto r = c.coll.insert_one(doc, {.ordered = true, .write_concern = c.options.write_concern});
+  if (!r) return failed(std::move(r).error());
+  if (!c.options.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  bson::builder b;
+  b.open_document("v");
+  if (!r->ids.empty()) append_id(b, "insertedId", r->ids.front());
+  b.close();
+  return with_result(std::move(b).extract());
+}
+
+op_outcome insert_many(collection_context& c, args& a) {
+  const auto docs = a.documents("documents", true);
+  const auto ordered = a.boolean("ordered");
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto r = c.coll.insert_many(
+      *docs, {.ordered = ordered.value_or(true), .write_concern = c.options.write_concern});
+  if (!r) return bulk_failed(std::move(r).error());
+  if (!c.options.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  bson::builder b;
+  b.open_document("v").open_document("insertedIds");
+  for (std::size_t i = 0; i < r->ids.size(); ++i) append_id(b, std::to_string(i), r->ids[i]);
+  b.close().close();
+  return with_result(std::move(b).extract());
+}
+
+// The write_options of updateOne, updateMany and replaceOne (`update`: arrayFilters apply).
+mongo::write_options update_options(collection_context& c, args& a, bool update,
+                                    std::optional<std::vector<document_view>>& filters) {
+  mongo::write_options o;
+  o.write_concern = c.options.write_concern;
+  o.upsert = a.boolean("upsert").value_or(false);
+  if (update) {
+    filters = a.documents("arrayFilters");
+    if (filters) o.array_filters = *filters;
+  }
+  o.bypass_document_validation = a.boolean("bypassDocumentValidation");
+  o.collation = a.document("collation");
+  o.hint = a.hint();
+  o.let = a.document("let");
+  return o;
+}
+
+op_outcome update_op(collection_context& c, args& a, std::string_view op) {
+  const bool replace = op == "replaceOne";
+  const auto filter = a.document("filter", true);
+  std::vector<document_view> stages;
+  std::optional<mongo::update_spec> u;
+  document_view replacement;
+  if (replace) {
+    replacement = a.document("replacement", true);
+  } else {
+    u = read_update(a, "update", stages);
+  }
+  std::optional<std::vector<document_view>> filters;
+  const auto options = update_options(c, a, !replace, filters);
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto r = replace             ? c.coll.replace_one(filter, replacement, options)
+           : op == "updateOne" ? c.coll.update_one(filter, *u, options)
+                               : c.coll.update_many(filter, *u, options);
+  if (!r) return failed(std::move(r).error());
+  if (!options.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  return with_result(result_update(*r));
+}
+
+op_outcome delete_op(collection_context& c, args& a, std::string_view op) {
+  const auto filter = a.document("filter", true);
+  mongo::write_options o;
+  o.write_concern = c.options.write_concern;
+  o.collation = a.document("collation");
+  o.hint = a.hint();
+  o.let = a.document("let");
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto r = op == "deleteOne" ? c.coll.delete_one(filter, o) : c.coll.delete_many(filter, o);
+  if (!r) return failed(std::move(r).error());
+  if (!o.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  return with_result(result_deleted(*r));
+}
+
+// The storage a bulk write's models point into: their pipelines and array filters.
+struct model_storage {
+  std::deque<std::vector<document_view>> lists;
+};
+
+// One `{insertOne: {...}}`, `{updateOne: {...}}`, ... of bulkWrite's `requests`.
+std::optional<mongo::write_model> read_model(std::string_view op, element request,
+                                             model_storage& keep, std::string& problem) {
+  auto outer = request.get_document();
+  if (!outer || outer->empty() || std::next(outer->begin()) != outer->end()) {
+    problem = str(op) + ": `requests` of an unexpected type";
+    return std::nullopt;
+  }
+  const element kind = *outer->begin();
+  const auto name = kind.key();
+  auto body = kind.get_document();
+  if (!body) {
+    problem = str(op) + ": `requests` of an unexpected type";
+    return std::nullopt;
+  }
+  args m(op, *body, str(name) + ".");
+  std::optional<mongo::write_model> out;
+  if (name == "insertOne") {
+    out = mongo::insert_one_model{m.document("document", true)};
+  } else if (name == "updateOne" || name == "updateMany") {
+    const auto filter = m.document("filter", true);
+    auto& stages = keep.lists.emplace_back();
+    auto u = read_update(m, "update", stages);
+    const bool upsert = m.boolean("upsert").value_or(false);
+    std::span<const document_view> filters;
+    if (auto f = m.documents("arrayFilters")) filters = keep.lists.emplace_back(std::move(*f));
+    const auto collation = m.document("collation");
+    const auto hint = m.hint();
+    if (u) {
+      if (name == "updateOne") {
+        out = mongo::update_one_model{filter, *u, upsert, filters, collation, hint};
+      } else {
+        out = mongo::update_many_model{filter, *u, upsert, filters, collation, hint};
+      }
+    }
+  } else if (name == "replaceOne") {
+    const auto filter = m.document("filter", true);
+    const auto replacement = m.document("replacement", true);
+    const bool upsert = m.boolean("upsert").value_or(false);
+    const auto collation = m.document("collation");
+    const auto hint = m.hint();
+    out = mongo::replace_one_model{filter, replacement, upsert, collation, hint};
+  } else if (name == "deleteOne" || name == "deleteMany") {
+    const auto filter = m.document("filter", true);
+    const auto collation = m.document("collation");
+    const auto hint = m.hint();
+    if (name == "deleteOne") {
+      out = mongo::delete_one_model{filter, collation, hint};
+    } else {
+      out = mongo::delete_many_model{filter, collation, hint};
+    }
+  } else {
+    problem = str(op) + ": no `" + str(name) + "` model";
+    return std::nullopt;
+  }
+  problem = m.problem();
+  if (!problem.empty()) return std::nullopt;
+  return out;
+}
+
+op_outcome bulk_write_op(collection_context& c, args& a, std::string_view op) {
+  std::vector<mongo::write_model> models;
+  model_storage keep;
+  auto requests = a.get("requests");
+  if (!requests) {
+    a.missing("requests");
+  } else if (auto arr = requests->get_array(); !arr) {
+    a.bad_type("requests");
+  } else {
+    for (const auto& r : *arr) {
+      std::string problem;
+      auto m = read_model(op, r, keep, problem);
+      if (!m) {
+        a.note(problem);
+        break;
+      }
+      models.push_back(*m);
+    }
+  }
+  mongo::bulk_write_options o;
+  o.ordered = a.boolean("ordered").value_or(true);
+  o.bypass_document_validation = a.boolean("bypassDocumentValidation");
+  o.write_concern = c.options.write_concern;
+  o.let = a.document("let");
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto r = c.coll.bulk_write(models, o);
+  if (!r) return bulk_failed(std::move(r).error());
+  if (!o.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  return with_result(result_bulk(*r));
+}
+
+// The options of find, findOne and createFindCursor (`one`: findOne, which takes no limit and no
+// batchSize).
+mongo::find_options read_find_options(args& a, std::string_view op, bool one) {
+  mongo::find_options o;
+  o.sort = a.document("sort");
+  o.projection = a.document("projection");
+  if (auto n = a.integer("skip")) {
+    if (*n < 0) a.note(str(op) + ": no negative `skip`");
+    o.skip = *n;
+  }
+  if (!one) {
+    if (auto n = a.integer("limit")) {
+      if (*n < 0) a.note(str(op) + ": no negative `limit`");
+      o.limit = *n;
+    }
+    if (auto n = a.integer("batchSize")) {
+      if (*n < 0 || *n > std::numeric_limits<std::int32_t>::max()) {
+        a.note(str(op) + ": no negative `batchSize`");
+      } else {
+        o.batch_size = static_cast<std::int32_t>(*n);
+      }
+    }
+  } else {
+    o.limit = 1;
+  }
+  return o;
+}
+
+op_outcome find_op(collection_context& c, args& a, std::string_view op) {
+  const auto filter = a.document("filter");
+  const bool one = op == "findOne";
+  const auto o = read_find_options(a, op, one);
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto cur = c.coll.find(filter, o);
+  if (op == "createFindCursor") {
+    if (!cur) return failed(std::move(cur).error());
+    op_outcome out;
+    out.cursor = std::make_unique<mongo::cursor>(std::move(*cur));
+    return out;
+  }
+  if (!one) return all_documents(std::move(cur));
+  if (!cur) return failed(std::move(cur).error());
+  auto more = cur->next();
+  if (!more) return failed(std::move(more).error());
+  return with_result(*more ? result_document(cur->current()) : result_null());
+}
+
+op_outcome aggregate_op(collection_context& c, args& a) {
+  const auto pipeline = a.documents("pipeline", true);
+  mongo::aggregate_options o;
+  o.allow_disk_use = a.boolean("allowDiskUse");
+  if (auto n = a.integer("batchSize")) {
+    if (*n < 0 || *n > std::numeric_limits<std::int32_t>::max()) {
+      a.note("aggregate: no negative `batchSize`");
+    } else {
+      o.batch_size = static_cast<std::int32_t>(*n);
+    }
+  }
+  o.max_time = a.max_time();
+  o.bypass_document_validation = a.boolean("bypassDocumentValidation");
+  o.collation = a.document("collation");
+  if (auto h = a.get("hint")) {
+    if (auto d = h->get_document()) {
+      o.hint = *d;
+    } else if (h->type() == bson::type::string) {
+      a.note("aggregate: no `hint` by index name");
+    } else {
+      a.bad_type("hint");
+    }
+  }
+  o.let = a.document("let");
+  o.write_concern = c.options.write_concern;
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  return all_documents(c.coll.aggregate(*pipeline, o));
+}
+
+op_outcome count_documents(collection_context& c, args& a) {
+  const auto filter = a.document("filter");
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto n = c.coll.count_documents(filter);
+  if (!n) return failed(std::move(n).error());
+  return with_result(result_int64(*n));
+}
+
+op_outcome estimated_document_count(collection_context& c, args& a) {
+  mongo::read_options o;
+  o.max_time = a.max_time();
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto n = c.coll.estimated_document_count(o);
+  if (!n) return failed(std::move(n).error());
+  return with_result(result_int64(*n));
+}
+
+op_outcome distinct_op(collection_context& c, args& a) {
+  const auto field = a.string("fieldName", true);
+  const auto filter = a.document("filter");
+  mongo::read_options o;
+  o.max_time = a.max_time();
+  o.collation = a.document("collation");
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto values = c.coll.distinct(*field, filter, o);
+  if (!values) return failed(std::move(values).error());
+  bson::builder b;
+  b.append_array("v", values->view());
+  return with_result(std::move(b).extract());
+}
+
+// returnDocument: "Before" or "After", in any case; a problem otherwise.
+mongo::return_document read_return_document(args& a, std::string_view op) {
+  auto s = a.string("returnDocument");
+  if (!s) return mongo::return_document::before;
+  std::string lower(*s);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (lower == "after") return mongo::return_document::after;
+  if (lower != "before") a.note(str(op) + ": `returnDocument` of an unexpected value");
+  return mongo::return_document::before;
+}
+
+op_outcome found(mongo::outcome<std::optional<bson::document>> r) {
+  if (!r) return failed(std::move(r).error());
+  return with_result(*r ? result_document((*r)->view()) : result_null());
+}
+
+op_outcome find_one_and_modify(collection_context& c, args& a, std::string_view op) {
+  const auto filter = a.document("filter", true);
+  std::vector<document_view> stages;
+  std::optional<mongo::update_spec> u;
+  document_view replacement;
+  const bool replace = op == "findOneAndReplace";
+  if (replace) {
+    replacement = a.document("replacement", true);
+  } else {
+    u = read_update(a, "update", stages);
+  }
+  mongo::find_one_and_modify_options o;
+  o.projection = a.document("projection");
+  o.sort = a.document("sort");
+  o.upsert = a.boolean("upsert").value_or(false);
+  o.return_document = read_return_document(a, op);
+  o.max_time = a.max_time();
+  o.bypass_document_validation = a.boolean("bypassDocumentValidation");
+  o.collation = a.document("collation");
+  o.hint = a.hint();
+  o.write_concern = c.options.write_concern;
+  std::optional<std::vector<document_view>> filters;
+  if (!replace) {
+    filters = a.documents("arrayFilters");
+    if (filters) o.array_filters = *filters;
+  }
+  o.let = a.document("let");
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  return found(replace ? c.coll.find_one_and_replace(filter, replacement, o)
+                       : c.coll.find_one_and_update(filter, *u, o));
+}
+
+op_outcome find_one_and_delete(collection_context& c, args& a) {
+  const auto filter = a.document("filter", true);
+  mongo::find_one_and_delete_options o;
+  o.projection = a.document("projection");
+  o.sort = a.document("sort");
+  o.max_time = a.max_time();
+  o.collation = a.document("collation");
+  o.hint = a.hint();
+  o.write_concern = c.options.write_concern;
+  o.let = a.document("let");
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  return found(c.coll.find_one_and_delete(filter, o));
+}
+
+op_outcome create_index(collection_context& c, args& a) {
+  const auto keys = a.document("keys", true);
+  mongo::index_options o;
+  o.unique = a.boolean("unique").value_or(false);
+  o.sparse = a.boolean("sparse").value_or(false);
+  if (auto n = a.string("name")) o.name = str(*n);
+  if (auto n = a.integer("expireAfterSeconds")) o.expire_after_seconds = *n;
+  o.partial_filter_expression = a.document("partialFilterExpression");
+  o.collation = a.document("collation");
+  // The index options whose createIndexes field has the argument's name go through `extra`.
+  bson::builder extra;
+  for (const std::string_view k :
+       {"background", "hidden", "weights", "textIndexVersion", "2dsphereIndexVersion", "bits",
+        "min", "max", "wildcardProjection", "storageEngine"}) {
+    if (auto e = a.get(k)) extra.append_element(*e);
+  }
+  const auto extra_doc = std::move(extra).extract();
+  o.extra = extra_doc.view();
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto name = c.coll.create_index(keys, o);
+  if (!name) return failed(std::move(name).error());
+  bson::builder b;
+  b.append_string("v", *name);
+  return with_result(std::move(b).extract());
+}
+
+op_outcome nothing_or_failure(mongo::outcome<mongo::done> r) {
+  if (!r) return failed(std::move(r).error());
+  return {};
+}
+
+op_outcome run_collection_operation(collection_context& c, std::string_view op,
+                                    document_view arguments) {
+  // Each operation's use of the entity's options, then its arguments.
+  struct entry {
+    std::string_view name;
+    op_kind kind;
+  };
+  static constexpr entry table[] = {
+      {"insertOne", op_kind::write},
+      {"insertMany", op_kind::write},
+      {"bulkWrite", op_kind::write},
+      {"updateOne", op_kind::write},
+      {"updateMany", op_kind::write},
+      {"replaceOne", op_kind::write},
+      {"deleteOne", op_kind::write},
+      {"deleteMany", op_kind::write},
+      {"findOneAndUpdate", op_kind::write},
+      {"findOneAndReplace", op_kind::write},
+      {"findOneAndDelete", op_kind::write},
+      {"find", op_kind::read},
+      {"findOne", op_kind::read},
+      {"createFindCursor", op_kind::read},
+      {"aggregate", op_kind::read},
+      {"countDocuments", op_kind::read},
+      {"estimatedDocumentCount", op_kind::read},
+      {"distinct", op_kind::read},
+      {"listIndexes", op_kind::read},
+      {"listIndexNames", op_kind::read},
+      {"createIndex", op_kind::write_without_wc},
+      {"dropIndex", op_kind::write_without_wc},
+      {"dropIndexes", op_kind::write_without_wc},
+      {"drop", op_kind::write_without_wc},
+      {"rename", op_kind::write_without_wc},
+  };
+  const auto it = std::find_if(std::begin(table), std::end(table),
+                               [&](const entry& e) { return e.name == op; });
+  if (it == std::end(table)) return unsupported(str(op) + ": no such operation on a collection");
+  if (auto gap = option_gap(c.options, op, it->kind); !gap.empty()) return unsupported(gap);
+
+  args a(op, arguments);
+  if (op == "insertOne") return insert_one(c, a);
+  if (op == "insertMany") return insert_many(c, a);
+  if (op == "bulkWrite") return bulk_write_op(c, a, op);
+  if (op == "updateOne" || op == "updateMany" || op == "replaceOne") return update_op(c, a, op);
+  if (op == "deleteOne" || op == "deleteMany") return delete_op(c, a, op);
+  if (op == "findOneAndUpdate" || op == "findOneAndReplace") {
+    return find_one_and_modify(c, a, op);
+  }
+  if (op == "findOneAndDelete") return find_one_and_delete(c, a);
+  if (op == "find" || op == "findOne" || op == "createFindCursor") return find_op(c, a, op);
+  if (op == "aggregate") return aggregate_op(c, a);
+  if (op == "countDocuments") return count_documents(c, a);
+  if (op == "estimatedDocumentCount") return estimated_document_count(c, a);
+  if (op == "distinct") return distinct_op(c, a);
+  if (op == "createIndex") return create_index(c, a);
+  if (op == "listIndexes" || op == "listIndexNames") {
+    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    auto specs = c.coll.list_indexes();
+    if (op == "listIndexNames") return names_of(std::move(specs));
+    if (!specs) return failed(std::move(specs).error());
+    return with_result(result_documents(*specs));
+  }
+  if (op == "dropIndex") {
+    const auto name = a.string("name", true);
+    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    return nothing_or_failure(c.coll.drop_index(*name));
+  }
+  if (op == "dropIndexes") {
+    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    return nothing_or_failure(c.coll.drop_indexes());
+  }
+  if (op == "drop") {
+    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    return nothing_or_failure(c.coll.drop());
+  }
+  // rename
+  const auto to = a.string("to", true);
+  const auto drop_target = a.boolean("dropTarget").value_or(false);
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto r = c.coll.rename(*to, drop_target);
+  if (!r) return failed(std::move(r).error());
+  return {};
+}
+
+// ---- database and client operations ----------------------------------------------------------
+
+op_outcome list_databases(mongo::client& client, std::string_view op, document_view arguments) {
+  args a(op, arguments);
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto dbs = client.list_databases();
+  if (op == "listDatabaseNames") return names_of(std::move(dbs));
+  if (!dbs) return failed(std::move(dbs).error());
+  return with_result(result_documents(*dbs));
+}
+
+op_outcome run_client_operation(mongo::client& client, std::string_view op,
+                                document_view arguments) {
+  if (op == "listDatabases" || op == "listDatabaseNames" || op == "listDatabaseObjects") {
+    return list_databases(client, op, arguments);
+  }
+  return unsupported(str(op) + ": no such operation on a client");
+}
+
+op_outcome run_database_operation(mongo::client& client, const database_entity& db,
+                                  std::string_view op, document_view arguments) {
+  args a(op, arguments);
+  if (op == "runCommand") {
+    // runCommand inherits none of the database's options (the format's runCommand section).
+    const auto command = a.document("command", true);
+    (void)a.string("commandName", true);  // for languages that lose the order of keys
+    if (auto rp = a.get("readPreference")) {
+      // oid's run_command selects the primary: a readPreference of primary restates that.
+      auto d = rp->get_document();
+      auto parsed = d ? parse_read_preference(*d) : std::nullopt;
+      if (!parsed || !(*parsed == mongo::read_preference{})) {
+        a.note("runCommand: no `readPreference` option");
+      }
+    }
+    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    auto reply = client.run_command(db.name, command);
+    if (!reply) return failed(std::move(reply).error());
+    return with_result(result_document(reply->view()));
+  }
+  const bool known = op == "listCollections" || op == "listCollectionNames" ||
+                     op == "listCollectionObjects" || op == "dropCollection";
+  if (!known) return unsupported(str(op) + ": no such operation on a database");
+  const auto options = read_entity_options(db.options.view(), "database", client);
+  const auto kind = op == "dropCollection" ? op_kind::write_without_wc : op_kind::read;
+  if (auto gap = option_gap(options, op, kind); !gap.empty()) return unsupported(gap);
+  if (op == "dropCollection") {
+    const auto name = a.string("collection", true);
+    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    return nothing_or_failure(client.collection(db.name, *name).drop());
+  }
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  auto colls = client.list_collections(db.name);
+  if (op == "listCollectionNames") return names_of(std::move(colls));
+  if (!colls) return failed(std::move(colls).error());
+  return with_result(result_documents(*colls));
+}
+
+// ---- cursor operations -----------------------------------------------------------------------
+
+op_outcome run_cursor_operation(cursor_entity& c, std::string_view op, document_view arguments) {
+  const bool known = op == "iterateUntilDocumentOrError" || op == "iterateOnce" || op == "close";
+  if (!known) return unsupported(str(op) + ": no such operation on a cursor");
+  args a(op, arguments);
+  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (op == "close") {
+    c.cursor.reset();  // killCursors when the server still holds it; errors are ignored
+    return {};
+  }
+  if (!c.cursor) return runner_failure(errc::invalid_value, str(op) + ": the cursor is closed");
+  // Both iterations are one next(): it steps through the batch and, when that is used up and the
+  // server holds more, sends one getMore (oid has no tailable cursors, whose getMore may return
+  // nothing). At the end there is no document and no error: no result.
+  auto more = c.cursor->next();
+  if (!more) return failed(std::move(more).error());
+  if (!*more) return {};
+  return with_result(result_document(c.cursor->current()));
+}
+
+mongo::client* client_of(entity_map& entities, const std::string& id) {
+  auto* c = entities.find<client_entity>(id);
+  return c && c->client ? &*c->client : nullptr;
+}
+
+}  // namespace
+
+op_outcome run_entity_operation(entity_map& entities, std::string_view object,
+                                std::string_view name, bson::document_view arguments) {
+  if (auto* coll = entities.find<collection_entity>(object)) {
+    auto* client = client_of(entities, coll->client);
+    if (!client) {
+      return runner_failure(errc::key_not_found, "collection `" + str(object) +
+                                                     "`: no client entity `" + coll->client + "`");
+    }
+    collection_context c{client->collection(coll->database, coll->name),
+                         read_entity_options(coll->options.view(), "collection", *client)};
+    return run_collection_operation(c, name, arguments);
+  }
+  if (auto* db = entities.find<database_entity>(object)) {
+    auto* client = client_of(entities, db->client);
+    if (!client) {
+      return runner_failure(errc::key_not_found, "database `" + str(object) +
+                                                     "`: no client entity `" + db->client + "`");
+    }
+    return run_database_operation(*client, *db, name, arguments);
+  }
+  if (auto* c = entities.find<client_entity>(object)) {
+    if (!c->client) {
+      return runner_failure(errc::key_not_found, "client `" + str(object) + "` is not made");
+    }
+    return run_client_operation(*c->client, name, arguments);
+  }
+  if (auto* cur = entities.find<cursor_entity>(object)) {
+    return run_cursor_operation(*cur, name, arguments);
+  }
+  if (entities.contains(object)) {
+    return unsupported(str(name) + ": no such operation on this kind of entity");
+  }
+  return runner_failure(errc::key_not_found, "no entity named `" + str(object) + "`");
+}
+
+}  // namespace oid::unified
