@@ -294,12 +294,15 @@ TEST(MongoCrudCliScriptTest, UpdateSendsArrayFiltersPipelinesAndHints) {
   EXPECT_EQ(r3.out, "deleted 2\n");
   std::lock_guard lock(mutex);
   ASSERT_EQ(writes.size(), 3u);
-  EXPECT_EQ(writes[0],
-            R"({"update":"c","updates":[{"q":{"a":1},"u":{"$set":{"a.$[e].x":0}},"upsert":false,)"
-            R"("multi":true,"arrayFilters":[{"e.x":{"$gt":2}},{"f":1}],"hint":"a_1"}]})");
-  EXPECT_EQ(writes[1], R"({"update":"c","updates":[{"q":{},"u":[{"$set":{"m":{"$add":["$n",1]}}},)"
-                       R"({"$unset":"old"}],"upsert":true,"multi":false,"hint":{"n":-1}}]})");
-  EXPECT_EQ(writes[2], R"({"delete":"c","deletes":[{"q":{"a":1},"limit":1,"hint":"a_1"}]})");
+  EXPECT_EQ(
+      writes[0],
+      R"({"update":"c","updates":[{"q":{"a":1},"u":{"$set":{"a.$[e].x":0}},"upsert":false,)"
+      R"("multi":true,"arrayFilters":[{"e.x":{"$gt":2}},{"f":1}],"hint":"a_1"}],"ordered":true})");
+  EXPECT_EQ(writes[1],
+            R"({"update":"c","updates":[{"q":{},"u":[{"$set":{"m":{"$add":["$n",1]}}},)"
+            R"({"$unset":"old"}],"upsert":true,"multi":false,"hint":{"n":-1}}],"ordered":true})");
+  EXPECT_EQ(writes[2],
+            R"({"delete":"c","deletes":[{"q":{"a":1},"limit":1,"hint":"a_1"}],"ordered":true})");
 }
 
 }  // namespace

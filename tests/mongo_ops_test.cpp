@@ -591,6 +591,8 @@ class recorder {
           }
         }) {}
   mongo::client client() { return mongo::client::create(server_.uri()).value(); }
+  /// The server's connection string, with `options` ("&w=majority", ...) added.
+  std::string uri(std::string_view options = "") const { return server_.uri(options); }
   std::vector<recorded> seen() {
     std::lock_guard lock(mutex_);
     return seen_;
@@ -1017,22 +1019,23 @@ TEST(MongoOpsScriptTest, UpdatesAndDeletesSendTheirOptions) {
   ASSERT_TRUE(c.delete_many({}, {.hint = j(R"({"n": -1})")}).has_value());
   const auto seen = server.seen();
   ASSERT_EQ(seen.size(), 5u);
-  EXPECT_EQ(command_json(seen[0].body),
-            R"({"update":"c","updates":[{"q":{"a":1},"u":{"$set":{"a.$[e].x":0}},)"
-            R"("upsert":true,"multi":false,"arrayFilters":[{"e.x":{"$gt":2}},{"f":1}],)"
-            R"("collation":{"locale":"fr"},"hint":"x_1"}],"bypassDocumentValidation":false,)"
-            R"("let":{"v":1},"writeConcern":{"w":1}})");
+  EXPECT_EQ(
+      command_json(seen[0].body),
+      R"({"update":"c","updates":[{"q":{"a":1},"u":{"$set":{"a.$[e].x":0}},)"
+      R"("upsert":true,"multi":false,"arrayFilters":[{"e.x":{"$gt":2}},{"f":1}],)"
+      R"("collation":{"locale":"fr"},"hint":"x_1"}],"ordered":true,"bypassDocumentValidation":false,)"
+      R"("let":{"v":1},"writeConcern":{"w":1}})");
   EXPECT_EQ(command_json(seen[1].body),
             R"({"update":"c","updates":[{"q":{},"u":[{"$set":{"m":{"$add":["$n",1]}}},)"
-            R"({"$unset":"old"}],"upsert":false,"multi":true,"hint":{"n":1}}]})");
+            R"({"$unset":"old"}],"upsert":false,"multi":true,"hint":{"n":1}}],"ordered":true})");
   EXPECT_EQ(command_json(seen[2].body),
             R"({"update":"c","updates":[{"q":{},"u":{"r":1},"upsert":false,"multi":false,)"
-            R"("hint":"r_1"}]})");
+            R"("hint":"r_1"}],"ordered":true})");
   EXPECT_EQ(command_json(seen[3].body),
             R"({"delete":"c","deletes":[{"q":{"a":1},"limit":1,"collation":{"locale":"fr"},)"
-            R"("hint":"x_1"}],"let":{"v":2}})");
+            R"("hint":"x_1"}],"ordered":true,"let":{"v":2}})");
   EXPECT_EQ(command_json(seen[4].body),
-            R"({"delete":"c","deletes":[{"q":{},"limit":0,"hint":{"n":-1}}]})");
+            R"({"delete":"c","deletes":[{"q":{},"limit":0,"hint":{"n":-1}}],"ordered":true})");
 }
 
 TEST(MongoOpsScriptTest, BulkWriteModelsSendTheirOptions) {
@@ -1176,4 +1179,104 @@ TEST_F(MongoOpsTest, CommandEventsHoldDocumentSequencesAndUnacknowledgedWrites) 
   EXPECT_EQ(seen[1].substr(0, 10), "succeeded ");
   EXPECT_EQ(seen[2], R"(started {"0":{"_id":3}})");
   EXPECT_EQ(seen[3], R"(succeeded {"ok":1})");
+}
+
+// The connection string's w, journal and wTimeoutMS are the write concern of every write that
+// does not set its own (they were parsed and then ignored).
+TEST(MongoOpsScriptTest, TheConnectionStringsWriteConcernIsEveryWritesDefault) {
+  recorder server([](const std::string& name, document_view, std::size_t) {
+    return name == "findAndModify" ? parse(R"({"value": null, "ok": 1})")
+                                   : parse(R"({"n": 1, "ok": 1})");
+  });
+  auto client = mongo::client::create(server.uri("&w=majority&journal=true&wTimeoutMS=250"));
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  auto c = client->collection("db", "c");
+  documents j;
+  ASSERT_TRUE(c.insert_one(j(R"({"_id": 1})")).has_value());
+  ASSERT_TRUE(c.update_one(j(R"({"_id": 1})"), j(R"({"$set": {"a": 1}})")).has_value());
+  ASSERT_TRUE(c.delete_many({}).has_value());
+  ASSERT_TRUE(c.find_one_and_delete({}).has_value());
+  mongo::write_options own;
+  own.write_concern.w = 1;
+  ASSERT_TRUE(c.delete_one({}, own).has_value());
+  const auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 5u);
+  const std::string wanted = R"({"w":"majority","j":true,"wtimeout":250})";
+  for (std::size_t i = 0; i < 4; ++i) {
+    auto wc = seen[i].body.view().find("writeConcern");
+    ASSERT_TRUE(wc.has_value()) << command_json(seen[i].body);
+    EXPECT_EQ(json(*wc->get_document()), wanted) << command_json(seen[i].body);
+  }
+  EXPECT_EQ(json(*seen[4].body.view().find("writeConcern")->get_document()), R"({"w":1})");
+}
+
+// findAndModify with w: 0 goes with moreToCome and returns nothing, as the CRUD specification
+// says of unacknowledged writes (it used to wait for the reply and return the document).
+TEST(MongoOpsScriptTest, UnacknowledgedFindAndModifyReadsNoReply) {
+  recorder server([](const std::string&, document_view, std::size_t) {
+    return parse(R"({"value": {"_id": 1}, "ok": 1})");
+  });
+  auto c = server.client().collection("db", "c");
+  mongo::find_one_and_delete_options w0;
+  w0.write_concern = mongo::write_concern::unacknowledged();
+  auto r = c.find_one_and_delete({}, w0);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_FALSE(r->has_value());
+  // The connection is still in step: the next command gets its own reply.
+  auto acknowledged = c.find_one_and_delete({});
+  ASSERT_TRUE(acknowledged.has_value()) << acknowledged.error().message;
+  ASSERT_TRUE(acknowledged->has_value());
+  EXPECT_EQ(json(**acknowledged), R"({"_id":1})");
+}
+
+// find with batchSize equal to the limit asks for one more, so that the server closes the cursor
+// with the first batch; find_one asks for one document in a single batch.
+TEST(MongoOpsScriptTest, FindBatchSizeAtTheLimitAndFindOne) {
+  recorder server([](const std::string&, document_view, std::size_t) {
+    return parse(R"({"cursor": {"id": 0, "ns": "db.c", "firstBatch": [{"_id": 7}]}, "ok": 1})");
+  });
+  auto c = server.client().collection("db", "c");
+  documents j;
+  ASSERT_TRUE(c.find({}, {.limit = 4, .batch_size = 4}).has_value());
+  ASSERT_TRUE(c.find({}, {.limit = 5, .batch_size = 4}).has_value());
+  auto one = c.find_one(j(R"({"_id": 7})"), {.sort = j(R"({"_id": -1})"), .skip = 2});
+  ASSERT_TRUE(one.has_value()) << one.error().message;
+  ASSERT_TRUE(one->has_value());
+  EXPECT_EQ(json(**one), R"({"_id":7})");
+  const auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(command_json(seen[0].body), R"({"find":"c","filter":{},"limit":4,"batchSize":5})");
+  EXPECT_EQ(command_json(seen[1].body), R"({"find":"c","filter":{},"limit":5,"batchSize":4})");
+  EXPECT_EQ(command_json(seen[2].body),
+            R"({"find":"c","filter":{"_id":7},"sort":{"_id":-1},"skip":2,"limit":1,)"
+            R"("singleBatch":true})");
+}
+
+// The killCursors a cursor sends when it is dropped early is a command like any other: command
+// monitoring sees it (it used to go around the client's command path).
+TEST(MongoOpsScriptTest, KillCursorsIsMonitored) {
+  recorder server([](const std::string& name, document_view, std::size_t) {
+    return name == "killCursors"
+               ? parse(R"({"cursorsKilled": [42], "ok": 1})")
+               : parse(
+                     R"({"cursor": {"id": 42, "ns": "db.c", "firstBatch": [{"_id": 1}]}, "ok": 1})");
+  });
+  std::mutex mutex;
+  std::vector<std::string> started;
+  mongo::client_options listening;
+  listening.on_command = [&](const mongo::command_event& e) {
+    if (const auto* s = std::get_if<mongo::command_started_event>(&e)) {
+      std::lock_guard lock(mutex);
+      started.push_back(s->command_name);
+    }
+  };
+  auto client = mongo::client::create(server.uri(), listening);
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  {
+    auto cur = client->collection("db", "c").find();
+    ASSERT_TRUE(cur.has_value()) << cur.error().message;
+    ASSERT_TRUE(cur->next().value());
+  }  // dropped with the server's cursor still open
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(started, (std::vector<std::string>{"find", "killCursors"}));
 }

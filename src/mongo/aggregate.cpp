@@ -61,7 +61,7 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   if (!options.hint.empty()) cmd.append_document("hint", options.hint);
   if (!options.let.empty()) cmd.append_document("let", options.let);
-  if (writes) options.write_concern.append_to(cmd);
+  if (writes) state_->effective(options.write_concern).append_to(cmd);
   // A pipeline that writes ($out, $merge) is not retried.
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(),
                                           writes ? 0 : options.batch_size, !writes);

@@ -209,7 +209,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     }
   }
 
-  const bool acknowledged = options.write_concern.is_acknowledged();
+  const auto& write_concern = state_->effective(options.write_concern);
+  const bool acknowledged = write_concern.is_acknowledged();
   const std::size_t max_count = static_cast<std::size_t>(std::max(1, server.max_write_batch_size));
   failure errors{};
   std::int64_t written = 0;
@@ -224,7 +225,7 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
       cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
     }
     if (!options.let.empty() && k != kind::insert) cmd.append_document("let", options.let);
-    options.write_concern.append_to(cmd);
+    write_concern.append_to(cmd);
     const bson::document command = std::move(cmd).extract();
     // Header, flags, section kinds, "$db", the sequence's size and identifier, and the session's
     // lsid and txnNumber (64 bytes at most), with room to spare.

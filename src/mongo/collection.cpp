@@ -1,3 +1,4 @@
+#include <limits>
 #include <memory>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/collection.hpp>
@@ -59,10 +60,35 @@ outcome<cursor> collection::find(bson::document_view filter, const find_options&
   if (!options.sort.empty()) cmd.append_document("sort", options.sort);
   if (options.skip > 0) cmd.append_int64("skip", options.skip);
   if (options.limit > 0) cmd.append_int64("limit", options.limit);
-  if (options.batch_size > 0) cmd.append_int32("batchSize", options.batch_size);
+  // A first batch as large as the limit would leave the server's cursor open for a getMore that
+  // finds nothing: one more (as the CRUD specification says) lets the server close it at once.
+  if (options.batch_size > 0) {
+    cmd.append_int32("batchSize",
+                     options.limit == options.batch_size &&
+                             options.batch_size < std::numeric_limits<std::int32_t>::max()
+                         ? options.batch_size + 1
+                         : options.batch_size);
+  }
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), options.batch_size);
   if (!state) return std::move(state).error();
   return cursor(std::move(*state));
+}
+
+outcome<std::optional<bson::document>> collection::find_one(bson::document_view filter,
+                                                            const find_options& options) {
+  bson::builder cmd;
+  cmd.append_string("find", name_).append_document("filter", filter);
+  if (!options.projection.empty()) cmd.append_document("projection", options.projection);
+  if (!options.sort.empty()) cmd.append_document("sort", options.sort);
+  if (options.skip > 0) cmd.append_int64("skip", options.skip);
+  cmd.append_int64("limit", 1).append_bool("singleBatch", true);
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0);
+  if (!state) return std::move(state).error();
+  cursor c(std::move(*state));
+  auto found = c.next();
+  if (!found) return std::move(found).error();
+  if (!*found) return std::optional<bson::document>();
+  return std::optional<bson::document>(bson::document(c.current()));
 }
 
 result<bson::document> created_between_filter(std::optional<std::chrono::sys_seconds> from,
@@ -157,12 +183,14 @@ outcome<update_result> collection::update(bson::document_view filter, const upda
                                                              .hint = options.hint});
   cmd.append_document("0", statement.view());
   cmd.close();
+  cmd.append_bool("ordered", true);  // one statement; sent as the CRUD specification's commands are
   if (options.bypass_document_validation) {
     cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
   }
   if (!options.let.empty()) cmd.append_document("let", options.let);
-  options.write_concern.append_to(cmd);
-  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern, !multi);
+  const auto& write_concern = state_->effective(options.write_concern);
+  write_concern.append_to(cmd);
+  auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi);
   if (!reply) return reply.error();
   update_result out;
   const auto r = reply->view();
@@ -213,9 +241,11 @@ outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
       detail::delete_statement(filter, multi, options.collation, options.hint);
   cmd.append_document("0", statement.view());
   cmd.close();
+  cmd.append_bool("ordered", true);  // one statement; sent as the CRUD specification's commands are
   if (!options.let.empty()) cmd.append_document("let", options.let);
-  options.write_concern.append_to(cmd);
-  auto reply = write_command(*state_, db_, cmd.view(), options.write_concern, !multi);
+  const auto& write_concern = state_->effective(options.write_concern);
+  write_concern.append_to(cmd);
+  auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi);
   if (!reply) return reply.error();
   return detail::int64_field(reply->view(), "n", 0);
 }

@@ -298,8 +298,10 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
   if (options.load_balanced && !s.service_id) {
     return failure(errc::connection_failed,
                    describe(h) +
-                       " answered the handshake without a serviceId: it does not support "
-                       "loadBalanced=true (a MongoDB 5.0 or later behind a load balancer does)");
+                       " answered the handshake without a serviceId: the driver attempted to "
+                       "initialize in load balancing mode, but the server does not support this "
+                       "mode (loadBalanced=true needs a MongoDB 5.0 or later behind a load "
+                       "balancer)");
   }
   s.hello = std::move(*reply);
   if (s.max_wire_version < 6) {

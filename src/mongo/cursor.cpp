@@ -85,7 +85,8 @@ cursor::~cursor() {
   kill.append_string("killCursors", state_->coll);
   kill.open_array("cursors").append_int64("0", state_->id).close();
   state_->session.append_lsid(kill);
-  (void)(*state_->conn)->run(state_->db, kill.view());
+  // Through the client's command path, so that command monitoring sees it.
+  (void)detail::command(*state_->conn, state_->db, kill.view());
 }
 
 std::int64_t cursor::id() const noexcept { return state_ ? state_->id : 0; }

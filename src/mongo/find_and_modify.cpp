@@ -34,9 +34,16 @@ void append_common(bson::builder& cmd, const modify_common& common) {
   common.write_concern.append_to(cmd);
 }
 
-// Runs the command and returns its `value`: a document, or nothing for null.
+// Runs the command and returns its `value`: a document, or nothing for null. Unacknowledged
+// (w: 0): sent with moreToCome, nothing read, nothing returned (as the CRUD specification has it).
 outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_view db,
-                                           bson::document_view cmd) {
+                                           bson::document_view cmd, const write_concern& wc) {
+  if (!wc.is_acknowledged()) {
+    auto l = s.acquire();  // w: 0: no session, no retry
+    if (!l) return l.error();
+    if (auto sent = detail::send_unacknowledged(*l, db, cmd); !sent) return std::move(sent).error();
+    return std::optional<bson::document>();
+  }
   // A single-document write: retryable, and its writeConcernError a failure.
   auto reply =
       detail::run_command(s, db, cmd, {.retry = detail::retry_kind::write, .write_reply = true});
@@ -63,9 +70,10 @@ outcome<std::optional<bson::document>> modify(detail::client_state& s, std::stri
     cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
   }
   detail::append_array_filters(cmd, options.array_filters);
+  const auto& wc = s.effective(options.write_concern);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
-                      options.max_time, options.write_concern, options.let});
-  return run(s, db, cmd.view());
+                      options.max_time, wc, options.let});
+  return run(s, db, cmd.view(), wc);
 }
 
 }  // namespace
@@ -92,9 +100,10 @@ outcome<std::optional<bson::document>> collection::find_one_and_delete(
   bson::builder cmd;
   cmd.append_string("findAndModify", name_).append_document("query", filter);
   cmd.append_bool("remove", true);
+  const auto& wc = state_->effective(options.write_concern);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
-                      options.max_time, options.write_concern, options.let});
-  return run(*state_, db_, cmd.view());
+                      options.max_time, wc, options.let});
+  return run(*state_, db_, cmd.view(), wc);
 }
 
 }  // namespace oid::mongo

@@ -38,11 +38,11 @@ class client;
 
 /// Options of `find`.
 struct find_options {
-  bson::document_view projection;  ///< fields to return (empty: all)
-  bson::document_view sort;        ///< sort order (empty: the server's order)
-  std::int64_t skip = 0;           ///< documents to skip
-  std::int64_t limit = 0;          ///< most documents to return (0: no limit)
-  std::int32_t batch_size = 0;     ///< documents per batch (0: the server's default)
+  bson::document_view projection{};  ///< fields to return (empty: all)
+  bson::document_view sort{};        ///< sort order (empty: the server's order)
+  std::int64_t skip = 0;             ///< documents to skip
+  std::int64_t limit = 0;            ///< most documents to return (0: no limit)
+  std::int32_t batch_size = 0;       ///< documents per batch (0: the server's default)
 };
 
 /// Options of `insert_one` and `insert_many`.
@@ -125,6 +125,11 @@ class collection {
   /// Finds the documents matching `filter` (empty: all). The cursor fetches further batches as
   /// it is read.
   outcome<cursor> find(bson::document_view filter = {}, const find_options& options = {});
+  /// The first document matching `filter` (in `options.sort` order, after `options.skip`), or
+  /// nothing when none does: a find of `limit: 1, singleBatch: true`, which leaves no cursor on
+  /// the server. Of `options`, `projection`, `sort` and `skip` apply. Failures: those of `find`.
+  outcome<std::optional<bson::document>> find_one(bson::document_view filter = {},
+                                                  const find_options& options = {});
   /// Finds the documents created in [from, to) according to their ObjectId `_id`, with the
   /// filter `created_between_filter` makes. Failures: time_out_of_range for times an ObjectId
   /// cannot hold, and those of `find`.

@@ -18,6 +18,10 @@ client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_
   options.load_balanced = uri.load_balanced().value_or(false);
   selection_timeout = uri.server_selection_timeout().value_or(std::chrono::milliseconds(30'000));
   read_preference = uri.read_preference();
+  write_concern.w = uri.w_number();
+  write_concern.w_tag = uri.w_tag();
+  write_concern.journal = uri.journal();
+  write_concern.timeout = uri.w_timeout();
   options.auth = credential::from(uri);
   // One cache per client: its connections after the first skip PBKDF2.
   if (options.auth) options.scram_cache = std::make_shared<scram_cache>();

@@ -17,6 +17,7 @@
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/server_selection.hpp>
 #include <oid/mongo/uri.hpp>
+#include <oid/mongo/write_concern.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -55,6 +56,13 @@ struct client_state : std::enable_shared_from_this<client_state> {
   connection_options options;
   std::chrono::milliseconds selection_timeout{30'000};
   mongo::read_preference read_preference;  // the connection string's, for reads
+  // The connection string's write concern (w, journal, wTimeoutMS): what a write sends when its
+  // own options leave the write concern at the default.
+  mongo::write_concern write_concern;
+  // `asked` when the operation set any field of it, else the connection string's.
+  const mongo::write_concern& effective(const mongo::write_concern& asked) const noexcept {
+    return asked.is_default() ? write_concern : asked;
+  }
   listeners events;
   std::unique_ptr<mongo::detail::topology> topology;
   // The server sessions of implicit sessions (see operation.hpp).
