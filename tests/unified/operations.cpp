@@ -382,32 +382,36 @@ struct entity_options {
   std::string all_gap;   // not empty: no operation can
 };
 
-// A writeConcern document as oid's write_concern; nothing when oid cannot express it.
-std::optional<mongo::write_concern> parse_write_concern(document_view d) {
+// A writeConcern document as oid's write_concern; nothing when oid cannot express it, with the
+// field it cannot express in `bad`.
+std::optional<mongo::write_concern> parse_write_concern(document_view d, std::string& bad) {
   mongo::write_concern wc;
   for (const auto& e : d) {
     const auto k = e.key();
+    bool ok = true;
     if (k == "w") {
       if (auto i = e.get_int32()) {
         wc.w = *i;
-      } else if (auto l = e.get_int64(); l && *l >= 0 && *l <= std::numeric_limits<int>::max()) {
-        wc.w = static_cast<std::int32_t>(*l);
       } else if (auto s = e.get_string()) {
         wc.w_tag = str(*s);
       } else {
-        return std::nullopt;
+        ok = false;
       }
     } else if (k == "j" || k == "journal") {
       auto b = e.get_bool();
-      if (!b) return std::nullopt;
-      wc.journal = *b;
+      ok = b.has_value();
+      if (ok) wc.journal = *b;
     } else if (k == "wtimeoutMS" || k == "wtimeout") {
       std::optional<std::int64_t> n;
       if (auto i = e.get_int32()) n = *i;
       if (auto l = e.get_int64()) n = *l;
-      if (!n || *n < 0) return std::nullopt;
-      wc.timeout = std::chrono::milliseconds(*n);
+      ok = n && *n >= 0;
+      if (ok) wc.timeout = std::chrono::milliseconds(*n);
     } else {
+      ok = false;
+    }
+    if (!ok) {
+      bad = str(k);
       return std::nullopt;
     }
   }
@@ -474,9 +478,11 @@ entity_options read_entity_options(document_view options, std::string_view level
       }
     } else if (k == "writeConcern") {
       auto d = e.get_document();
-      auto wc = d ? parse_write_concern(*d) : std::nullopt;
+      std::string bad;
+      auto wc = d ? parse_write_concern(*d, bad) : std::nullopt;
       if (!wc) {
-        if (out.all_gap.empty()) out.all_gap = "no " + lv + "writeConcern` like this one";
+        if (out.all_gap.empty())
+          out.all_gap = "no " + lv + "writeConcern" + (bad.empty() ? "" : ".") + bad + "`";
       } else {
         out.write_concern = *wc;
       }

@@ -349,6 +349,12 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
       {"collection0", "find", R"({"filter": {}, "maxTimeMS": 10})", "find: no `maxTimeMS` option"},
       {"collection0", "find", R"({"filter": {}, "let": {"a": 1}})", "find: no `let` option"},
       {"collection0", "find", R"({"filter": {}, "limit": -1})", "find: no negative `limit`"},
+      {"collection0", "find", R"({"filter": {}, "hint": "_id_"})", "find: no `hint` option"},
+      {"collection0", "findOne", R"({"filter": {}, "limit": 2})", "findOne: no `limit` option"},
+      {"collection0", "listIndexes", R"({"session": "session0"})",
+       "listIndexes: no `session` option"},
+      {"collection0", "estimatedDocumentCount", R"({"maxTimeMS": -5})",
+       "estimatedDocumentCount: no negative `maxTimeMS`"},
       {"collection0", "countDocuments", R"({"filter": {}, "limit": 1})",
        "countDocuments: no `limit` option"},
       {"collection0", "distinct", R"({"fieldName": "x", "filter": {}, "hint": "_id_"})",
@@ -400,6 +406,25 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
   EXPECT_EQ(result(r), R"({"v":[{"_id":1},{"_id":2},{"_id":3}]})") << what(r);
 }
 
+TEST_F(UnifiedOperationsTest, OptionsOidHasAreSent) {
+  seed();
+  // maxTimeMS where oid takes it; a write concern and bypassDocumentValidation on a bulk write.
+  auto r = coll("estimatedDocumentCount", R"({"maxTimeMS": 5000})");
+  EXPECT_EQ(result(r), R"({"v":3})") << what(r);
+  r = coll("aggregate", R"({"pipeline": [{"$match": {"x": {"$gt": 20}}}, {"$sort": {"x": 1}},
+                                         {"$project": {"_id": 0}}],
+                            "maxTimeMS": 5000, "allowDiskUse": true})");
+  EXPECT_EQ(result(r), R"({"v":[{"x":22},{"x":33}]})") << what(r);
+  r = coll("findOneAndDelete", R"({"filter": {"_id": 3}, "maxTimeMS": 5000, "hint": "_id_"})");
+  EXPECT_EQ(result(r), R"({"v":{"_id":3,"x":33}})") << what(r);
+  r = coll("bulkWrite", R"({"requests": [{"deleteMany": {"filter": {}}}], "ordered": false,
+                           "bypassDocumentValidation": true})");
+  EXPECT_EQ(result(r),
+            R"({"v":{"deletedCount":2,"insertedCount":0,"insertedIds":{},"matchedCount":0,)"
+            R"("modifiedCount":0,"upsertedCount":0,"upsertedIds":{}}})")
+      << what(r);
+}
+
 TEST_F(UnifiedOperationsTest, ArgumentsThatRestateDefaultsAreAccepted) {
   const auto r = coll("insertMany", R"({"documents": [{"_id": 1}], "ordered": true})");
   EXPECT_TRUE(r.unsupported.empty()) << r.unsupported;
@@ -428,6 +453,10 @@ TEST_F(UnifiedOperationsTest, EntityOptions) {
   EXPECT_EQ(r.unsupported, "createIndex: no `writeConcern` option");
   r = run("unacknowledged", "countDocuments", R"({"filter": {}})");
   EXPECT_TRUE(r.result) << what(r);  // reads take no write concern
+  // A write concern oid cannot express.
+  add_collection("fsync", R"({"writeConcern": {"w": 1, "fsync": true}})");
+  r = run("fsync", "insertOne", R"({"document": {"_id": 13}})");
+  EXPECT_EQ(r.unsupported, "insertOne: no collection-level `writeConcern.fsync`");
   // timeoutMS: nothing can honour it.
   add_collection("withTimeout", R"({"timeoutMS": 100})");
   r = run("withTimeout", "insertOne", R"({"document": {"_id": 12}})");
