@@ -481,8 +481,9 @@ entity_options read_entity_options(document_view options, std::string_view level
       std::string bad;
       auto wc = d ? parse_write_concern(*d, bad) : std::nullopt;
       if (!wc) {
-        if (out.all_gap.empty())
+        if (out.all_gap.empty()) {
           out.all_gap = "no " + lv + "writeConcern" + (bad.empty() ? "" : ".") + bad + "`";
+        }
       } else {
         out.write_concern = *wc;
       }
@@ -498,7 +499,6 @@ enum class op_kind {
   read,              // readConcern and readPreference apply
   write,             // takes a per-operation write concern in oid
   write_without_wc,  // sends a write concern in drivers, but oid's operation takes none
-  none,              // inherits nothing (runCommand)
 };
 
 // The unsupported line the entity's options give operation `op`, or empty.
