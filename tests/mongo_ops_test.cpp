@@ -1140,3 +1140,40 @@ TEST(MongoOpsScriptTest, MisshapenPipelinesAndArrayFiltersAreRefusedBeforeSendin
 }
 
 }  // namespace
+
+// ---- command monitoring of writes ----
+
+// The command monitoring specification: a started event's command holds the OP_MSG document
+// sequences (an insert's `documents`, which the wire sends apart) as arrays, and an
+// unacknowledged (w: 0) write publishes started and succeeded, the latter with {ok: 1}.
+TEST_F(MongoOpsTest, CommandEventsHoldDocumentSequencesAndUnacknowledgedWrites) {
+  std::mutex mutex;
+  std::vector<std::string> seen;  // "started insert {...}", "succeeded insert {...}"
+  mongo::client_options listening;
+  listening.on_command = [&](const mongo::command_event& e) {
+    std::lock_guard lock(mutex);
+    if (const auto* s = std::get_if<mongo::command_started_event>(&e);
+        s && s->command_name == "insert") {
+      auto docs = s->command.view().find("documents");
+      seen.push_back("started " + (docs ? oid::bson::to_json(*docs->get_array()) : "no documents"));
+    }
+    if (const auto* s = std::get_if<mongo::command_succeeded_event>(&e);
+        s && s->command_name == "insert") {
+      seen.push_back("succeeded " + json(s->reply));
+    }
+  };
+  auto client = mongo::client::create(uri_, listening);
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  auto c = client->collection(db_, "events");
+  std::vector<document_view> two = {j_(R"({"_id": 1})"), j_(R"({"_id": 2})")};
+  ASSERT_TRUE(c.insert_many(two).has_value());
+  mongo::insert_options w0;
+  w0.write_concern = mongo::write_concern::unacknowledged();
+  ASSERT_TRUE(c.insert_one(j_(R"({"_id": 3})"), w0).has_value());
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0], R"(started {"0":{"_id":1},"1":{"_id":2}})");
+  EXPECT_EQ(seen[1].substr(0, 10), "succeeded ");
+  EXPECT_EQ(seen[2], R"(started {"0":{"_id":3}})");
+  EXPECT_EQ(seen[3], R"(succeeded {"ok":1})");
+}

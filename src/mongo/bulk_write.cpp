@@ -252,10 +252,7 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
          .acknowledged = acknowledged},
         [&](detail::attempt& a) -> outcome<done> {
           if (!acknowledged) {
-            if (auto s = a.conn->send_unacknowledged(db_, command.view(), std::span(&seq, 1)); !s) {
-              return failure(s.error().code, detail::transport_message(s.error(), *a.conn));
-            }
-            return done{};
+            return detail::send_unacknowledged(a.conn, db_, command.view(), std::span(&seq, 1));
           }
           auto r = detail::command(a.conn, db_, a.command(command.view()), std::span(&seq, 1));
           if (!r) return std::move(r).error();

@@ -132,9 +132,7 @@ outcome<bson::document> write_command(detail::client_state& s, std::string_view 
   if (!wc.is_acknowledged()) {
     auto l = s.acquire();  // w:0: no session, no retry
     if (!l) return l.error();
-    if (auto sent = (*l)->send_unacknowledged(db, cmd); !sent) {
-      return failure(sent.error().code, detail::transport_message(sent.error(), **l));
-    }
+    if (auto sent = detail::send_unacknowledged(*l, db, cmd); !sent) return std::move(sent).error();
     return bson::document();
   }
   return detail::run_command(

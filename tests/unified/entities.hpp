@@ -7,6 +7,8 @@
 // oid lacks what it needs, with one line saying what) or failed.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,6 +66,9 @@ class event_log {
 struct client_entity {
   std::optional<mongo::client> client;  // engaged once made
   std::shared_ptr<event_log> events = std::make_shared<event_log>();
+  /// Connections checked out and not yet checked in (assertNumberConnectionsCheckedOut).
+  std::shared_ptr<std::atomic<std::int64_t>> checked_out =
+      std::make_shared<std::atomic<std::int64_t>>(0);
   std::string uri;  // the connection string it was made from
 };
 
@@ -138,6 +143,9 @@ struct op_outcome {
   /// Not empty when oid lacks what the operation asks for (an operation, an argument, an option):
   /// the runner reports the test "skipped, oid" with this line, e.g. "find: no `comment` option".
   std::string unsupported;
+  /// Not empty when the test file itself is wrong: a required argument missing or of the wrong
+  /// type, an argument the format does not define, an invalid enum value. The test fails.
+  std::string malformed;
 };
 
 /// Runs the operation `name` with `arguments` on the entity named `object` (a client, database,

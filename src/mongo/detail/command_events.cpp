@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <oid/bson/builder.hpp>
+#include <string>
 
 namespace oid::mongo {
 
@@ -21,7 +23,8 @@ namespace detail {
 
 command_monitor::command_monitor(const std::function<void(const command_event&)>& listener,
                                  const connection& conn, std::string_view address,
-                                 std::string_view db, bson::document_view cmd)
+                                 std::string_view db, bson::document_view cmd,
+                                 std::span<const document_sequence> sequences)
     : listener_(listener) {
   if (!listener_) return;
   const auto first = cmd.begin();
@@ -31,8 +34,23 @@ command_monitor::command_monitor(const std::function<void(const command_event&)>
   request_id_ = conn.next_request_id();
   sensitive_ = is_sensitive_command(name_, cmd.find("speculativeAuthenticate").has_value());
   started_ = std::chrono::steady_clock::now();
-  listener_(command_started_event{name_, db_, request_id_, address_,
-                                  sensitive_ ? bson::document() : bson::document(cmd)});
+  bson::document command;
+  if (!sensitive_) {
+    if (sequences.empty()) {
+      command = bson::document(cmd);
+    } else {
+      bson::builder b(cmd.size());
+      b.append_elements(cmd);
+      for (const auto& seq : sequences) {
+        b.open_array(seq.identifier);
+        std::size_t i = 0;
+        for (const auto& doc : seq.documents) b.append_document(std::to_string(i++), doc);
+        b.close();
+      }
+      command = std::move(b).extract();
+    }
+  }
+  listener_(command_started_event{name_, db_, request_id_, address_, std::move(command)});
 }
 
 std::chrono::microseconds command_monitor::elapsed() const {

@@ -7,6 +7,8 @@
 #include <oid/bson/view.hpp>
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/connection.hpp>
+#include <oid/mongo/op_msg.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,9 +16,12 @@ namespace oid::mongo::detail {
 
 class command_monitor {
  public:
-  // Publishes the started event of `cmd`, about to go to `address` on `conn`.
+  // Publishes the started event of `cmd` and its document `sequences`, about to go to `address`
+  // on `conn`. The event's command holds each sequence as an array field named by its
+  // identifier, as the command monitoring specification asks (the wire splits them off).
   command_monitor(const std::function<void(const command_event&)>& listener, const connection& conn,
-                  std::string_view address, std::string_view db, bson::document_view cmd);
+                  std::string_view address, std::string_view db, bson::document_view cmd,
+                  std::span<const document_sequence> sequences = {});
   void succeeded(bson::document_view reply);
   void failed(std::string_view why);
 

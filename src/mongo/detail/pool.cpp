@@ -125,7 +125,7 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
     with_preference = with_read_preference(cmd, l.read_preference->view());
     cmd = with_preference->view();
   }
-  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd);
+  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
   auto reply = l->run_view(db, cmd, sequences);
   if (!reply) {
     auto f = failure(reply.error().code, transport_message(reply.error(), *l));
@@ -167,6 +167,24 @@ outcome<bson::document> command(lease& l, std::string_view db, bson::document_vi
   auto reply = command_view(l, db, cmd, sequences);
   if (!reply) return std::move(reply).error();
   return bson::document(*reply);
+}
+
+outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_view cmd,
+                                  std::span<const document_sequence> sequences) {
+  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
+  if (auto sent = l->send_unacknowledged(db, cmd, sequences); !sent) {
+    auto f = failure(sent.error().code, transport_message(sent.error(), *l));
+    events.failed(f.message);
+    return f;
+  }
+  // Nothing comes back: the command monitoring specification has the event say {ok: 1}.
+  static const bson::document ok = [] {
+    bson::builder b;
+    b.append_int32("ok", 1);
+    return std::move(b).extract();
+  }();
+  events.succeeded(ok.view());
+  return done{};
 }
 
 outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd) {

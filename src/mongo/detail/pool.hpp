@@ -95,6 +95,10 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
 // The same, with the reply copied out.
 outcome<bson::document> command(lease& l, std::string_view db, bson::document_view cmd,
                                 std::span<const document_sequence> sequences = {});
+// Sends `cmd` with moreToCome (w: 0): nothing is read back. Publishes its command events (the
+// succeeded event with {ok: 1}, as the command monitoring specification says).
+outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_view cmd,
+                                  std::span<const document_sequence> sequences = {});
 // A write or primary command on a connection borrowed for this command only.
 outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd);
 // A read under `preference` on a connection borrowed for this command only.
