@@ -255,27 +255,6 @@ bool spec_defines(std::string_view op, std::string_view key) {
         "let",
         "rawData",
         "timeoutMode"}},
-      {"findOne",
-       {"filter",
-        "allowDiskUse",
-        "allowPartialResults",
-        "collation",
-        "comment",
-        "hint",
-        "max",
-        "maxAwaitTimeMS",
-        "maxScan",
-        "maxTimeMS",
-        "min",
-        "oplogReplay",
-        "projection",
-        "returnKey",
-        "showRecordId",
-        "skip",
-        "snapshot",
-        "sort",
-        "let",
-        "rawData"}},
       {"aggregate",
        {"pipeline", "allowDiskUse", "batchSize", "bypassDocumentValidation", "collation",
         "maxTimeMS", "maxAwaitTimeMS", "comment", "hint", "let", "rawData", "timeoutMode"}},
@@ -903,9 +882,24 @@ op_outcome bulk_write_op(collection_context& c, args& a) {
   return with_result(result_bulk(*r));
 }
 
-// The options of find, findOne and createFindCursor (`one`: findOne, which takes no limit and no
-// batchSize).
-mongo::find_options read_find_options(args& a, bool one) {
+// A batchSize: oid's is an int32, 0 for the server's default.
+std::int32_t read_batch_size(args& a) {
+  const auto n = a.integer("batchSize");
+  if (!n) return 0;
+  if (*n < 0) {
+    a.lacks("negative", "batchSize");
+    return 0;
+  }
+  if (*n > std::numeric_limits<std::int32_t>::max()) {
+    a.lacks("64-bit", "batchSize");
+    return 0;
+  }
+  return static_cast<std::int32_t>(*n);
+}
+
+// find, and createFindCursor (the same with the cursor kept, not read).
+op_outcome find_op(collection_context& c, args& a, std::string_view op) {
+  const auto filter = a.document("filter");
   mongo::find_options o;
   o.sort = a.document("sort");
   o.projection = a.document("projection");
@@ -913,54 +907,25 @@ mongo::find_options read_find_options(args& a, bool one) {
     if (*n < 0) a.lacks("negative", "skip");
     o.skip = *n;
   }
-  if (!one) {
-    if (auto n = a.integer("limit")) {
-      if (*n < 0) a.lacks("negative", "limit");
-      o.limit = *n;
-    }
-    if (auto n = a.integer("batchSize")) {
-      if (*n < 0 || *n > std::numeric_limits<std::int32_t>::max()) {
-        a.lacks("negative", "batchSize");
-      } else {
-        o.batch_size = static_cast<std::int32_t>(*n);
-      }
-    }
-  } else {
-    o.limit = 1;
+  if (auto n = a.integer("limit")) {
+    if (*n < 0) a.lacks("negative", "limit");
+    o.limit = *n;
   }
-  return o;
-}
-
-op_outcome find_op(collection_context& c, args& a, std::string_view op) {
-  const auto filter = a.document("filter");
-  const bool one = op == "findOne";
-  const auto o = read_find_options(a, one);
+  o.batch_size = read_batch_size(a);
   if (a.refused()) return a.refusal();
   auto cur = c.coll.find(filter, o);
-  if (op == "createFindCursor") {
-    if (!cur) return failed(std::move(cur).error());
-    op_outcome out;
-    out.cursor = std::make_unique<mongo::cursor>(std::move(*cur));
-    return out;
-  }
-  if (!one) return all_documents(std::move(cur));
+  if (op != "createFindCursor") return all_documents(std::move(cur));
   if (!cur) return failed(std::move(cur).error());
-  auto more = cur->next();
-  if (!more) return failed(std::move(more).error());
-  return with_result(*more ? result_document(cur->current()) : result_null());
+  op_outcome out;
+  out.cursor = std::make_unique<mongo::cursor>(std::move(*cur));
+  return out;
 }
 
 op_outcome aggregate_op(collection_context& c, args& a) {
   const auto pipeline = a.documents("pipeline", true);
   mongo::aggregate_options o;
   o.allow_disk_use = a.boolean("allowDiskUse");
-  if (auto n = a.integer("batchSize")) {
-    if (*n < 0 || *n > std::numeric_limits<std::int32_t>::max()) {
-      a.lacks("negative", "batchSize");
-    } else {
-      o.batch_size = static_cast<std::int32_t>(*n);
-    }
-  }
+  o.batch_size = read_batch_size(a);
   o.max_time = a.max_time();
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   o.collation = a.document("collation");
@@ -1151,7 +1116,6 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
       {"findOneAndReplace", op_kind::write},
       {"findOneAndDelete", op_kind::write},
       {"find", op_kind::read},
-      {"findOne", op_kind::read},
       {"createFindCursor", op_kind::read},
       {"aggregate", op_kind::read},
       {"countDocuments", op_kind::read},
@@ -1181,7 +1145,7 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
     return find_one_and_modify(c, a, op);
   }
   if (op == "findOneAndDelete") return find_one_and_delete(c, a);
-  if (op == "find" || op == "findOne" || op == "createFindCursor") return find_op(c, a, op);
+  if (op == "find" || op == "createFindCursor") return find_op(c, a, op);
   if (op == "aggregate") return aggregate_op(c, a);
   if (op == "countDocuments") return count_documents(c, a);
   if (op == "estimatedDocumentCount") return estimated_document_count(c, a);
