@@ -7,11 +7,14 @@
 // grouped into docs/conformance.md's list of oid's gaps):
 //
 //     <op>: no such operation on a <client|database|collection|cursor>
-//     <op>: no `<argument>` option            (also for arguments nobody knows)
-//     <op>: no `<model>.<argument>` option    (bulkWrite's models)
+//     <op>: no `<argument>` option            (an argument the specifications define)
+//     <op>: no `<model>.<argument>` option    (of bulkWrite's models)
 //     <op>: no <what> `<argument>`            (a value oid cannot send, e.g. a negative limit)
 //     <op>: no <collection|database>-level `<option>`
-//     <op>: `<argument>` of an unexpected type (the test file's value cannot be read)
+//
+// What is the test file's own error is `malformed` instead (the runner fails the test): a
+// required argument missing, a value of the wrong type, an argument no specification defines for
+// the operation (`spec_defines`), a returnDocument other than Before and After.
 //
 // An argument that only restates oid's default (`upsert: false`, `ordered: true`, a
 // readPreference equal to the client's) is accepted.
@@ -216,12 +219,163 @@ op_outcome names_of(mongo::outcome<std::vector<bson::document>> docs) {
 
 // ---- arguments -------------------------------------------------------------------------------
 
-// Reads an operation's arguments and remembers which it read, so that `problem()` can name the
-// first one nobody read: oid has no such option (or the test file holds one nobody knows).
+// The arguments the specifications define for `op` (the CRUD, index management, enumeration and
+// unified format texts), besides `session` and `timeoutMS`, which every operation takes. Of
+// bulkWrite's models, `op` is "bulkWrite.<model>". An argument outside this list is the test
+// file's error; one inside it that oid has no counterpart for is oid's gap.
+bool spec_defines(std::string_view op, std::string_view key) {
+  struct entry {
+    std::string_view op;
+    std::initializer_list<std::string_view> keys;
+  };
+  static const entry table[] = {
+      {"find",
+       {"filter",
+        "allowDiskUse",
+        "allowPartialResults",
+        "batchSize",
+        "collation",
+        "comment",
+        "cursorType",
+        "hint",
+        "limit",
+        "max",
+        "maxAwaitTimeMS",
+        "maxScan",
+        "maxTimeMS",
+        "min",
+        "noCursorTimeout",
+        "oplogReplay",
+        "projection",
+        "returnKey",
+        "showRecordId",
+        "skip",
+        "snapshot",
+        "sort",
+        "let",
+        "rawData",
+        "timeoutMode"}},
+      {"aggregate",
+       {"pipeline", "allowDiskUse", "batchSize", "bypassDocumentValidation", "collation",
+        "maxTimeMS", "maxAwaitTimeMS", "comment", "hint", "let", "rawData", "timeoutMode"}},
+      {"countDocuments",
+       {"filter", "collation", "hint", "limit", "maxTimeMS", "skip", "comment", "rawData"}},
+      {"estimatedDocumentCount", {"maxTimeMS", "comment", "rawData"}},
+      {"distinct", {"fieldName", "filter", "collation", "maxTimeMS", "comment", "hint", "rawData"}},
+      {"bulkWrite",
+       {"requests", "ordered", "bypassDocumentValidation", "comment", "let", "rawData"}},
+      {"insertOne", {"document", "bypassDocumentValidation", "comment", "rawData"}},
+      {"insertMany", {"documents", "bypassDocumentValidation", "ordered", "comment", "rawData"}},
+      {"updateOne",
+       {"filter", "update", "arrayFilters", "bypassDocumentValidation", "collation", "hint",
+        "upsert", "let", "comment", "sort", "rawData"}},
+      {"updateMany",
+       {"filter", "update", "arrayFilters", "bypassDocumentValidation", "collation", "hint",
+        "upsert", "let", "comment", "rawData"}},
+      {"replaceOne",
+       {"filter", "replacement", "bypassDocumentValidation", "collation", "hint", "upsert", "let",
+        "comment", "sort", "rawData"}},
+      {"deleteOne", {"filter", "collation", "hint", "let", "comment", "rawData"}},
+      {"deleteMany", {"filter", "collation", "hint", "let", "comment", "rawData"}},
+      {"findOneAndDelete",
+       {"filter", "collation", "hint", "maxTimeMS", "projection", "sort", "let", "comment",
+        "rawData"}},
+      {"findOneAndReplace",
+       {"filter", "replacement", "bypassDocumentValidation", "collation", "hint", "maxTimeMS",
+        "projection", "returnDocument", "sort", "upsert", "let", "comment", "rawData"}},
+      {"findOneAndUpdate",
+       {"filter", "update", "arrayFilters", "bypassDocumentValidation", "collation", "hint",
+        "maxTimeMS", "projection", "returnDocument", "sort", "upsert", "let", "comment",
+        "rawData"}},
+      {"bulkWrite.insertOne", {"document"}},
+      {"bulkWrite.updateOne",
+       {"filter", "update", "arrayFilters", "collation", "hint", "sort", "upsert"}},
+      {"bulkWrite.updateMany", {"filter", "update", "arrayFilters", "collation", "hint", "upsert"}},
+      {"bulkWrite.replaceOne", {"filter", "replacement", "collation", "hint", "sort", "upsert"}},
+      {"bulkWrite.deleteOne", {"filter", "collation", "hint"}},
+      {"bulkWrite.deleteMany", {"filter", "collation", "hint"}},
+      {"createIndex",
+       {"keys",
+        "background",
+        "expireAfterSeconds",
+        "name",
+        "sparse",
+        "storageEngine",
+        "unique",
+        "version",
+        "defaultLanguage",
+        "languageOverride",
+        "textIndexVersion",
+        "weights",
+        "2dsphereIndexVersion",
+        "bits",
+        "max",
+        "min",
+        "bucketSize",
+        "partialFilterExpression",
+        "collation",
+        "wildcardProjection",
+        "hidden",
+        "commitQuorum",
+        "maxTimeMS",
+        "comment"}},
+      {"createIndexes", {"models", "commitQuorum", "maxTimeMS", "comment"}},
+      {"createIndexes.models", {"keys", "options"}},
+      {"createIndexes.options",
+       {"background",
+        "expireAfterSeconds",
+        "name",
+        "sparse",
+        "storageEngine",
+        "unique",
+        "version",
+        "defaultLanguage",
+        "languageOverride",
+        "textIndexVersion",
+        "weights",
+        "2dsphereIndexVersion",
+        "bits",
+        "max",
+        "min",
+        "bucketSize",
+        "partialFilterExpression",
+        "collation",
+        "wildcardProjection",
+        "hidden"}},
+      {"dropIndex", {"name", "maxTimeMS", "comment"}},
+      {"dropIndexes", {"maxTimeMS", "comment"}},
+      {"listIndexes", {"batchSize", "comment", "timeoutMode"}},
+      {"listIndexNames", {"batchSize", "comment"}},
+      {"drop", {"comment", "encryptedFields"}},
+      {"rename", {"to", "dropTarget", "comment"}},
+      {"listDatabases", {"filter", "nameOnly", "authorizedDatabases", "comment"}},
+      {"listDatabaseObjects", {"filter", "nameOnly", "authorizedDatabases", "comment"}},
+      {"listDatabaseNames", {"filter", "authorizedDatabases", "comment"}},
+      {"listCollections",
+       {"filter", "batchSize", "nameOnly", "authorizedCollections", "comment", "timeoutMode"}},
+      {"listCollectionObjects",
+       {"filter", "batchSize", "nameOnly", "authorizedCollections", "comment", "timeoutMode"}},
+      {"listCollectionNames", {"filter", "authorizedCollections", "comment"}},
+      {"dropCollection", {"collection", "encryptedFields", "comment"}},
+      {"runCommand", {"command", "commandName", "readPreference"}},
+  };
+  if (key == "session" || key == "timeoutMS") return true;
+  if (op == "createFindCursor") op = "find";
+  for (const auto& e : table) {
+    if (e.op == op) return std::find(e.keys.begin(), e.keys.end(), key) != e.keys.end();
+  }
+  return false;
+}
+
+// Reads an operation's arguments and remembers which it read, so that `refusal()` can name the
+// first one nobody read. What it refuses is one of two things: the test file's error (a required
+// argument missing, a value of the wrong type, an argument the specifications do not define:
+// `malformed`), or something oid lacks (`unsupported`).
 class args {
  public:
-  args(std::string_view op, document_view d, std::string prefix = "")
-      : op_(op), doc_(d), prefix_(std::move(prefix)) {}
+  // `op`: the operation, or for one of bulkWrite's models "bulkWrite" and `model` its kind.
+  args(std::string_view op, document_view d, std::string_view model = {})
+      : op_(op), doc_(d), model_(model) {}
 
   // The element `key`, marked read; nothing when absent.
   std::optional<element> get(std::string_view key) {
@@ -230,7 +384,7 @@ class args {
     if (!e) return std::nullopt;
     return *e;
   }
-  // A document argument (the empty document when absent; `required`: a problem when absent).
+  // A document argument (the empty document when absent; `required`: malformed when absent).
   document_view document(std::string_view key, bool required = false) {
     auto e = get(key);
     if (!e) {
@@ -239,7 +393,7 @@ class args {
     }
     auto d = e->get_document();
     if (!d) {
-      bad_type(key);
+      bad_type(key, "a document");
       return {};
     }
     return *d;
@@ -253,14 +407,14 @@ class args {
     }
     auto arr = e->get_array();
     if (!arr) {
-      bad_type(key);
+      bad_type(key, "an array of documents");
       return std::nullopt;
     }
     std::vector<document_view> out;
     for (const auto& item : *arr) {
       auto d = item.get_document();
       if (!d) {
-        bad_type(key);
+        bad_type(key, "an array of documents");
         return std::nullopt;
       }
       out.push_back(*d);
@@ -278,14 +432,14 @@ class args {
         return static_cast<std::int64_t>(*d);
       }
     }
-    bad_type(key);
+    bad_type(key, "an integer");
     return std::nullopt;
   }
   std::optional<bool> boolean(std::string_view key) {
     auto e = get(key);
     if (!e) return std::nullopt;
     if (auto b = e->get_bool()) return *b;
-    bad_type(key);
+    bad_type(key, "a boolean");
     return std::nullopt;
   }
   std::optional<std::string_view> string(std::string_view key, bool required = false) {
@@ -295,7 +449,7 @@ class args {
       return std::nullopt;
     }
     if (auto s = e->get_string()) return *s;
-    bad_type(key);
+    bad_type(key, "a string");
     return std::nullopt;
   }
   // A hint: an index name or a key pattern.
@@ -304,46 +458,83 @@ class args {
     if (!e) return {};
     if (auto s = e->get_string()) return mongo::index_hint(*s);
     if (auto d = e->get_document()) return mongo::index_hint(*d);
-    bad_type(key);
+    bad_type(key, "a string or a document");
     return {};
   }
-  // maxTimeMS.
+  // maxTimeMS, sent as it is (a negative one too: the server refuses it).
   std::optional<std::chrono::milliseconds> max_time() {
     auto n = integer("maxTimeMS");
     if (!n) return std::nullopt;
-    if (*n < 0) {
-      note(str(op_) + ": no negative `maxTimeMS`");
-      return std::nullopt;
-    }
     return std::chrono::milliseconds(*n);
   }
-  // An argument read but refused: `line` is the unsupported line (the first one counts).
-  void note(std::string line) {
-    if (problem_.empty()) problem_ = std::move(line);
-  }
-  void bad_type(std::string_view key) {
-    note(str(op_) + ": `" + prefix_ + str(key) + "` of an unexpected type");
-  }
-  void missing(std::string_view key) { note(str(op_) + ": `" + prefix_ + str(key) + "` missing"); }
 
-  // The first problem: a value refused while reading, or else an argument nobody read. Empty when
-  // every argument was read and understood.
-  std::string problem() const {
-    if (!problem_.empty()) return problem_;
-    for (const auto& e : doc_) {
-      if (std::find(read_.begin(), read_.end(), e.key()) == read_.end()) {
-        return str(op_) + ": no `" + prefix_ + str(e.key()) + "` option";
-      }
+  // oid cannot send the value of an argument it has: "<op>: no <what> `<key>`" (the first
+  // refusal counts).
+  void lacks(std::string_view what, std::string_view key) {
+    lacks(str(op_) + ": no " + str(what) + " `" + name(key) + "`");
+  }
+  // oid lacks what the operation needs, `line` saying what (e.g. an entity option).
+  void lacks(std::string line) {
+    if (unsupported_.empty()) unsupported_ = std::move(line);
+  }
+  // The test file is wrong: `why` says how (the runner puts the operation's name before it).
+  void malformed(std::string why) {
+    if (malformed_.empty()) malformed_ = std::move(why);
+  }
+  void bad_type(std::string_view key, std::string_view want) {
+    malformed("`" + name(key) + "` is not " + str(want));
+  }
+  void missing(std::string_view key) { malformed("`" + name(key) + "` is missing"); }
+  // Takes the refusal of a bulkWrite model's arguments.
+  void take(const args& model) {
+    auto [unsupported, malformed] = model.refusals();
+    if (!malformed.empty()) this->malformed(malformed);
+    if (unsupported_.empty()) unsupported_ = unsupported;
+  }
+
+  // True when an argument was refused, or one was left unread.
+  bool refused() const {
+    auto [u, m] = refusals();
+    return !u.empty() || !m.empty();
+  }
+  // The outcome of a refused operation: malformed when the test file is wrong anywhere, else
+  // unsupported.
+  op_outcome refusal() const {
+    auto [u, m] = refusals();
+    op_outcome o;
+    if (!m.empty()) {
+      o.malformed = std::move(m);
+    } else {
+      o.unsupported = std::move(u);
     }
-    return {};
+    return o;
   }
 
  private:
+  // The first unsupported and malformed lines, counting the arguments nobody read.
+  std::pair<std::string, std::string> refusals() const {
+    std::string u = unsupported_, m = malformed_;
+    const std::string spec_op = model_.empty() ? str(op_) : str(op_) + "." + str(model_);
+    for (const auto& e : doc_) {
+      if (std::find(read_.begin(), read_.end(), e.key()) != read_.end()) continue;
+      if (!spec_defines(spec_op, e.key())) {
+        if (m.empty()) m = "`" + name(e.key()) + "` is not an argument of " + spec_op;
+      } else if (u.empty()) {
+        u = str(op_) + ": no `" + name(e.key()) + "` option";
+      }
+    }
+    return {u, m};
+  }
+  // The argument's name in messages: `upsert`, or `updateOne.upsert` in a bulkWrite model.
+  std::string name(std::string_view key) const {
+    return model_.empty() ? str(key) : str(model_) + "." + str(key);
+  }
+
   std::string_view op_;
   document_view doc_;
-  std::string prefix_;
+  std::string_view model_;
   std::vector<std::string_view> read_;
-  std::string problem_;
+  std::string unsupported_, malformed_;
 };
 
 // An update argument: update operators (a document) or a pipeline (an array of stages). `stages`
@@ -362,14 +553,14 @@ std::optional<mongo::update_spec> read_update(args& a, std::string_view key,
     for (const auto& item : arr) {
       auto d = item.get_document();
       if (!d) {
-        a.bad_type(key);
+        a.bad_type(key, "a document or an array of documents");
         return std::nullopt;
       }
       stages.push_back(*d);
     }
     return mongo::update_spec(std::span<const document_view>(stages));
   }
-  a.bad_type(key);
+  a.bad_type(key, "a document or an array of documents");
   return std::nullopt;
 }
 
@@ -382,32 +573,36 @@ struct entity_options {
   std::string all_gap;   // not empty: no operation can
 };
 
-// A writeConcern document as oid's write_concern; nothing when oid cannot express it.
-std::optional<mongo::write_concern> parse_write_concern(document_view d) {
+// A writeConcern document as oid's write_concern; nothing when oid cannot express it, with the
+// field it cannot express in `bad`.
+std::optional<mongo::write_concern> parse_write_concern(document_view d, std::string& bad) {
   mongo::write_concern wc;
   for (const auto& e : d) {
     const auto k = e.key();
+    bool ok = true;
     if (k == "w") {
       if (auto i = e.get_int32()) {
         wc.w = *i;
-      } else if (auto l = e.get_int64(); l && *l >= 0 && *l <= std::numeric_limits<int>::max()) {
-        wc.w = static_cast<std::int32_t>(*l);
       } else if (auto s = e.get_string()) {
         wc.w_tag = str(*s);
       } else {
-        return std::nullopt;
+        ok = false;
       }
     } else if (k == "j" || k == "journal") {
       auto b = e.get_bool();
-      if (!b) return std::nullopt;
-      wc.journal = *b;
+      ok = b.has_value();
+      if (ok) wc.journal = *b;
     } else if (k == "wtimeoutMS" || k == "wtimeout") {
       std::optional<std::int64_t> n;
       if (auto i = e.get_int32()) n = *i;
       if (auto l = e.get_int64()) n = *l;
-      if (!n || *n < 0) return std::nullopt;
-      wc.timeout = std::chrono::milliseconds(*n);
+      ok = n && *n >= 0;
+      if (ok) wc.timeout = std::chrono::milliseconds(*n);
     } else {
+      ok = false;
+    }
+    if (!ok) {
+      bad = str(k);
       return std::nullopt;
     }
   }
@@ -474,9 +669,12 @@ entity_options read_entity_options(document_view options, std::string_view level
       }
     } else if (k == "writeConcern") {
       auto d = e.get_document();
-      auto wc = d ? parse_write_concern(*d) : std::nullopt;
+      std::string bad;
+      auto wc = d ? parse_write_concern(*d, bad) : std::nullopt;
       if (!wc) {
-        if (out.all_gap.empty()) out.all_gap = "no " + lv + "writeConcern` like this one";
+        if (out.all_gap.empty()) {
+          out.all_gap = "no " + lv + "writeConcern" + (bad.empty() ? "" : ".") + bad + "`";
+        }
       } else {
         out.write_concern = *wc;
       }
@@ -492,7 +690,6 @@ enum class op_kind {
   read,              // readConcern and readPreference apply
   write,             // takes a per-operation write concern in oid
   write_without_wc,  // sends a write concern in drivers, but oid's operation takes none
-  none,              // inherits nothing (runCommand)
 };
 
 // The unsupported line the entity's options give operation `op`, or empty.
@@ -514,7 +711,7 @@ struct collection_context {
 
 op_outcome insert_one(collection_context& c, args& a) {
   const auto doc = a.document("document", true);
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto r = c.coll.insert_one(doc, {.ordered = true, .write_concern = c.options.write_concern});
   if (!r) return failed(std::move(r).error());
   if (!c.options.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
@@ -528,7 +725,7 @@ op_outcome insert_one(collection_context& c, args& a) {
 op_outcome insert_many(collection_context& c, args& a) {
   const auto docs = a.documents("documents", true);
   const auto ordered = a.boolean("ordered");
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto r = c.coll.insert_many(
       *docs, {.ordered = ordered.value_or(true), .write_concern = c.options.write_concern});
   if (!r) return bulk_failed(std::move(r).error());
@@ -570,7 +767,7 @@ op_outcome update_op(collection_context& c, args& a, std::string_view op) {
   }
   std::optional<std::vector<document_view>> filters;
   const auto options = update_options(c, a, !replace, filters);
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto r = replace             ? c.coll.replace_one(filter, replacement, options)
            : op == "updateOne" ? c.coll.update_one(filter, *u, options)
                                : c.coll.update_many(filter, *u, options);
@@ -586,7 +783,7 @@ op_outcome delete_op(collection_context& c, args& a, std::string_view op) {
   o.collation = a.document("collation");
   o.hint = a.hint();
   o.let = a.document("let");
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto r = op == "deleteOne" ? c.coll.delete_one(filter, o) : c.coll.delete_many(filter, o);
   if (!r) return failed(std::move(r).error());
   if (!o.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
@@ -599,21 +796,21 @@ struct model_storage {
 };
 
 // One `{insertOne: {...}}`, `{updateOne: {...}}`, ... of bulkWrite's `requests`.
-std::optional<mongo::write_model> read_model(std::string_view op, element request,
-                                             model_storage& keep, std::string& problem) {
+// Its refusals go to `a`, bulkWrite's arguments.
+std::optional<mongo::write_model> read_model(args& a, element request, model_storage& keep) {
   auto outer = request.get_document();
   if (!outer || outer->empty() || std::next(outer->begin()) != outer->end()) {
-    problem = str(op) + ": `requests` of an unexpected type";
+    a.bad_type("requests", "an array of one-field documents");
     return std::nullopt;
   }
   const element kind = *outer->begin();
   const auto name = kind.key();
   auto body = kind.get_document();
   if (!body) {
-    problem = str(op) + ": `requests` of an unexpected type";
+    a.bad_type("requests", "an array of one-field documents");
     return std::nullopt;
   }
-  args m(op, *body, str(name) + ".");
+  args m("bulkWrite", *body, name);
   std::optional<mongo::write_model> out;
   if (name == "insertOne") {
     out = mongo::insert_one_model{m.document("document", true)};
@@ -650,30 +847,26 @@ std::optional<mongo::write_model> read_model(std::string_view op, element reques
       out = mongo::delete_many_model{filter, collation, hint};
     }
   } else {
-    problem = str(op) + ": no `" + str(name) + "` model";
+    a.malformed("`" + str(name) + "` is not a bulkWrite model");
     return std::nullopt;
   }
-  problem = m.problem();
-  if (!problem.empty()) return std::nullopt;
+  a.take(m);
+  if (m.refused()) return std::nullopt;
   return out;
 }
 
-op_outcome bulk_write_op(collection_context& c, args& a, std::string_view op) {
+op_outcome bulk_write_op(collection_context& c, args& a) {
   std::vector<mongo::write_model> models;
   model_storage keep;
   auto requests = a.get("requests");
   if (!requests) {
     a.missing("requests");
   } else if (auto arr = requests->get_array(); !arr) {
-    a.bad_type("requests");
+    a.bad_type("requests", "an array of one-field documents");
   } else {
     for (const auto& r : *arr) {
-      std::string problem;
-      auto m = read_model(op, r, keep, problem);
-      if (!m) {
-        a.note(problem);
-        break;
-      }
+      auto m = read_model(a, r, keep);
+      if (!m) break;
       models.push_back(*m);
     }
   }
@@ -682,71 +875,57 @@ op_outcome bulk_write_op(collection_context& c, args& a, std::string_view op) {
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   o.write_concern = c.options.write_concern;
   o.let = a.document("let");
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto r = c.coll.bulk_write(models, o);
   if (!r) return bulk_failed(std::move(r).error());
   if (!o.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
   return with_result(result_bulk(*r));
 }
 
-// The options of find, findOne and createFindCursor (`one`: findOne, which takes no limit and no
-// batchSize).
-mongo::find_options read_find_options(args& a, std::string_view op, bool one) {
+// A batchSize: oid's is an int32, 0 for the server's default.
+std::int32_t read_batch_size(args& a) {
+  const auto n = a.integer("batchSize");
+  if (!n) return 0;
+  if (*n < 0) {
+    a.lacks("negative", "batchSize");
+    return 0;
+  }
+  if (*n > std::numeric_limits<std::int32_t>::max()) {
+    a.lacks("64-bit", "batchSize");
+    return 0;
+  }
+  return static_cast<std::int32_t>(*n);
+}
+
+// find, and createFindCursor (the same with the cursor kept, not read).
+op_outcome find_op(collection_context& c, args& a, std::string_view op) {
+  const auto filter = a.document("filter");
   mongo::find_options o;
   o.sort = a.document("sort");
   o.projection = a.document("projection");
   if (auto n = a.integer("skip")) {
-    if (*n < 0) a.note(str(op) + ": no negative `skip`");
+    if (*n < 0) a.lacks("negative", "skip");
     o.skip = *n;
   }
-  if (!one) {
-    if (auto n = a.integer("limit")) {
-      if (*n < 0) a.note(str(op) + ": no negative `limit`");
-      o.limit = *n;
-    }
-    if (auto n = a.integer("batchSize")) {
-      if (*n < 0 || *n > std::numeric_limits<std::int32_t>::max()) {
-        a.note(str(op) + ": no negative `batchSize`");
-      } else {
-        o.batch_size = static_cast<std::int32_t>(*n);
-      }
-    }
-  } else {
-    o.limit = 1;
+  if (auto n = a.integer("limit")) {
+    if (*n < 0) a.lacks("negative", "limit");
+    o.limit = *n;
   }
-  return o;
-}
-
-op_outcome find_op(collection_context& c, args& a, std::string_view op) {
-  const auto filter = a.document("filter");
-  const bool one = op == "findOne";
-  const auto o = read_find_options(a, op, one);
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  o.batch_size = read_batch_size(a);
+  if (a.refused()) return a.refusal();
   auto cur = c.coll.find(filter, o);
-  if (op == "createFindCursor") {
-    if (!cur) return failed(std::move(cur).error());
-    op_outcome out;
-    out.cursor = std::make_unique<mongo::cursor>(std::move(*cur));
-    return out;
-  }
-  if (!one) return all_documents(std::move(cur));
+  if (op != "createFindCursor") return all_documents(std::move(cur));
   if (!cur) return failed(std::move(cur).error());
-  auto more = cur->next();
-  if (!more) return failed(std::move(more).error());
-  return with_result(*more ? result_document(cur->current()) : result_null());
+  op_outcome out;
+  out.cursor = std::make_unique<mongo::cursor>(std::move(*cur));
+  return out;
 }
 
 op_outcome aggregate_op(collection_context& c, args& a) {
   const auto pipeline = a.documents("pipeline", true);
   mongo::aggregate_options o;
   o.allow_disk_use = a.boolean("allowDiskUse");
-  if (auto n = a.integer("batchSize")) {
-    if (*n < 0 || *n > std::numeric_limits<std::int32_t>::max()) {
-      a.note("aggregate: no negative `batchSize`");
-    } else {
-      o.batch_size = static_cast<std::int32_t>(*n);
-    }
-  }
+  o.batch_size = read_batch_size(a);
   o.max_time = a.max_time();
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   o.collation = a.document("collation");
@@ -754,20 +933,20 @@ op_outcome aggregate_op(collection_context& c, args& a) {
     if (auto d = h->get_document()) {
       o.hint = *d;
     } else if (h->type() == bson::type::string) {
-      a.note("aggregate: no `hint` by index name");
+      a.lacks("index name as", "hint");
     } else {
-      a.bad_type("hint");
+      a.bad_type("hint", "a string or a document");
     }
   }
   o.let = a.document("let");
   o.write_concern = c.options.write_concern;
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   return all_documents(c.coll.aggregate(*pipeline, o));
 }
 
 op_outcome count_documents(collection_context& c, args& a) {
   const auto filter = a.document("filter");
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto n = c.coll.count_documents(filter);
   if (!n) return failed(std::move(n).error());
   return with_result(result_int64(*n));
@@ -776,7 +955,7 @@ op_outcome count_documents(collection_context& c, args& a) {
 op_outcome estimated_document_count(collection_context& c, args& a) {
   mongo::read_options o;
   o.max_time = a.max_time();
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto n = c.coll.estimated_document_count(o);
   if (!n) return failed(std::move(n).error());
   return with_result(result_int64(*n));
@@ -788,7 +967,7 @@ op_outcome distinct_op(collection_context& c, args& a) {
   mongo::read_options o;
   o.max_time = a.max_time();
   o.collation = a.document("collation");
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto values = c.coll.distinct(*field, filter, o);
   if (!values) return failed(std::move(values).error());
   bson::builder b;
@@ -796,15 +975,15 @@ op_outcome distinct_op(collection_context& c, args& a) {
   return with_result(std::move(b).extract());
 }
 
-// returnDocument: "Before" or "After", in any case; a problem otherwise.
-mongo::return_document read_return_document(args& a, std::string_view op) {
+// returnDocument: "Before" or "After", in any case (the format makes anything else an error).
+mongo::return_document read_return_document(args& a) {
   auto s = a.string("returnDocument");
   if (!s) return mongo::return_document::before;
   std::string lower(*s);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   if (lower == "after") return mongo::return_document::after;
-  if (lower != "before") a.note(str(op) + ": `returnDocument` of an unexpected value");
+  if (lower != "before") a.malformed("`returnDocument` is neither Before nor After");
   return mongo::return_document::before;
 }
 
@@ -828,7 +1007,7 @@ op_outcome find_one_and_modify(collection_context& c, args& a, std::string_view 
   o.projection = a.document("projection");
   o.sort = a.document("sort");
   o.upsert = a.boolean("upsert").value_or(false);
-  o.return_document = read_return_document(a, op);
+  o.return_document = read_return_document(a);
   o.max_time = a.max_time();
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   o.collation = a.document("collation");
@@ -840,7 +1019,7 @@ op_outcome find_one_and_modify(collection_context& c, args& a, std::string_view 
     if (filters) o.array_filters = *filters;
   }
   o.let = a.document("let");
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   return found(replace ? c.coll.find_one_and_replace(filter, replacement, o)
                        : c.coll.find_one_and_update(filter, *u, o));
 }
@@ -855,12 +1034,12 @@ op_outcome find_one_and_delete(collection_context& c, args& a) {
   o.hint = a.hint();
   o.write_concern = c.options.write_concern;
   o.let = a.document("let");
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   return found(c.coll.find_one_and_delete(filter, o));
 }
 
-op_outcome create_index(collection_context& c, args& a) {
-  const auto keys = a.document("keys", true);
+// An index's options, read from `a`; `extra` keeps what `o.extra` views.
+mongo::index_options read_index_options(args& a, bson::document& extra) {
   mongo::index_options o;
   o.unique = a.boolean("unique").value_or(false);
   o.sparse = a.boolean("sparse").value_or(false);
@@ -869,20 +1048,47 @@ op_outcome create_index(collection_context& c, args& a) {
   o.partial_filter_expression = a.document("partialFilterExpression");
   o.collation = a.document("collation");
   // The index options whose createIndexes field has the argument's name go through `extra`.
-  bson::builder extra;
+  bson::builder b;
   for (const std::string_view k :
        {"background", "hidden", "weights", "textIndexVersion", "2dsphereIndexVersion", "bits",
         "min", "max", "wildcardProjection", "storageEngine"}) {
-    if (auto e = a.get(k)) extra.append_element(*e);
+    if (auto e = a.get(k)) b.append_element(*e);
   }
-  const auto extra_doc = std::move(extra).extract();
-  o.extra = extra_doc.view();
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  extra = std::move(b).extract();
+  o.extra = extra.view();
+  return o;
+}
+
+op_outcome create_index(collection_context& c, args& a) {
+  const auto keys = a.document("keys", true);
+  bson::document extra;
+  const auto o = read_index_options(a, extra);
+  if (a.refused()) return a.refusal();
   auto name = c.coll.create_index(keys, o);
   if (!name) return failed(std::move(name).error());
   bson::builder b;
   b.append_string("v", *name);
   return with_result(std::move(b).extract());
+}
+
+// createIndexes: `models`, each `{keys, options}` (the index management specification's
+// IndexModel).
+op_outcome create_indexes(collection_context& c, args& a) {
+  const auto models = a.documents("models", true);
+  std::vector<mongo::index_model> indexes;
+  std::deque<bson::document> extras;  // what each model's options.extra views
+  for (const auto& m : models.value_or(std::vector<document_view>{})) {
+    args ma("createIndexes", m, "models");
+    const auto keys = ma.document("keys", true);
+    args oa("createIndexes", ma.document("options"), "options");
+    indexes.push_back({keys, read_index_options(oa, extras.emplace_back())});
+    a.take(ma);
+    a.take(oa);
+  }
+  if (a.refused()) return a.refusal();
+  auto names = c.coll.create_indexes(indexes);
+  if (!names) return failed(std::move(names).error());
+  return with_result(result_strings(*names));
 }
 
 op_outcome nothing_or_failure(mongo::outcome<mongo::done> r) {
@@ -910,7 +1116,6 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
       {"findOneAndReplace", op_kind::write},
       {"findOneAndDelete", op_kind::write},
       {"find", op_kind::read},
-      {"findOne", op_kind::read},
       {"createFindCursor", op_kind::read},
       {"aggregate", op_kind::read},
       {"countDocuments", op_kind::read},
@@ -919,6 +1124,7 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
       {"listIndexes", op_kind::read},
       {"listIndexNames", op_kind::read},
       {"createIndex", op_kind::write_without_wc},
+      {"createIndexes", op_kind::write_without_wc},
       {"dropIndex", op_kind::write_without_wc},
       {"dropIndexes", op_kind::write_without_wc},
       {"drop", op_kind::write_without_wc},
@@ -927,26 +1133,27 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
   const auto it = std::find_if(std::begin(table), std::end(table),
                                [&](const entry& e) { return e.name == op; });
   if (it == std::end(table)) return unsupported(str(op) + ": no such operation on a collection");
-  if (auto gap = option_gap(c.options, op, it->kind); !gap.empty()) return unsupported(gap);
-
   args a(op, arguments);
+  // Refused with the arguments' refusals: a test file's error in them counts first.
+  if (auto gap = option_gap(c.options, op, it->kind); !gap.empty()) a.lacks(gap);
   if (op == "insertOne") return insert_one(c, a);
   if (op == "insertMany") return insert_many(c, a);
-  if (op == "bulkWrite") return bulk_write_op(c, a, op);
+  if (op == "bulkWrite") return bulk_write_op(c, a);
   if (op == "updateOne" || op == "updateMany" || op == "replaceOne") return update_op(c, a, op);
   if (op == "deleteOne" || op == "deleteMany") return delete_op(c, a, op);
   if (op == "findOneAndUpdate" || op == "findOneAndReplace") {
     return find_one_and_modify(c, a, op);
   }
   if (op == "findOneAndDelete") return find_one_and_delete(c, a);
-  if (op == "find" || op == "findOne" || op == "createFindCursor") return find_op(c, a, op);
+  if (op == "find" || op == "createFindCursor") return find_op(c, a, op);
   if (op == "aggregate") return aggregate_op(c, a);
   if (op == "countDocuments") return count_documents(c, a);
   if (op == "estimatedDocumentCount") return estimated_document_count(c, a);
   if (op == "distinct") return distinct_op(c, a);
   if (op == "createIndex") return create_index(c, a);
+  if (op == "createIndexes") return create_indexes(c, a);
   if (op == "listIndexes" || op == "listIndexNames") {
-    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    if (a.refused()) return a.refusal();
     auto specs = c.coll.list_indexes();
     if (op == "listIndexNames") return names_of(std::move(specs));
     if (!specs) return failed(std::move(specs).error());
@@ -954,21 +1161,21 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
   }
   if (op == "dropIndex") {
     const auto name = a.string("name", true);
-    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    if (a.refused()) return a.refusal();
     return nothing_or_failure(c.coll.drop_index(*name));
   }
   if (op == "dropIndexes") {
-    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    if (a.refused()) return a.refusal();
     return nothing_or_failure(c.coll.drop_indexes());
   }
   if (op == "drop") {
-    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    if (a.refused()) return a.refusal();
     return nothing_or_failure(c.coll.drop());
   }
   // rename
   const auto to = a.string("to", true);
   const auto drop_target = a.boolean("dropTarget").value_or(false);
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto r = c.coll.rename(*to, drop_target);
   if (!r) return failed(std::move(r).error());
   return {};
@@ -978,7 +1185,7 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
 
 op_outcome list_databases(mongo::client& client, std::string_view op, document_view arguments) {
   args a(op, arguments);
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto dbs = client.list_databases();
   if (op == "listDatabaseNames") return names_of(std::move(dbs));
   if (!dbs) return failed(std::move(dbs).error());
@@ -1004,11 +1211,13 @@ op_outcome run_database_operation(mongo::client& client, const database_entity& 
       // oid's run_command selects the primary: a readPreference of primary restates that.
       auto d = rp->get_document();
       auto parsed = d ? parse_read_preference(*d) : std::nullopt;
-      if (!parsed || !(*parsed == mongo::read_preference{})) {
-        a.note("runCommand: no `readPreference` option");
+      if (!d) {
+        a.bad_type("readPreference", "a document");
+      } else if (!parsed || !(*parsed == mongo::read_preference{})) {
+        a.lacks("non-primary", "readPreference");
       }
     }
-    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    if (a.refused()) return a.refusal();
     auto reply = client.run_command(db.name, command);
     if (!reply) return failed(std::move(reply).error());
     return with_result(result_document(reply->view()));
@@ -1018,13 +1227,14 @@ op_outcome run_database_operation(mongo::client& client, const database_entity& 
   if (!known) return unsupported(str(op) + ": no such operation on a database");
   const auto options = read_entity_options(db.options.view(), "database", client);
   const auto kind = op == "dropCollection" ? op_kind::write_without_wc : op_kind::read;
-  if (auto gap = option_gap(options, op, kind); !gap.empty()) return unsupported(gap);
+  // Refused with the arguments' refusals: a test file's error in them counts first.
+  if (auto gap = option_gap(options, op, kind); !gap.empty()) a.lacks(gap);
   if (op == "dropCollection") {
     const auto name = a.string("collection", true);
-    if (auto p = a.problem(); !p.empty()) return unsupported(p);
+    if (a.refused()) return a.refusal();
     return nothing_or_failure(client.collection(db.name, *name).drop());
   }
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   auto colls = client.list_collections(db.name);
   if (op == "listCollectionNames") return names_of(std::move(colls));
   if (!colls) return failed(std::move(colls).error());
@@ -1037,7 +1247,7 @@ op_outcome run_cursor_operation(cursor_entity& c, std::string_view op, document_
   const bool known = op == "iterateUntilDocumentOrError" || op == "iterateOnce" || op == "close";
   if (!known) return unsupported(str(op) + ": no such operation on a cursor");
   args a(op, arguments);
-  if (auto p = a.problem(); !p.empty()) return unsupported(p);
+  if (a.refused()) return a.refusal();
   if (op == "close") {
     c.cursor.reset();  // killCursors when the server still holds it; errors are ignored
     return {};

@@ -36,6 +36,7 @@ std::string result(const op_outcome& o) { return o.result ? json(*o.result) : "n
 
 // What went wrong, for assertion messages.
 std::string what(const op_outcome& o) {
+  if (!o.malformed.empty()) return "malformed: " + o.malformed;
   if (!o.unsupported.empty()) return "unsupported: " + o.unsupported;
   if (o.error) return "error: " + o.error->message;
   return "ok";
@@ -216,10 +217,6 @@ TEST_F(UnifiedOperationsTest, ReadsReturnArraysAndNumbers) {
   // batchSize 1: the cursor is read to its end over several getMores.
   r = coll("find", R"({"filter": {}, "batchSize": 1, "skip": 1, "sort": {"_id": 1}})");
   EXPECT_EQ(result(r), R"({"v":[{"_id":2,"x":22},{"_id":3,"x":33}]})") << what(r);
-  r = coll("findOne", R"({"filter": {"_id": 2}})");
-  EXPECT_EQ(result(r), R"({"v":{"_id":2,"x":22}})") << what(r);
-  r = coll("findOne", R"({"filter": {"_id": 42}})");
-  EXPECT_EQ(result(r), R"({"v":null})") << what(r);
   r = coll("aggregate", R"({"pipeline": [{"$match": {"_id": {"$lt": 3}}}, {"$sort": {"_id": 1}},
                                          {"$project": {"_id": 1}}], "batchSize": 1})");
   EXPECT_EQ(result(r), R"({"v":[{"_id":1},{"_id":2}]})") << what(r);
@@ -249,7 +246,7 @@ TEST_F(UnifiedOperationsTest, FindOneAndModifyReturnsTheDocumentOrNull) {
   // The format says returnDocument must be Before or After.
   r = coll("findOneAndUpdate", R"({"filter": {}, "update": {"$set": {"a": 1}},
                                   "returnDocument": "Sideways"})");
-  EXPECT_EQ(r.unsupported, "findOneAndUpdate: `returnDocument` of an unexpected value");
+  EXPECT_EQ(r.malformed, "`returnDocument` is neither Before nor After");
 }
 
 TEST_F(UnifiedOperationsTest, IndexOperations) {
@@ -264,6 +261,15 @@ TEST_F(UnifiedOperationsTest, IndexOperations) {
   r = coll("dropIndex", R"({"name": "x_idx"})");
   EXPECT_FALSE(r.error) << what(r);
   EXPECT_TRUE(r.unsupported.empty());
+  r = coll("listIndexNames");
+  EXPECT_EQ(result(r), R"({"v":["_id_"]})") << what(r);
+  r = coll("createIndexes", R"({"models": [{"keys": {"x": 1}},
+                                          {"keys": {"y": -1}, "options": {"name": "y_sparse", "sparse": true}}]})");
+  EXPECT_EQ(result(r), R"({"v":["x_1","y_sparse"]})") << what(r);
+  r = coll("listIndexNames");
+  EXPECT_EQ(result(r), R"({"v":["_id_","x_1","y_sparse"]})") << what(r);
+  r = coll("dropIndexes");
+  EXPECT_FALSE(r.error) << what(r);
   r = coll("listIndexNames");
   EXPECT_EQ(result(r), R"({"v":["_id_"]})") << what(r);
 }
@@ -345,10 +351,12 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
        "insertOne: no `session` option"},
       {"collection0", "insertOne", R"({"document": {}, "bypassDocumentValidation": true})",
        "insertOne: no `bypassDocumentValidation` option"},
-      {"collection0", "insertOne", R"({"document": {}, "foo": 1})", "insertOne: no `foo` option"},
       {"collection0", "find", R"({"filter": {}, "maxTimeMS": 10})", "find: no `maxTimeMS` option"},
       {"collection0", "find", R"({"filter": {}, "let": {"a": 1}})", "find: no `let` option"},
       {"collection0", "find", R"({"filter": {}, "limit": -1})", "find: no negative `limit`"},
+      {"collection0", "find", R"({"filter": {}, "hint": "_id_"})", "find: no `hint` option"},
+      {"collection0", "listIndexes", R"({"session": "session0"})",
+       "listIndexes: no `session` option"},
       {"collection0", "countDocuments", R"({"filter": {}, "limit": 1})",
        "countDocuments: no `limit` option"},
       {"collection0", "distinct", R"({"fieldName": "x", "filter": {}, "hint": "_id_"})",
@@ -357,7 +365,7 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
        R"({"filter": {}, "update": {"$set": {"x": 1}}, "sort": {"_id": 1}})",
        "updateOne: no `sort` option"},
       {"collection0", "aggregate", R"({"pipeline": [], "hint": "_id_"})",
-       "aggregate: no `hint` by index name"},
+       "aggregate: no index name as `hint`"},
       {"collection0", "bulkWrite",
        R"({"requests": [{"updateOne": {"filter": {}, "update": {"$set": {"x": 1}}, "sort": {"_id": 1}}}]})",
        "bulkWrite: no `updateOne.sort` option"},
@@ -365,6 +373,11 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
        R"({"requests": [{"insertOne": {"document": {}}}], "comment": 1})",
        "bulkWrite: no `comment` option"},
       {"collection0", "count", R"({"filter": {}})", "count: no such operation on a collection"},
+      // oid has no findOne: a find with limit 1 would not send the singleBatch the CRUD
+      // specification asks for.
+      {"collection0", "findOne", R"({"filter": {}})", "findOne: no such operation on a collection"},
+      {"collection0", "find", R"({"filter": {}, "batchSize": -1})",
+       "find: no negative `batchSize`"},
       {"collection0", "createChangeStream", R"({"pipeline": []})",
        "createChangeStream: no such operation on a collection"},
       {"client0", "clientBulkWrite", R"({"models": []})",
@@ -379,25 +392,85 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
       {"database0", "listCollections", R"({"filter": {}})", "listCollections: no `filter` option"},
       {"database0", "runCommand",
        R"({"commandName": "ping", "command": {"ping": 1}, "readPreference": {"mode": "secondary"}})",
-       "runCommand: no `readPreference` option"},
-      // Values the test file should not hold: reported, not a crash.
-      {"collection0", "find", R"({"filter": 5})", "find: `filter` of an unexpected type"},
-      {"collection0", "insertMany", R"({"documents": [1, 2]})",
-       "insertMany: `documents` of an unexpected type"},
-      {"collection0", "insertOne", R"({})", "insertOne: `document` missing"},
-      {"collection0", "bulkWrite", R"({"requests": [{"insertOne": {}, "deleteOne": {}}]})",
-       "bulkWrite: `requests` of an unexpected type"},
+       "runCommand: no non-primary `readPreference`"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.name) + " " + std::string(c.args));
     const auto r = run(c.object, c.name, c.args);
     EXPECT_EQ(r.unsupported, c.want);
+    EXPECT_TRUE(r.malformed.empty()) << r.malformed;
     EXPECT_FALSE(r.error);
     EXPECT_FALSE(r.result);
   }
   // Nothing was sent: the collection holds what seed() put there.
   const auto r = coll("find", R"({"filter": {}, "sort": {"_id": 1}, "projection": {"_id": 1}})");
   EXPECT_EQ(result(r), R"({"v":[{"_id":1},{"_id":2},{"_id":3}]})") << what(r);
+}
+
+TEST_F(UnifiedOperationsTest, TheTestFilesErrorsAreMalformed) {
+  seed();
+  struct test_case {
+    std::string_view object, name, args, want;
+  };
+  const test_case cases[] = {
+      {"collection0", "insertOne", R"({"document": {}, "foo": 1})",
+       "`foo` is not an argument of insertOne"},
+      {"collection0", "find", R"({"filter": {}, "singleBatch": true})",
+       "`singleBatch` is not an argument of find"},
+      {"collection0", "find", R"({"filter": 5})", "`filter` is not a document"},
+      {"collection0", "find", R"({"filter": {}, "limit": "ten"})", "`limit` is not an integer"},
+      {"collection0", "insertMany", R"({"documents": [1, 2]})",
+       "`documents` is not an array of documents"},
+      {"collection0", "insertOne", R"({})", "`document` is missing"},
+      {"collection0", "updateOne", R"({"filter": {}, "update": 3})",
+       "`update` is not a document or an array of documents"},
+      {"collection0", "bulkWrite", R"({"requests": [{"insertOne": {}, "deleteOne": {}}]})",
+       "`requests` is not an array of one-field documents"},
+      {"collection0", "bulkWrite", R"({"requests": [{"insertMany": {"documents": []}}]})",
+       "`insertMany` is not a bulkWrite model"},
+      {"collection0", "bulkWrite",
+       R"({"requests": [{"insertOne": {"document": {}, "upsert": true}}]})",
+       "`insertOne.upsert` is not an argument of bulkWrite.insertOne"},
+      {"collection0", "bulkWrite", R"({"requests": [{"deleteOne": {}}]})",
+       "`deleteOne.filter` is missing"},
+      {"collection0", "createIndexes",
+       R"({"models": [{"keys": {"x": 1}, "options": {"uniq": 1}}]})",
+       "`options.uniq` is not an argument of createIndexes.options"},
+      {"database0", "runCommand", R"({"command": {"ping": 1}})", "`commandName` is missing"},
+      {"cursorless", "find", R"({"filter": 5})", "`filter` is not a document"},
+  };
+  // A test file's error counts before what oid lacks (here, the entity's read concern).
+  add_collection("cursorless", R"({"readConcern": {"level": "majority"}})");
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.name) + " " + std::string(c.args));
+    const auto r = run(c.object, c.name, c.args);
+    EXPECT_EQ(r.malformed, c.want);
+    EXPECT_TRUE(r.unsupported.empty()) << r.unsupported;
+    EXPECT_FALSE(r.error);
+    EXPECT_FALSE(r.result);
+  }
+  // Nothing was sent.
+  const auto r = coll("countDocuments", R"({"filter": {}})");
+  EXPECT_EQ(result(r), R"({"v":3})") << what(r);
+}
+
+TEST_F(UnifiedOperationsTest, OptionsOidHasAreSent) {
+  seed();
+  // maxTimeMS where oid takes it; a write concern and bypassDocumentValidation on a bulk write.
+  auto r = coll("estimatedDocumentCount", R"({"maxTimeMS": 5000})");
+  EXPECT_EQ(result(r), R"({"v":3})") << what(r);
+  r = coll("aggregate", R"({"pipeline": [{"$match": {"x": {"$gt": 20}}}, {"$sort": {"x": 1}},
+                                         {"$project": {"_id": 0}}],
+                            "maxTimeMS": 5000, "allowDiskUse": true})");
+  EXPECT_EQ(result(r), R"({"v":[{"x":22},{"x":33}]})") << what(r);
+  r = coll("findOneAndDelete", R"({"filter": {"_id": 3}, "maxTimeMS": 5000, "hint": "_id_"})");
+  EXPECT_EQ(result(r), R"({"v":{"_id":3,"x":33}})") << what(r);
+  r = coll("bulkWrite", R"({"requests": [{"deleteMany": {"filter": {}}}], "ordered": false,
+                           "bypassDocumentValidation": true})");
+  EXPECT_EQ(result(r),
+            R"({"v":{"deletedCount":2,"insertedCount":0,"insertedIds":{},"matchedCount":0,)"
+            R"("modifiedCount":0,"upsertedCount":0,"upsertedIds":{}}})")
+      << what(r);
 }
 
 TEST_F(UnifiedOperationsTest, ArgumentsThatRestateDefaultsAreAccepted) {
@@ -428,6 +501,10 @@ TEST_F(UnifiedOperationsTest, EntityOptions) {
   EXPECT_EQ(r.unsupported, "createIndex: no `writeConcern` option");
   r = run("unacknowledged", "countDocuments", R"({"filter": {}})");
   EXPECT_TRUE(r.result) << what(r);  // reads take no write concern
+  // A write concern oid cannot express.
+  add_collection("fsync", R"({"writeConcern": {"w": 1, "fsync": true}})");
+  r = run("fsync", "insertOne", R"({"document": {"_id": 13}})");
+  EXPECT_EQ(r.unsupported, "insertOne: no collection-level `writeConcern.fsync`");
   // timeoutMS: nothing can honour it.
   add_collection("withTimeout", R"({"timeoutMS": 100})");
   r = run("withTimeout", "insertOne", R"({"document": {"_id": 12}})");
