@@ -98,8 +98,8 @@ struct value_entity {
   bson::document value;
 };
 
-using entity = std::variant<client_entity, database_entity, collection_entity, cursor_entity,
-                            value_entity>;
+using entity =
+    std::variant<client_entity, database_entity, collection_entity, cursor_entity, value_entity>;
 
 /// The entities of one test, by id.
 class entity_map {
@@ -113,7 +113,9 @@ class entity_map {
   /// True when an entity named `id` exists, of any kind.
   bool contains(std::string_view id) const { return entities_.find(id) != entities_.end(); }
   /// Adds `e` under `id`; false (and nothing added) when `id` is taken, which the format forbids.
-  bool add(std::string id, entity e) { return entities_.try_emplace(std::move(id), std::move(e)).second; }
+  bool add(std::string id, entity e) {
+    return entities_.try_emplace(std::move(id), std::move(e)).second;
+  }
   /// Removes everything (clients last, so that cursors die before the clients they use).
   void clear() {
     for (auto it = entities_.begin(); it != entities_.end();) {

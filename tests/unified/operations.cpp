@@ -360,7 +360,7 @@ bool spec_defines(std::string_view op, std::string_view key) {
       {"runCommand", {"command", "commandName", "readPreference"}},
   };
   if (key == "session" || key == "timeoutMS") return true;
-  if (op == "createFindCursor") op = "find";
+  if (op == "createFindCursor" || op == "findOne") op = "find";
   for (const auto& e : table) {
     if (e.op == op) return std::find(e.keys.begin(), e.keys.end(), key) != e.keys.end();
   }
@@ -1024,6 +1024,20 @@ op_outcome find_one_and_modify(collection_context& c, args& a, std::string_view 
                        : c.coll.find_one_and_update(filter, *u, o));
 }
 
+// findOne: find of limit 1 in a single batch (collection::find_one).
+op_outcome find_one_op(collection_context& c, args& a) {
+  const auto filter = a.document("filter");
+  mongo::find_options o;
+  o.sort = a.document("sort");
+  o.projection = a.document("projection");
+  if (auto n = a.integer("skip")) {
+    if (*n < 0) a.lacks("negative", "skip");
+    o.skip = *n;
+  }
+  if (a.refused()) return a.refusal();
+  return found(c.coll.find_one(filter, o));
+}
+
 op_outcome find_one_and_delete(collection_context& c, args& a) {
   const auto filter = a.document("filter", true);
   mongo::find_one_and_delete_options o;
@@ -1116,6 +1130,7 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
       {"findOneAndReplace", op_kind::write},
       {"findOneAndDelete", op_kind::write},
       {"find", op_kind::read},
+      {"findOne", op_kind::read},
       {"createFindCursor", op_kind::read},
       {"aggregate", op_kind::read},
       {"countDocuments", op_kind::read},
@@ -1146,6 +1161,7 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
   }
   if (op == "findOneAndDelete") return find_one_and_delete(c, a);
   if (op == "find" || op == "createFindCursor") return find_op(c, a, op);
+  if (op == "findOne") return find_one_op(c, a);
   if (op == "aggregate") return aggregate_op(c, a);
   if (op == "countDocuments") return count_documents(c, a);
   if (op == "estimatedDocumentCount") return estimated_document_count(c, a);

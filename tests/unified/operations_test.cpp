@@ -226,6 +226,10 @@ TEST_F(UnifiedOperationsTest, ReadsReturnArraysAndNumbers) {
   EXPECT_EQ(result(r), R"({"v":3})") << what(r);
   r = coll("distinct", R"({"fieldName": "x", "filter": {"_id": {"$lt": 3}}})");
   EXPECT_EQ(result(r), R"({"v":[11,22]})") << what(r);
+  r = coll("findOne", R"({"filter": {"x": {"$gt": 11}}, "sort": {"_id": -1}, "skip": 1})");
+  EXPECT_EQ(result(r), R"({"v":{"_id":2,"x":22}})") << what(r);
+  r = coll("findOne", R"({"filter": {"_id": 42}})");
+  EXPECT_EQ(result(r), R"({"v":null})") << what(r);
 }
 
 TEST_F(UnifiedOperationsTest, FindOneAndModifyReturnsTheDocumentOrNull) {
@@ -373,9 +377,8 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
        R"({"requests": [{"insertOne": {"document": {}}}], "comment": 1})",
        "bulkWrite: no `comment` option"},
       {"collection0", "count", R"({"filter": {}})", "count: no such operation on a collection"},
-      // oid has no findOne: a find with limit 1 would not send the singleBatch the CRUD
-      // specification asks for.
-      {"collection0", "findOne", R"({"filter": {}})", "findOne: no such operation on a collection"},
+      {"collection0", "findOne", R"({"filter": {}, "comment": "x"})",
+       "findOne: no `comment` option"},
       {"collection0", "find", R"({"filter": {}, "batchSize": -1})",
        "find: no negative `batchSize`"},
       {"collection0", "createChangeStream", R"({"pipeline": []})",

@@ -66,10 +66,10 @@ enum class verdict { passed, skipped_server, skipped_oid, failed };
 
 const char* verdict_name(verdict v) {
   switch (v) {
-    case verdict::passed: return "passed";
-    case verdict::skipped_server: return "skipped-server";
-    case verdict::skipped_oid: return "skipped-oid";
-    case verdict::failed: return "failed";
+  case verdict::passed: return "passed";
+  case verdict::skipped_server: return "skipped-server";
+  case verdict::skipped_oid: return "skipped-oid";
+  case verdict::failed: return "failed";
   }
   return "?";
 }
@@ -138,10 +138,10 @@ std::optional<bson::document_view> optional_doc(bson::document_view d, std::stri
 
 std::optional<double> number(const bson::element& e) {
   switch (e.type()) {
-    case bson::type::int32: return *e.get_int32();
-    case bson::type::int64: return static_cast<double>(*e.get_int64());
-    case bson::type::double_: return *e.get_double();
-    default: return std::nullopt;
+  case bson::type::int32: return *e.get_int32();
+  case bson::type::int64: return static_cast<double>(*e.get_int64());
+  case bson::type::double_: return *e.get_double();
+  default: return std::nullopt;
   }
 }
 
@@ -193,7 +193,8 @@ void only_fields(bson::document_view d, std::initializer_list<std::string_view> 
   }
 }
 
-// ---- versions ------------------------------------------------------------------------------------
+// ---- versions
+// ------------------------------------------------------------------------------------
 
 std::vector<int> parse_version(std::string_view text) {
   std::vector<int> parts;
@@ -209,8 +210,10 @@ std::vector<int> parse_version(std::string_view text) {
     }
     if (!digits) break;
     parts.push_back(n);
-    if (i < text.size() && text[i] == '.') ++i;
-    else break;
+    if (i < text.size() && text[i] == '.')
+      ++i;
+    else
+      break;
   }
   return parts;
 }
@@ -239,7 +242,8 @@ struct skip_rule {
 
 std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return std::string(s);
 }
 
@@ -291,7 +295,8 @@ const skip_rule* find_skip(const std::vector<skip_rule>& rules, const std::strin
   return nullptr;
 }
 
-// ---- the deployments ------------------------------------------------------------------------------
+// ---- the deployments
+// ------------------------------------------------------------------------------
 
 struct deployment {
   std::string name;  // "single" or "replicaset"
@@ -329,7 +334,8 @@ std::optional<deployment> connect(std::string name, std::string uri) {
   return d;
 }
 
-// ---- the state of one test -------------------------------------------------------------------------
+// ---- the state of one test
+// -------------------------------------------------------------------------
 
 struct test_context {
   deployment* server = nullptr;
@@ -348,7 +354,8 @@ struct test_context {
   }
 };
 
-// ---- runOnRequirements ---------------------------------------------------------------------------
+// ---- runOnRequirements
+// ---------------------------------------------------------------------------
 
 // Why `req` (one runOnRequirement) is not met by `d`; empty when it is.
 std::string unmet(bson::document_view req, deployment& d) {
@@ -428,21 +435,29 @@ std::string unmet_any(std::optional<bson::document_view> reqs, deployment& d) {
   return first.empty() ? "no requirement listed" : first;
 }
 
-// ---- events ---------------------------------------------------------------------------------------
+// ---- events
+// ---------------------------------------------------------------------------------------
 
 const std::set<std::string, std::less<>> command_events = {
     "commandStartedEvent", "commandSucceededEvent", "commandFailedEvent"};
-const std::set<std::string, std::less<>> cmap_events = {
-    "poolCreatedEvent",           "poolReadyEvent",
-    "poolClearedEvent",           "poolClosedEvent",
-    "connectionCreatedEvent",     "connectionReadyEvent",
-    "connectionClosedEvent",      "connectionCheckOutStartedEvent",
-    "connectionCheckOutFailedEvent", "connectionCheckedOutEvent",
-    "connectionCheckedInEvent"};
-const std::set<std::string, std::less<>> sdam_events = {
-    "serverDescriptionChangedEvent", "serverHeartbeatStartedEvent",
-    "serverHeartbeatSucceededEvent", "serverHeartbeatFailedEvent",
-    "topologyDescriptionChangedEvent", "topologyOpeningEvent", "topologyClosedEvent"};
+const std::set<std::string, std::less<>> cmap_events = {"poolCreatedEvent",
+                                                        "poolReadyEvent",
+                                                        "poolClearedEvent",
+                                                        "poolClosedEvent",
+                                                        "connectionCreatedEvent",
+                                                        "connectionReadyEvent",
+                                                        "connectionClosedEvent",
+                                                        "connectionCheckOutStartedEvent",
+                                                        "connectionCheckOutFailedEvent",
+                                                        "connectionCheckedOutEvent",
+                                                        "connectionCheckedInEvent"};
+const std::set<std::string, std::less<>> sdam_events = {"serverDescriptionChangedEvent",
+                                                        "serverHeartbeatStartedEvent",
+                                                        "serverHeartbeatSucceededEvent",
+                                                        "serverHeartbeatFailedEvent",
+                                                        "topologyDescriptionChangedEvent",
+                                                        "topologyOpeningEvent",
+                                                        "topologyClosedEvent"};
 
 std::string event_kind(bson::document_view event) {
   auto it = event.begin();
@@ -473,19 +488,19 @@ bson::document command_event_doc(const mongo::command_event& e) {
 
 std::string closed_reason(mongo::connection_closed_reason r) {
   switch (r) {
-    case mongo::connection_closed_reason::stale: return "stale";
-    case mongo::connection_closed_reason::idle: return "idle";
-    case mongo::connection_closed_reason::error: return "error";
-    case mongo::connection_closed_reason::pool_closed: return "poolClosed";
+  case mongo::connection_closed_reason::stale: return "stale";
+  case mongo::connection_closed_reason::idle: return "idle";
+  case mongo::connection_closed_reason::error: return "error";
+  case mongo::connection_closed_reason::pool_closed: return "poolClosed";
   }
   return "error";
 }
 
 std::string check_out_failed_reason(mongo::check_out_failed_reason r) {
   switch (r) {
-    case mongo::check_out_failed_reason::pool_closed: return "poolClosed";
-    case mongo::check_out_failed_reason::timeout: return "timeout";
-    case mongo::check_out_failed_reason::connection_error: return "connectionError";
+  case mongo::check_out_failed_reason::pool_closed: return "poolClosed";
+  case mongo::check_out_failed_reason::timeout: return "timeout";
+  case mongo::check_out_failed_reason::connection_error: return "connectionError";
   }
   return "connectionError";
 }
@@ -572,34 +587,35 @@ std::string event_type_of(std::string_view kind) {
   return {};
 }
 
-// ---- entities -------------------------------------------------------------------------------------
+// ---- entities
+// -------------------------------------------------------------------------------------
 
 // A URI option's value as connection string text.
 std::string uri_value(const bson::element& e, std::string_view key) {
   switch (e.type()) {
-    case bson::type::string: return std::string(*e.get_string());
-    case bson::type::boolean: return *e.get_bool() ? "true" : "false";
-    case bson::type::int32: return std::to_string(*e.get_int32());
-    case bson::type::int64: return std::to_string(*e.get_int64());
-    case bson::type::double_: {
-      auto d = *e.get_double();
-      if (d == static_cast<double>(static_cast<std::int64_t>(d))) {
-        return std::to_string(static_cast<std::int64_t>(d));
-      }
-      return std::to_string(d);
+  case bson::type::string: return std::string(*e.get_string());
+  case bson::type::boolean: return *e.get_bool() ? "true" : "false";
+  case bson::type::int32: return std::to_string(*e.get_int32());
+  case bson::type::int64: return std::to_string(*e.get_int64());
+  case bson::type::double_: {
+    auto d = *e.get_double();
+    if (d == static_cast<double>(static_cast<std::int64_t>(d))) {
+      return std::to_string(static_cast<std::int64_t>(d));
     }
-    case bson::type::document: {  // authMechanismProperties: {K: V, ...} -> K:V,K:V
-      std::string out;
-      auto properties = *e.get_document();  // a named view: the result<> is a temporary
-      for (const auto& p : properties) {
-        if (p.type() == bson::type::document && p.get_document()->contains("$$placeholder")) {
-          throw skip_oid{"uriOptions: $$placeholder values from the environment"};
-        }
-        out += (out.empty() ? "" : ",") + std::string(p.key()) + ":" + uri_value(p, key);
+    return std::to_string(d);
+  }
+  case bson::type::document: {  // authMechanismProperties: {K: V, ...} -> K:V,K:V
+    std::string out;
+    auto properties = *e.get_document();  // a named view: the result<> is a temporary
+    for (const auto& p : properties) {
+      if (p.type() == bson::type::document && p.get_document()->contains("$$placeholder")) {
+        throw skip_oid{"uriOptions: $$placeholder values from the environment"};
       }
-      return out;
+      out += (out.empty() ? "" : ",") + std::string(p.key()) + ":" + uri_value(p, key);
     }
-    default: fail("uriOptions." + std::string(key) + ": a value the runner cannot write");
+    return out;
+  }
+  default: fail("uriOptions." + std::string(key) + ": a value the runner cannot write");
   }
 }
 
@@ -638,12 +654,12 @@ std::string with_uri_options(const std::string& base, bson::document_view option
 }
 
 void make_client(test_context& t, bson::document_view spec) {
-  only_fields(spec,
-              {"id", "uriOptions", "useMultipleMongoses", "observeEvents",
-               "ignoreCommandMonitoringEvents", "observeSensitiveCommands", "storeEventsAsEntities",
-               "serverApi", "observeLogMessages", "awaitMinPoolSizeMS", "autoEncryptOpts",
-               "observeTracingMessages"},
-              "client entity");
+  only_fields(
+      spec,
+      {"id", "uriOptions", "useMultipleMongoses", "observeEvents", "ignoreCommandMonitoringEvents",
+       "observeSensitiveCommands", "storeEventsAsEntities", "serverApi", "observeLogMessages",
+       "awaitMinPoolSizeMS", "autoEncryptOpts", "observeTracingMessages"},
+      "client entity");
   auto id = string_field(spec, "id", "client entity");
   if (spec.contains("storeEventsAsEntities")) throw skip_oid{"runner: storeEventsAsEntities"};
   if (spec.contains("observeLogMessages")) throw skip_oid{"log messages (observeLogMessages)"};
@@ -737,8 +753,8 @@ void make_entity(test_context& t, bson::document_view entity) {
     auto db_id = string_field(*spec, "database", "collection entity");
     auto* db = t.entities.find<database_entity>(db_id);
     if (!db) fail("collection " + id + ": no database " + db_id);
-    collection_entity c{db->client, db->name,
-                        string_field(*spec, "collectionName", "collection entity"), {}};
+    collection_entity c{
+        db->client, db->name, string_field(*spec, "collectionName", "collection entity"), {}};
     if (auto o = optional_doc(*spec, "collectionOptions")) c.options = bson::document(*o);
     if (!t.entities.add(id, std::move(c))) fail("entity " + id + " is defined twice");
     return;
@@ -758,7 +774,8 @@ void make_entity(test_context& t, bson::document_view entity) {
   fail("unknown entity type " + std::string(type));
 }
 
-// ---- data setup and checks --------------------------------------------------------------------------
+// ---- data setup and checks
+// --------------------------------------------------------------------------
 
 void must(const mongo::outcome<bson::document>& r, std::string_view what) {
   if (!r) fail(std::string(what) + ": " + r.error().message);
@@ -885,7 +902,8 @@ void check_outcome(deployment& d, bson::document_view outcome) {
   }
 }
 
-// ---- operations --------------------------------------------------------------------------------------
+// ---- operations
+// --------------------------------------------------------------------------------------
 
 // The operations the format defines for each entity type (an operation not listed is an error in
 // the test file; one listed that oid lacks is "skipped, oid").
@@ -898,13 +916,41 @@ const std::map<std::string, std::set<std::string>, std::less<>> known_operations
       "listCollectionObjects", "runCommand", "runCursorCommand", "createCommandCursor", "watch",
       "createCollection", "dropCollection", "modifyCollection"}},
     {"collection",
-     {"aggregate", "bulkWrite", "count", "countDocuments", "createChangeStream", "createFindCursor",
-      "createIndex", "createIndexes", "createSearchIndex", "createSearchIndexes", "deleteMany",
-      "deleteOne", "distinct", "drop", "dropIndex", "dropIndexes", "dropSearchIndex",
-      "estimatedDocumentCount", "find", "findOne", "findOneAndDelete", "findOneAndReplace",
-      "findOneAndUpdate", "insertMany", "insertOne", "listIndexes", "listIndexNames",
-      "listSearchIndexes", "rename", "replaceOne", "updateMany", "updateOne", "updateSearchIndex",
-      "watch", "mapReduce"}},
+     {"aggregate",
+      "bulkWrite",
+      "count",
+      "countDocuments",
+      "createChangeStream",
+      "createFindCursor",
+      "createIndex",
+      "createIndexes",
+      "createSearchIndex",
+      "createSearchIndexes",
+      "deleteMany",
+      "deleteOne",
+      "distinct",
+      "drop",
+      "dropIndex",
+      "dropIndexes",
+      "dropSearchIndex",
+      "estimatedDocumentCount",
+      "find",
+      "findOne",
+      "findOneAndDelete",
+      "findOneAndReplace",
+      "findOneAndUpdate",
+      "insertMany",
+      "insertOne",
+      "listIndexes",
+      "listIndexNames",
+      "listSearchIndexes",
+      "rename",
+      "replaceOne",
+      "updateMany",
+      "updateOne",
+      "updateSearchIndex",
+      "watch",
+      "mapReduce"}},
     {"cursor", {"iterateUntilDocumentOrError", "iterateOnce", "close"}},
 };
 
@@ -1033,9 +1079,9 @@ void run_special(test_context& t, std::string_view name, bson::document_view arg
     auto& c = client_arg(t, args, name);
     auto a = last_two_lsids(c, name, 1), b = last_two_lsids(c, name, 0);
     if (!a || !b) fail(std::string(name) + ": a command without lsid");
-    bool same = a->view().bytes().size() == b->view().bytes().size() &&
-                std::equal(a->view().bytes().begin(), a->view().bytes().end(),
-                           b->view().bytes().begin());
+    bool same =
+        a->view().bytes().size() == b->view().bytes().size() &&
+        std::equal(a->view().bytes().begin(), a->view().bytes().end(), b->view().bytes().begin());
     if (same != (name == "assertSameLsidOnLastTwoCommands")) {
       fail(std::string(name) + ": " + to_text(unwrap(*a)) + " and " + to_text(unwrap(*b)));
     }
@@ -1175,7 +1221,8 @@ void run_operation(test_context& t, bson::document_view op) {
                  op.contains("saveResultAsEntity"))) {
     fail(name + ": ignoreResultAndError with an expectation");
   }
-  if (op.contains("expectError") && (op.contains("expectResult") || op.contains("saveResultAsEntity"))) {
+  if (op.contains("expectError") &&
+      (op.contains("expectResult") || op.contains("saveResultAsEntity"))) {
     fail(name + ": expectError with expectResult or saveResultAsEntity");
   }
   if (object == "testRunner") return run_special(t, name, args);
@@ -1207,8 +1254,8 @@ void run_operation(test_context& t, bson::document_view op) {
     // The documents of a cursor (find, aggregate, list*) are root-level documents; the values of
     // distinct are not.
     static const std::set<std::string, std::less<>> cursor_results = {
-        "find", "aggregate", "listDatabases", "listCollections", "listIndexes",
-        "runCursorCommand", "listSearchIndexes"};
+        "find",        "aggregate",        "listDatabases",    "listCollections",
+        "listIndexes", "runCursorCommand", "listSearchIndexes"};
     auto why = cursor_results.contains(name) ? match_root_array(*e, unwrap(*r.result), t.match)
                                              : match(*e, unwrap(*r.result), t.match, true);
     if (!why.empty()) fail(name + ": result: " + why);
@@ -1269,8 +1316,8 @@ void check_events(test_context& t, bson::document_view expect_events) {
     }
     if (!extra_ok && i != actual.size()) {
       fail("expectEvents: " + std::to_string(actual.size()) + " " + type +
-           " events observed, expected " + std::to_string(i) + " (first extra: " +
-           bson::to_json(actual[i].view()) + ")");
+           " events observed, expected " + std::to_string(i) +
+           " (first extra: " + bson::to_json(actual[i].view()) + ")");
     }
   }
 }
@@ -1285,7 +1332,8 @@ void disable_fail_points(test_context& t) {
   t.fail_point_names.clear();
 }
 
-// ---- files and tests -----------------------------------------------------------------------------------
+// ---- files and tests
+// -----------------------------------------------------------------------------------
 
 struct test_result {
   std::string file, test;
@@ -1443,11 +1491,11 @@ struct runner {
       ++counts[r.v];
       if (r.v == verdict::skipped_server || r.v == verdict::skipped_oid) ++reasons[{r.v, r.reason}];
     }
-    std::printf("suite %s: files %zu, tests %zu, passed %d, skipped-server %d, skipped-oid %d, "
-                "failed %d\n",
-                suite.c_str(), files, results.size(), counts[verdict::passed],
-                counts[verdict::skipped_server], counts[verdict::skipped_oid],
-                counts[verdict::failed]);
+    std::printf(
+        "suite %s: files %zu, tests %zu, passed %d, skipped-server %d, skipped-oid %d, "
+        "failed %d\n",
+        suite.c_str(), files, results.size(), counts[verdict::passed],
+        counts[verdict::skipped_server], counts[verdict::skipped_oid], counts[verdict::failed]);
     for (const auto& [key, n] : reasons) {
       std::printf("  %-14s %4d  %s\n", verdict_name(key.first), n, key.second.c_str());
     }
@@ -1496,8 +1544,7 @@ fs::path spec_root() {
 int main(int argc, char** argv) {
   using namespace oid::unified;
   runner r;
-  std::string uri = env("MONGODB_PROXY_URI"), rs_uri = env("MONGODB_RS_PROXY_URI"), report,
-              skips;
+  std::string uri = env("MONGODB_PROXY_URI"), rs_uri = env("MONGODB_RS_PROXY_URI"), report, skips;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -1505,15 +1552,24 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) std::exit(usage());
       return argv[++i];
     };
-    if (a == "--suite") r.suite = value();
-    else if (a == "--skips") skips = value();
-    else if (a == "--report") report = value();
-    else if (a == "--uri") uri = value();
-    else if (a == "--rs-uri") rs_uri = value();
-    else if (a == "--expect-failure") r.expect_failure = true;
-    else if (a == "--verbose") r.verbose = true;
-    else if (a.starts_with("--")) return usage();
-    else inputs.emplace_back(a);
+    if (a == "--suite")
+      r.suite = value();
+    else if (a == "--skips")
+      skips = value();
+    else if (a == "--report")
+      report = value();
+    else if (a == "--uri")
+      uri = value();
+    else if (a == "--rs-uri")
+      rs_uri = value();
+    else if (a == "--expect-failure")
+      r.expect_failure = true;
+    else if (a == "--verbose")
+      r.verbose = true;
+    else if (a.starts_with("--"))
+      return usage();
+    else
+      inputs.emplace_back(a);
   }
   if (inputs.empty()) return usage();
   if (!skips.empty()) r.skips = load_skips(skips);
@@ -1535,7 +1591,8 @@ int main(int argc, char** argv) {
   std::sort(files.begin(), files.end());
   bool ci = env("CI") == "true";
   if (files.empty()) {
-    std::fprintf(stderr, "oid_unified_runner: no .json files in the inputs (scripts/spec-data.sh)\n");
+    std::fprintf(stderr,
+                 "oid_unified_runner: no .json files in the inputs (scripts/spec-data.sh)\n");
     return ci ? 1 : 77;
   }
   if (r.suite.empty()) r.suite = files.front().parent_path().filename().string();
