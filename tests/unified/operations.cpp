@@ -899,7 +899,8 @@ std::int32_t read_batch_size(args& a) {
 
 // find, and createFindCursor (the same with the cursor kept, not read).
 op_outcome find_op(collection_context& c, args& a, std::string_view op) {
-  const auto filter = a.document("filter");
+  // The CRUD specification's find(filter, options): the filter is required (as for the others).
+  const auto filter = a.document("filter", true);
   mongo::find_options o;
   o.sort = a.document("sort");
   o.projection = a.document("projection");
@@ -945,7 +946,7 @@ op_outcome aggregate_op(collection_context& c, args& a) {
 }
 
 op_outcome count_documents(collection_context& c, args& a) {
-  const auto filter = a.document("filter");
+  const auto filter = a.document("filter", true);
   if (a.refused()) return a.refusal();
   auto n = c.coll.count_documents(filter);
   if (!n) return failed(std::move(n).error());
@@ -963,7 +964,7 @@ op_outcome estimated_document_count(collection_context& c, args& a) {
 
 op_outcome distinct_op(collection_context& c, args& a) {
   const auto field = a.string("fieldName", true);
-  const auto filter = a.document("filter");
+  const auto filter = a.document("filter", true);
   mongo::read_options o;
   o.max_time = a.max_time();
   o.collation = a.document("collation");
@@ -1026,7 +1027,7 @@ op_outcome find_one_and_modify(collection_context& c, args& a, std::string_view 
 
 // findOne: find of limit 1 in a single batch (collection::find_one).
 op_outcome find_one_op(collection_context& c, args& a) {
-  const auto filter = a.document("filter");
+  const auto filter = a.document("filter", true);
   mongo::find_options o;
   o.sort = a.document("sort");
   o.projection = a.document("projection");

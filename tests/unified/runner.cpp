@@ -236,8 +236,11 @@ constexpr std::string_view supported_schema = "1.28";
 struct skip_rule {
   verdict kind;           // skipped_server or skipped_oid
   std::string file_glob;  // "<suite>/<file name>" pattern
-  std::string test_glob;  // test description pattern
+  std::string test_glob;  // test description pattern; for `on_error`, the failure's pattern
   std::string reason;
+  // A `server-error` line: it names a failure (the server's error text), not a test, and applies
+  // only when a test of the file fails with it.
+  bool on_error = false;
 };
 
 std::string trim(std::string_view s) {
@@ -247,7 +250,8 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
-// Lines "server | SUITE/FILE-GLOB | TEST-GLOB | reason" or "oid | ...", '#' comments.
+// Lines "server | SUITE/FILE-GLOB | TEST-GLOB | reason", "oid | ...", and
+// "server-error | SUITE/FILE-GLOB | FAILURE-GLOB | reason"; '#' starts a comment.
 std::vector<skip_rule> load_skips(const fs::path& path) {
   std::vector<skip_rule> rules;
   std::ifstream in(path);
@@ -271,23 +275,27 @@ std::vector<skip_rule> load_skips(const fs::path& path) {
       start = bar + 3;
     }
     parts.push_back(trim(std::string_view(t).substr(start)));
-    if (parts.size() != 4 || (parts[0] != "server" && parts[0] != "oid") || parts[3].empty()) {
+    if (parts.size() != 4 ||
+        (parts[0] != "server" && parts[0] != "oid" && parts[0] != "server-error") ||
+        parts[3].empty()) {
       std::fprintf(stderr,
-                   "oid_unified_runner: %s:%d: expected \"server|oid | SUITE/FILE | TEST | "
-                   "reason\"\n",
+                   "oid_unified_runner: %s:%d: expected \"server|oid|server-error | SUITE/FILE | "
+                   "TEST | reason\"\n",
                    path.c_str(), number);
       std::exit(2);
     }
-    rules.push_back({parts[0] == "server" ? verdict::skipped_server : verdict::skipped_oid,
-                     parts[1], parts[2], parts[3]});
+    rules.push_back({parts[0] == "oid" ? verdict::skipped_oid : verdict::skipped_server, parts[1],
+                     parts[2], parts[3], parts[0] == "server-error"});
   }
   return rules;
 }
 
+// The rule for `test` of `file_key` (or, with `on_error`, for a test of it that failed with
+// `test` as its reason).
 const skip_rule* find_skip(const std::vector<skip_rule>& rules, const std::string& file_key,
-                           const std::string& test) {
+                           const std::string& test, bool on_error = false) {
   for (const auto& r : rules) {
-    if (fnmatch(r.file_glob.c_str(), file_key.c_str(), 0) == 0 &&
+    if (r.on_error == on_error && fnmatch(r.file_glob.c_str(), file_key.c_str(), 0) == 0 &&
         fnmatch(r.test_glob.c_str(), test.c_str(), 0) == 0) {
       return &r;
     }
@@ -666,7 +674,6 @@ void make_client(test_context& t, bson::document_view spec) {
   if (spec.contains("observeTracingMessages")) throw skip_oid{"tracing (OpenTelemetry)"};
   if (spec.contains("serverApi")) throw skip_oid{"client: no serverApi (Stable API) option"};
   if (spec.contains("autoEncryptOpts")) throw skip_oid{"client-side field level encryption"};
-  if (spec.contains("awaitMinPoolSizeMS")) throw skip_oid{"runner: awaitMinPoolSizeMS"};
   client_entity c;
   c.uri = t.server->uri;
   if (auto o = optional_doc(spec, "uriOptions")) c.uri = with_uri_options(c.uri, *o);
@@ -711,7 +718,9 @@ void make_client(test_context& t, bson::document_view spec) {
   for (const auto& k : observe) {
     if (cmap_events.contains(k)) pool_kinds.push_back(k);
   }
+  auto ready = std::make_shared<std::atomic<std::int64_t>>(0);
   options.on_pool = [=](const mongo::pool_event& e) {
+    if (std::holds_alternative<mongo::connection_ready_event>(e)) ++*ready;
     if (std::holds_alternative<mongo::connection_checked_out_event>(e)) ++*checked_out;
     if (std::holds_alternative<mongo::connection_checked_in_event>(e)) --*checked_out;
     if (pool_kinds.empty()) return;
@@ -726,6 +735,30 @@ void make_client(test_context& t, bson::document_view spec) {
     fail("client " + id + ": " + made.error().message);
   }
   c.client.emplace(std::move(*made));
+  // awaitMinPoolSizeMS: wait until the pool holds minPoolSize connections, then forget the events
+  // that filling it published (FerretDB here is one data-bearing server).
+  if (auto wait = optional_int(spec, "awaitMinPoolSizeMS")) {
+    std::int64_t min_pool = 0;
+    if (auto o = optional_doc(spec, "uriOptions")) {
+      if (auto n = optional_int(*o, "minPoolSize")) min_pool = *n;
+    }
+    if (min_pool > 0) {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*wait);
+      // The pool opens its connections once the server is known: a round trip starts that.
+      bson::builder ping;
+      ping.append_int32("ping", 1);
+      (void)c.client->run_command("admin", ping.view());
+      while (ready->load() < min_pool) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          fail("client " + id + ": the pool did not reach minPoolSize " + std::to_string(min_pool) +
+               " within awaitMinPoolSizeMS");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      c.events->clear();
+      *checked_out = 0;
+    }
+  }
   if (!t.entities.add(id, std::move(c))) fail("entity " + id + " is defined twice");
 }
 
@@ -755,7 +788,14 @@ void make_entity(test_context& t, bson::document_view entity) {
     if (!db) fail("collection " + id + ": no database " + db_id);
     collection_entity c{
         db->client, db->name, string_field(*spec, "collectionName", "collection entity"), {}};
-    if (auto o = optional_doc(*spec, "collectionOptions")) c.options = bson::document(*o);
+    // A collection inherits its database's options; its own override them.
+    auto own = optional_doc(*spec, "collectionOptions");
+    bson::builder merged;
+    for (const auto& o : db->options.view()) {
+      if (!own || !own->contains(o.key())) merged.append_element(o);
+    }
+    if (own) merged.append_elements(*own);
+    c.options = std::move(merged).extract();
     if (!t.entities.add(id, std::move(c))) fail("entity " + id + " is defined twice");
     return;
   }
@@ -1447,7 +1487,12 @@ struct runner {
           t.server = d;
           break;
         }
-        if (why.empty()) why = a;
+        // One reason per deployment tried, unless they agree.
+        if (why.empty()) {
+          why = a;
+        } else if (why != a) {
+          why = servers.front()->name + ": " + why + "; " + d->name + ": " + a;
+        }
       }
       if (!t.server) return {verdict::skipped_server, why};
       if (test.contains("expectLogMessages")) throw skip_oid{"log messages (expectLogMessages)"};
@@ -1474,6 +1519,7 @@ struct runner {
       return {verdict::passed, {}};
     } catch (const test_failed& f) {
       if (t.server) disable_fail_points(t);
+      if (auto rule = find_skip(skips, file_key, f.reason, true)) return {rule->kind, rule->reason};
       return {verdict::failed, f.reason};
     } catch (const skip_oid& s) {
       if (t.server) disable_fail_points(t);
