@@ -806,6 +806,21 @@ TEST(MongoTopologyTest, LoadBalancedHandshakeRecordsTheServiceId) {
   EXPECT_EQ(*conn->server().service_id, server.service_id());
 }
 
+// A client in load-balanced mode fails its operation on the first handshake without a serviceId
+// (it used to try again every 250 ms until serverSelectionTimeoutMS).
+TEST(MongoTopologyTest, LoadBalancedClientFailsAtOnceWithoutServiceId) {
+  load_balanced_server server(false);
+  auto client = mongo::client::create("mongodb://" + server.address() +
+                                      "/?loadBalanced=true&serverSelectionTimeoutMS=5000");
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  oid::bson::builder ping;
+  ping.append_int32("ping", 1);
+  auto r = client->run_command("admin", ping.view());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::unsupported) << r.error().message;
+  EXPECT_EQ(server.hellos(), (std::vector<std::string>{"loadBalanced"}));
+}
+
 TEST(MongoTopologyTest, LoadBalancedModeRefusesAServerWithoutServiceId) {
   load_balanced_server server(false);
   mongo::connection_options o;
@@ -813,8 +828,13 @@ TEST(MongoTopologyTest, LoadBalancedModeRefusesAServerWithoutServiceId) {
   auto u = mongo::uri::parse("mongodb://" + server.address() + "/").value();
   auto conn = mongo::connection::open(u.hosts().front(), o);
   ASSERT_FALSE(conn.has_value());
-  EXPECT_EQ(conn.error().code, errc::connection_failed);
+  EXPECT_EQ(conn.error().code, errc::unsupported);
   EXPECT_NE(conn.error().message.find("without a serviceId"), std::string::npos)
+      << conn.error().message;
+  // The load balancer specification's words, which its tests look for.
+  EXPECT_NE(conn.error().message.find("the driver attempted to initialize in load balancing "
+                                      "mode, but the server does not support this mode"),
+            std::string::npos)
       << conn.error().message;
   // The same server without loadBalanced: an ordinary mongos, and no serviceId.
   auto plain = mongo::connection::open(u.hosts().front(), mongo::connection_options{});

@@ -296,7 +296,8 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
     if (auto value = id->get_object_id()) s.service_id = *value;
   }
   if (options.load_balanced && !s.service_id) {
-    return failure(errc::connection_failed,
+    // unsupported: the server will not change its mind, so the operation fails at once.
+    return failure(errc::unsupported,
                    describe(h) +
                        " answered the handshake without a serviceId: the driver attempted to "
                        "initialize in load balancing mode, but the server does not support this "
