@@ -11,6 +11,7 @@ that the gaps of oid ("skipped, oid") read as a to-do list.
 """
 import collections
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -68,6 +69,23 @@ def tables(rows):
     return "\n".join(out), reasons, total
 
 
+def gaps(rows):
+    """oid's gaps, merged across operations: "find: no `comment` option" and "insertOne: no
+    `comment` option" are one gap (the `comment` option), naming the operations."""
+    merged = collections.OrderedDict()
+    for r in rows:
+        if r[3] != "skipped-oid":
+            continue
+        reason = r[4]
+        m = re.match(r"^(\w+): (no .*)$", reason)
+        key, op = (m.group(2), m.group(1)) if m and "such operation" not in m.group(2) else (reason, None)
+        entry = merged.setdefault(key, [0, set()])
+        entry[0] += 1
+        if op:
+            entry[1].add(op)
+    return sorted(merged.items(), key=lambda kv: (-kv[1][0], kv[0]))
+
+
 def main(argv):
     write = "--write" in argv
     args = [a for a in argv if a != "--write"]
@@ -87,15 +105,16 @@ def main(argv):
             text = f.read()
         if BEGIN not in text or END not in text:
             sys.exit(f"conformance.py: {path} has no generated part ({BEGIN} ... {END})")
-        body = [BEGIN, "", table, ""]
-        for kind, title in (("skipped-oid", "Skipped, oid: what oid lacks, largest first"),
-                            ("skipped-server", "Skipped, server: what FerretDB lacks or does "
-                                               "differently, largest first")):
-            body += [f"### {title}", "", "| tests | reason |", "|---:|---|"]
-            for reason, n in reasons[kind]:
-                body.append(f"| {n} | {reason.replace('|', '/')} |")
-            body.append("")
-        body.append(END)
+        body = [BEGIN, "", "### What oid lacks (skipped, oid), largest first", "",
+                "| tests | gap | operations |", "|---:|---|---|"]
+        for gap, (n, ops) in gaps(rows):
+            body.append(f"| {n} | {gap.replace('|', '/')} | {', '.join(sorted(ops))} |")
+        body += ["", "### Counts per suite", "", table, "",
+                 "### What FerretDB lacks or does differently (skipped, server), largest first",
+                 "", "| tests | reason |", "|---:|---|"]
+        for reason, n in reasons["skipped-server"]:
+            body.append(f"| {n} | {reason.replace('|', '/')} |")
+        body += ["", END]
         head, rest = text.split(BEGIN, 1)
         _, tail = rest.split(END, 1)
         with open(path, "w", encoding="utf-8") as f:
