@@ -111,6 +111,8 @@ password_in_log() {
 step "tests"
 ctest --preset ci
 password_in_log build/ci/Testing/Temporary/LastTest.log
+# What the unified test format suites did (docs/conformance.md keeps the table).
+python3 scripts/conformance.py build/ci/tests/unified
 
 if $quick; then
   step "formatting (clang-format 14)"
