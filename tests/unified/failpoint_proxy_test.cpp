@@ -460,6 +460,106 @@ TEST(FailpointProxyScriptedTest, HelloOfAScriptedMemberNamesOnlyTheProxy) {
   EXPECT_EQ(proxy.stop(), 0) << proxy.stderr_text();
 }
 
+// Starts a proxy in front of a scripted upstream; its port, or 0 after a failure.
+std::uint16_t start_in_front_of(proxy_process& proxy, const oid::test::script_server& upstream) {
+  std::string why;
+  if (!proxy.spawn({"--upstream", upstream.address()}, why)) {
+    ADD_FAILURE() << why;
+    return 0;
+  }
+  const std::string line = proxy.first_line();
+  if (!line.starts_with("mongodb://127.0.0.1:")) {
+    ADD_FAILURE() << line << proxy.stderr_text();
+    return 0;
+  }
+  return port_of(line.substr(0, line.size() - 1));
+}
+
+TEST(FailpointProxyScriptedTest, RepliesWithMoreToComeFlowAndAreEachRewritten) {
+  // An exhaust conversation: one request, three replies, each answering the one before it
+  // (responseTo), the last without moreToCome.
+  std::mutex mutex;
+  std::string self;
+  oid::test::script_server upstream([&](oid::test::peer& p, int) {
+    const auto request = p.read();
+    if (!request) return;
+    std::string me;
+    {
+      const std::lock_guard lock(mutex);
+      me = self;
+    }
+    std::int32_t previous = request->request_id;
+    for (std::int32_t i = 0; i < 3; ++i) {
+      builder b;
+      b.append_bool("isWritablePrimary", true).append_int32("round", i);
+      b.open_array("hosts").append_string("0", me).close();
+      b.append_double("ok", 1.0);
+      mongo::op_msg r;
+      r.request_id = 500 + i;
+      r.response_to = previous;
+      r.flags = i < 2 ? mongo::op_msg_flags::more_to_come : 0;
+      r.body = b.view();
+      p.send(mongo::encode_op_msg(r).value());
+      previous = r.request_id;
+    }
+    (void)p.read();  // until the client goes
+  });
+  {
+    const std::lock_guard lock(mutex);
+    self = upstream.address();
+  }
+  proxy_process proxy;
+  const std::uint16_t port = start_in_front_of(proxy, upstream);
+  ASSERT_NE(port, 0);
+  raw_socket s(port);
+  ASSERT_TRUE(s.connected());
+  ASSERT_TRUE(s.send_msg(7, doc(R"({"hello": 1, "$db": "admin"})").view(),
+                         mongo::op_msg_flags::exhaust_allowed));
+  std::int32_t previous = 7;
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const auto bytes = s.read_message();
+    ASSERT_FALSE(bytes.empty());
+    const auto reply = mongo::decode_op_msg(bytes).value();
+    EXPECT_EQ(reply.response_to, previous);
+    EXPECT_EQ((reply.flags & mongo::op_msg_flags::more_to_come) != 0, i < 2);
+    EXPECT_EQ(int_of(reply.body, "round"), i);
+    EXPECT_EQ(json(reply.body.find("hosts")->get_array().value()),
+              R"({"0":"127.0.0.1:)" + std::to_string(port) + R"("})");
+    previous = reply.request_id;
+  }
+  EXPECT_EQ(proxy.stop(), 0) << proxy.stderr_text();
+}
+
+TEST(FailpointProxyScriptedTest, GarbageFromTheUpstreamClosesThatConnection) {
+  const document ok = oid::test::ok_reply();
+  oid::test::script_server upstream([&](oid::test::peer& p, int) {
+    while (const auto m = p.read()) {
+      if (oid::test::command_name(*m) == "ping") {
+        p.send({0xFF, 0xFF, 0xFF, 0x7F, 1, 0, 0, 0, 0, 0, 0, 0, 0xDD, 0x07, 0, 0});
+      } else {
+        p.reply(*m, ok.view());
+      }
+    }
+  });
+  proxy_process proxy;
+  const std::uint16_t port = start_in_front_of(proxy, upstream);
+  ASSERT_NE(port, 0);
+  raw_socket s(port);
+  ASSERT_TRUE(s.connected());
+  ASSERT_TRUE(s.send_msg(1, doc(R"({"ping": 1, "$db": "admin"})").view()));
+  EXPECT_TRUE(s.closed_by_peer());
+  EXPECT_NE(proxy.stderr_text().find("the upstream sent a message header"), std::string::npos)
+      << proxy.stderr_text();
+  // Other connections go on.
+  raw_socket other(port);
+  ASSERT_TRUE(other.send_msg(2, doc(R"({"find": "c", "$db": "test"})").view()));
+  const auto reply = other.read_message();
+  ASSERT_FALSE(reply.empty());
+  EXPECT_EQ(mongo::decode_op_msg(reply).value().response_to, 2);
+  EXPECT_EQ(proxy.stop(), 0) << proxy.stderr_text();
+}
+
 // ---- Against FerretDB ----------------------------------------------------------------------
 
 class FailpointProxyTest : public ::testing::Test {
