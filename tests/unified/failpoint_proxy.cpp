@@ -41,8 +41,9 @@
 //     and tassert (ok: 0 naming the field); waitForFailPoint is forwarded like any command.
 //   - The labels a server adds besides RetryableWriteError (TransientTransactionError,
 //     NoWritesPerformed, ResumableChangeStreamError) and topologyVersion in state-change errors.
-//   - Pipelining: a connection is served one message at a time, in order (clients wait for each
-//     reply; replies are matched to requests by responseTo).
+//   - Concurrency within a connection: its messages are handled one at a time, in order, so
+//     while blockConnection holds a command nothing else on that connection moves (replies are
+//     matched to requests by responseTo; clients wait for each reply anyway).
 //
 // One thread per client connection, each polling its two sockets and the stop signal: the code
 // stays sequential (read a message, decide, forward), and blockConnection sleeps only the
