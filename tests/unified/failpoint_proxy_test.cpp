@@ -30,6 +30,7 @@
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/uri.hpp>
 #include <optional>
+#include <random>
 #include <span>
 #include <sstream>
 #include <string>
@@ -251,6 +252,8 @@ class raw_socket {
     if (!read_exact(bytes.data() + 16, bytes.size() - 16)) return {};
     return bytes;
   }
+  // Says the client will send nothing more (the proxy reads the end of the stream).
+  void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
   // True when the peer closes the connection within 20 s (bytes it sends first are dropped).
   bool closed_by_peer() {
     const auto until = std::chrono::steady_clock::now() + 20s;
@@ -998,6 +1001,31 @@ TEST_F(FailpointProxyTest, GarbageBytesCloseOnlyThatConnection) {
     ASSERT_TRUE(s.send(std::span(bad_msg).first(20)));
   }
   // The proxy still serves everyone else.
+  const auto ping = client_->run_command("admin", doc(R"({"ping": 1})").view());
+  EXPECT_TRUE(ping.has_value()) << ping.error().message;
+}
+
+TEST_F(FailpointProxyTest, RandomBytesNeverStopTheProxy) {
+  // 300 connections of seeded random bytes, half of them behind a plausible OP_MSG header: the
+  // proxy closes each (at once, or at the end of the stream) and goes on serving.
+  std::mt19937 random(20261204);
+  const auto byte = [&] { return static_cast<std::uint8_t>(random() & 0xFF); };
+  for (int i = 0; i < 300; ++i) {
+    SCOPED_TRACE(i);
+    std::vector<std::uint8_t> bytes;
+    const std::size_t size = 1 + random() % 200;
+    if (i % 2 == 0 && size >= 16) {
+      for (const std::uint32_t word : {static_cast<std::uint32_t>(size), 1u, 0u, 2013u}) {
+        for (int k = 0; k < 4; ++k) bytes.push_back(static_cast<std::uint8_t>(word >> (8 * k)));
+      }
+    }
+    while (bytes.size() < size) bytes.push_back(byte());
+    raw_socket s(port_);
+    ASSERT_TRUE(s.connected());
+    ASSERT_TRUE(s.send(bytes));
+    s.shutdown_write();
+    ASSERT_TRUE(s.closed_by_peer());
+  }
   const auto ping = client_->run_command("admin", doc(R"({"ping": 1})").view());
   EXPECT_TRUE(ping.has_value()) << ping.error().message;
 }
