@@ -29,7 +29,7 @@
 #                                       the proxy's URI with URI's path and options, e.g.
 #                                       mongodb://127.0.0.1:PORT/?replicaSet=rs0. `stop PIDFILE`
 #                                       stops it. FAILPOINT_PROXY: the binary (default
-#                                       build/ci/tests/oid_failpoint_proxy).
+#                                       build/ci/tests/unified/oid_failpoint_proxy).
 #
 # PIDFILE defaults to build/ferretdb.pid; the server's directory is recorded beside it (PIDFILE.dir)
 # and its log is PIDFILE.log. Environment: FERRETDB (a ferretdb binary to use instead),
@@ -160,7 +160,8 @@ start_secure() {
 
 # start-proxy PIDFILE URI: the fault-injecting proxy in front of URI's server.
 start_proxy() {
-  local pidfile=$1 uri=$2 proxy=${FAILPOINT_PROXY:-$root/build/ci/tests/oid_failpoint_proxy}
+  local pidfile=$1 uri=$2
+  local proxy=${FAILPOINT_PROXY:-$root/build/ci/tests/unified/oid_failpoint_proxy}
   [ -x "$proxy" ] || die "$proxy is missing: build the target oid_failpoint_proxy first"
   if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
     die "a proxy from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
