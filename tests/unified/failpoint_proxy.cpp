@@ -14,6 +14,11 @@
 //     requests with moreToCome (w: 0) get no reply; replies with moreToCome (exhaust cursors,
 //     streaming hello) keep flowing. Other opcodes (OP_QUERY, OP_REPLY, OP_COMPRESSED) pass
 //     through unchanged and unexamined: a fail point never applies to them.
+//   - Retryable writes (insert, update, delete, findAndModify, bulkWrite with lsid and txnNumber,
+//     outside a transaction): FerretDB ignores txnNumber, so the proxy keeps the reply to each
+//     one the server applied (ok: 1, no writeErrors) and answers a repeat of the same (lsid,
+//     txnNumber) with it instead of forwarding it, as a server's transaction table does: a
+//     driver's retry after an injected writeConcernError then finds the write done once.
 //   - hello, isMaster and ismaster replies (OP_MSG): `me`, `primary` and the strings of `hosts`,
 //     `passives` and `arbiters` that name the upstream (its port on any loopback address) name
 //     the proxy instead, so that a replica-set client discovers the proxy, not the server.
@@ -41,6 +46,8 @@
 //     and tassert (ok: 0 naming the field); waitForFailPoint is forwarded like any command.
 //   - The labels a server adds besides RetryableWriteError (TransientTransactionError,
 //     NoWritesPerformed, ResumableChangeStreamError) and topologyVersion in state-change errors.
+//   - A retry that arrives while the first attempt is still at the server is forwarded (a
+//     server would wait for the first); only the last 10,000 retryable writes are remembered.
 //   - Concurrency within a connection: its messages are handled one at a time, in order, so
 //     while blockConnection holds a command nothing else on that connection moves (replies are
 //     matched to requests by responseTo; clients wait for each reply anyway).
@@ -70,6 +77,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <list>
@@ -598,6 +606,72 @@ class fail_point {
   std::int64_t entered_ = 0;
 };
 
+// ---- Retryable writes ----------------------------------------------------------------------
+
+// The key of a retryable write (insert, update, delete, findAndModify or bulkWrite with lsid and
+// txnNumber, outside a transaction): the session id's bytes and the transaction number; none for
+// any other command.
+std::optional<std::string> retryable_write_key(document_view command, std::string_view name) {
+  if (name != "insert" && name != "update" && name != "delete" &&
+      !same_command(name, "findAndModify") && name != "bulkWrite") {
+    return std::nullopt;
+  }
+  if (command.contains("autocommit")) return std::nullopt;
+  const auto lsid = command.find("lsid");
+  const auto txn = command.find("txnNumber");
+  if (!lsid || !txn || !lsid->get_document()) return std::nullopt;
+  const auto number = integral(*txn);
+  if (!number) return std::nullopt;
+  const auto session = lsid->raw_value();
+  return std::string(reinterpret_cast<const char*>(session.data()), session.size()) + ':' +
+         std::to_string(*number);
+}
+
+// True for a write's reply that says it was applied: ok: 1 and no writeErrors.
+bool write_applied(document_view reply) {
+  const auto ok = reply.find("ok");
+  if (!ok) return false;
+  const auto value = ok->get_double();
+  const auto whole = integral(*ok);
+  return ((value && *value == 1.0) || (whole && *whole == 1)) && !reply.contains("writeErrors");
+}
+
+// FerretDB ignores txnNumber: a write the client retries (after a write concern error the proxy
+// added to a write the server had applied) would be applied twice. A server keeps each retryable
+// write's outcome by session and transaction number and answers a repeat with it; so does the
+// proxy, for the writes it forwarded and the server applied, whatever connection the repeat
+// comes on. The oldest are forgotten past 10,000.
+class transaction_table {
+ public:
+  // The reply to the write `key` names, when it was `command` and was applied.
+  std::optional<document> find(const std::string& key, std::string_view command) {
+    const std::lock_guard lock(mutex_);
+    const auto it = writes_.find(key);
+    if (it == writes_.end() || !same_command(it->second.command, command)) return std::nullopt;
+    return it->second.reply;
+  }
+  void store(const std::string& key, std::string command, document reply) {
+    const std::lock_guard lock(mutex_);
+    if (writes_.size() >= capacity && !order_.empty()) {
+      writes_.erase(order_.front());
+      order_.pop_front();
+    }
+    if (writes_.insert_or_assign(key, entry{std::move(command), std::move(reply)}).second) {
+      order_.push_back(key);
+    }
+  }
+
+ private:
+  static constexpr std::size_t capacity = 10'000;
+  struct entry {
+    std::string command;
+    document reply;
+  };
+  std::mutex mutex_;
+  std::unordered_map<std::string, entry> writes_;
+  std::deque<std::string> order_;  // keys, oldest first
+};
+
 // ---- Connections ---------------------------------------------------------------------------
 
 struct proxy_state {
@@ -605,6 +679,7 @@ struct proxy_state {
   std::string address;  // the proxy's own HOST:PORT, put in hello replies
   int stop_fd = -1;     // an eventfd: readable once the proxy is stopping
   fail_point failpoint;
+  transaction_table transactions;
 };
 
 bool set_nonblocking(int fd) {
@@ -653,11 +728,14 @@ class session {
  private:
   enum class step { keep, close };
 
-  // What to do with the reply to a request: rewrite hello, add a write concern error.
+  // What to do with the reply to a request: rewrite hello, add a write concern error, keep it
+  // for the write's retries.
   struct pending {
     bool hello = false;
     std::shared_ptr<const fail_action> write_concern;
     bool retryable_write = false;
+    std::string write_key;  // retryable_write_key, or empty
+    std::string command;
   };
 
   // Bytes read from one side and not yet handled: whole messages are taken from `start`.
@@ -892,13 +970,24 @@ class session {
     }
     const bool hello = is_hello(name);
     const bool write_concern = action && action->write_concern_error;
-    if (reply_expected && (hello || write_concern)) {
+    const auto write_key = reply_expected ? retryable_write_key(body, name) : std::nullopt;
+    if (write_key) {
+      if (auto applied = proxy_.transactions.find(*write_key, name)) {
+        // A retry of a write the server applied: its first reply, as a server answers it.
+        if (write_concern) {
+          applied = rewrite(applied->view(), pending{false, action, retryable_write, {}, {}});
+        }
+        return send_reply(msg->request_id, applied->view()) ? step::keep : step::close;
+      }
+    }
+    if (reply_expected && (hello || write_concern || write_key)) {
       if (pending_.size() >= max_pending_replies) {
         log(peer_ + ": the client has " + std::to_string(pending_.size()) +
             " requests without replies; closed");
         return step::close;
       }
-      pending_[msg->request_id] = pending{hello, write_concern ? action : nullptr, retryable_write};
+      pending_[msg->request_id] = pending{hello, write_concern ? action : nullptr, retryable_write,
+                                          write_key.value_or(""), name};
     }
     return send_all(upstream_.get(), bytes, "upstream") ? step::keep : step::close;
   }
@@ -922,6 +1011,12 @@ class session {
     // With moreToCome the next reply answers this one (exhaust): it gets the same treatment.
     if ((msg->flags & mongo::op_msg_flags::more_to_come) != 0) pending_[msg->request_id] = p;
 
+    if (!p.write_key.empty() && write_applied(msg->body)) {
+      proxy_.transactions.store(p.write_key, p.command, document(msg->body));
+    }
+    if (!p.hello && !p.write_concern) {
+      return send_all(client_.get(), bytes, "client") ? step::keep : step::close;
+    }
     const document body = rewrite(msg->body, p);
     mongo::op_msg out = *msg;
     out.body = body.view();

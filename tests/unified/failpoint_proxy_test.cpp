@@ -1174,6 +1174,43 @@ TEST_F(FailpointProxyReplicaSetTest, RetryableInsertIsRetriedOnceAfterOneInjecte
   EXPECT_EQ(log_.started("insert").size(), 3u);
 }
 
+TEST_F(FailpointProxyReplicaSetTest, ARetriedWriteIsAnsweredFromTheFirstOne) {
+  // FerretDB applies a retried write again; the proxy answers it from the first, as a server
+  // does. The client retries after the write concern error the proxy added to a write the server
+  // applied: one document, and the retry succeeds.
+  arm(R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+          "data": {"failCommands": ["insert"],
+                   "writeConcernError": {"code": 91, "errmsg": "Replication is being shut down"}}})");
+  auto coll = client_->collection(db_, "c");
+  const auto r = coll.insert_one(doc(R"({"_id": 1})").view());
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(log_.started("insert").size(), 2u);
+  EXPECT_EQ(log_.succeeded("insert"), 2) << "a write concern error is a reply with ok: 1";
+  EXPECT_EQ(coll.count_documents().value(), 1);
+
+  // The same (lsid, txnNumber) on another connection: the first reply, not a duplicate key.
+  builder b;
+  b.append_string("insert", "c");
+  b.open_array("documents").open_document("0").append_int32("_id", 2).close().close();
+  const std::uint8_t session_id[16] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
+  b.open_document("lsid").append_binary("id", 4, session_id).close();
+  b.append_int64("txnNumber", 1);
+  const document insert = std::move(b).extract();
+  auto first = open();
+  const document applied = first.run(db_, insert.view()).value();
+  EXPECT_EQ(int_of(applied, "n"), 1) << json(applied.view());
+  auto second = open();
+  const document replayed = second.run(db_, insert.view()).value();
+  EXPECT_EQ(json(replayed.view()), json(applied.view()));
+  EXPECT_EQ(coll.count_documents().value(), 2);
+  // Without txnNumber it is a new write, which the server refuses.
+  builder plain;
+  plain.append_string("insert", "c");
+  plain.open_array("documents").open_document("0").append_int32("_id", 2).close().close();
+  const document again = second.run(db_, plain.view()).value();
+  EXPECT_TRUE(again.view().contains("writeErrors")) << json(again.view());
+}
+
 TEST_F(FailpointProxyReplicaSetTest, WriteConcernErrorOfARetryableWriteIsLabelled) {
   auto c = open();
   arm(R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
