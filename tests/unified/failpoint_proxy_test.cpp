@@ -804,6 +804,25 @@ TEST_F(FailpointProxyTest, BlockConnectionWaitsAtLeastBlockTimeMSThenGoesOn) {
   EXPECT_EQ(string_of(failed.view(), "codeName"), "NetworkTimeout");
 }
 
+TEST_F(FailpointProxyTest, StopsAtOnceWhileAConnectionIsBlocked) {
+  arm(R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+          "data": {"failCommands": ["ping"], "blockConnection": true, "blockTimeMS": 600000}})");
+  std::optional<oid::result<document>> blocked;
+  std::thread waiter([&] {
+    auto c = open();
+    blocked.emplace(c.run("admin", doc(R"({"ping": 1})").view()));
+  });
+  // Give the ping time to reach the proxy; if it has not, the proxy stops all the same.
+  std::this_thread::sleep_for(300ms);
+  client_.reset();  // nothing to drop: the test wrote nothing
+  EXPECT_EQ(proxy_.stop(), 0) << "a ten-minute block must not hold SIGTERM up; stderr:\n"
+                              << proxy_.stderr_text();
+  started_ = false;
+  waiter.join();
+  ASSERT_TRUE(blocked.has_value());
+  EXPECT_FALSE(blocked->has_value()) << "the blocked ping got a reply";
+}
+
 TEST_F(FailpointProxyTest, WriteConcernErrorIsAddedToTheServersReply) {
   arm(R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
           "data": {"failCommands": ["insert"],
