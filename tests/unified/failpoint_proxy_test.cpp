@@ -1222,6 +1222,15 @@ TEST_F(FailpointProxyReplicaSetTest, ARetriedWriteIsAnsweredFromTheFirstOne) {
   const document replayed = second.run(db_, insert.view()).value();
   EXPECT_EQ(json(replayed.view()), json(applied.view()));
   EXPECT_EQ(coll.count_documents().value(), 2);
+  // A fail point still applies to the repeat: the first reply with its write concern error.
+  arm(R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+          "data": {"failCommands": ["insert"],
+                   "writeConcernError": {"code": 11600, "errmsg": "interrupted at shutdown"}}})");
+  const document replayed_wce = second.run(db_, insert.view()).value();
+  EXPECT_EQ(int_of(replayed_wce, "n"), 1) << json(replayed_wce.view());
+  EXPECT_TRUE(replayed_wce.view().contains("writeConcernError")) << json(replayed_wce.view());
+  EXPECT_EQ(labels_of(replayed_wce.view()), std::vector<std::string>{"RetryableWriteError"});
+  EXPECT_EQ(coll.count_documents().value(), 2);
   // Without txnNumber it is a new write, which the server refuses.
   builder plain;
   plain.append_string("insert", "c");
