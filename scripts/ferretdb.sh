@@ -22,6 +22,14 @@
 #                                       mongodb://USER:PASSWORD@127.0.0.1:TLSPORT/?tls=true&... (TLS).
 #                                       The user is in admin; its password is random, written to
 #                                       PIDFILE.password (0600) and inside the URIs. `stop` stops it.
+#   scripts/ferretdb.sh start-proxy PIDFILE URI
+#                                       oid_failpoint_proxy (tests/unified/failpoint_proxy.cpp, a
+#                                       configureFailPoint/failCommand proxy) in front of the
+#                                       server at URI (one loopback host, no credentials); prints
+#                                       the proxy's URI with URI's path and options, e.g.
+#                                       mongodb://127.0.0.1:PORT/?replicaSet=rs0. `stop PIDFILE`
+#                                       stops it. FAILPOINT_PROXY: the binary (default
+#                                       build/ci/tests/unified/oid_failpoint_proxy).
 #
 # PIDFILE defaults to build/ferretdb.pid; the server's directory is recorded beside it (PIDFILE.dir)
 # and its log is PIDFILE.log. Environment: FERRETDB (a ferretdb binary to use instead),
@@ -150,6 +158,45 @@ start_secure() {
   echo "mongodb://$user:$password@127.0.0.1:$tls_port/?tls=true&tlsCAFile=$certs/ca.pem&tlsCertificateKeyFile=$certs/client-bundle.pem"
 }
 
+# start-proxy PIDFILE URI: the fault-injecting proxy in front of URI's server.
+start_proxy() {
+  local pidfile=$1 uri=$2
+  local proxy=${FAILPOINT_PROXY:-$root/build/ci/tests/unified/oid_failpoint_proxy}
+  [ -x "$proxy" ] || die "$proxy is missing: build the target oid_failpoint_proxy first"
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    die "a proxy from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
+  fi
+  case $uri in
+  mongodb://*) ;;
+  *) die "start-proxy: '$uri' is not a mongodb:// connection string" ;;
+  esac
+  local rest=${uri#mongodb://} hostport suffix pid line waited=0
+  hostport=${rest%%/*}
+  suffix=${rest#"$hostport"} # "/..." or nothing
+  suffix=${suffix:-/}
+  case $hostport in
+  *@* | *,* | "") die "start-proxy: '$uri' must name one host, without credentials" ;;
+  esac
+  mkdir -p "$(dirname "$pidfile")"
+  "$proxy" --upstream "$hostport" >"$pidfile.uri" 2>"$pidfile.log" &
+  pid=$!
+  echo "$pid" >"$pidfile"
+  until [ -s "$pidfile.uri" ] && line=$(head -n 1 "$pidfile.uri") && [ -n "$line" ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      cat "$pidfile.log" >&2
+      stop "$pidfile"
+      die "the proxy exited before it listened (log above)"
+    fi
+    waited=$((waited + 1))
+    if [ "$waited" -ge $((${FERRETDB_WAIT_SECONDS:-30} * 10)) ]; then
+      stop "$pidfile"
+      die "the proxy printed no URI within ${FERRETDB_WAIT_SECONDS:-30} s"
+    fi
+    sleep 0.1
+  done
+  echo "${line%/}$suffix"
+}
+
 # wait_for PIDFILE PID PORT: until the server answers on PORT, or fail (and stop it).
 wait_for() {
   local pidfile=$1 pid=$2 port=$3
@@ -193,7 +240,7 @@ stop() {
     esac
     rm -f "$pidfile.dir"
   fi
-  rm -f "$pidfile.password"
+  rm -f "$pidfile.password" "$pidfile.uri"
 }
 
 command=${1:-}
@@ -206,12 +253,16 @@ start-rs)
   [ $# -ge 2 ] && [ $# -le 3 ] || die "usage: $0 start-rs PIDFILE [NAME]"
   start_rs "$pidfile" "${3:-rs0}"
   ;;
+start-proxy)
+  [ $# -eq 3 ] || die "usage: $0 start-proxy PIDFILE URI"
+  start_proxy "$pidfile" "$3"
+  ;;
 start-secure)
   [ $# -eq 3 ] || die "usage: $0 start-secure PIDFILE CERTDIR"
   start_secure "$pidfile" "$3"
   ;;
 *)
-  echo "usage: $0 install | start [PIDFILE] | start-rs PIDFILE [NAME] | start-secure PIDFILE CERTDIR | stop [PIDFILE]" >&2
+  echo "usage: $0 install | start [PIDFILE] | start-rs PIDFILE [NAME] | start-secure PIDFILE CERTDIR | start-proxy PIDFILE URI | stop [PIDFILE]" >&2
   exit 2
   ;;
 esac

@@ -83,6 +83,24 @@ if [ -z "${MONGODB_RS_URI:-}" ]; then
 fi
 export MONGODB_RS_URI
 echo "MONGODB_RS_URI=$MONGODB_RS_URI"
+# MONGODB_PROXY_URI, MONGODB_RS_PROXY_URI: the fault-injecting proxy (tests/unified, with
+# configureFailPoint/failCommand) in front of MONGODB_URI and MONGODB_RS_URI, for the unified
+# test format's runner. A server the proxy cannot front (not on loopback, with credentials)
+# leaves them unset, said here.
+for proxied in MONGODB_URI MONGODB_RS_URI; do
+  var=${proxied%_URI}_PROXY_URI
+  [ -z "${!var:-}" ] || continue
+  pidfile=$root/build/failpoint-proxy.pid
+  [ "$proxied" = MONGODB_URI ] || pidfile=$root/build/failpoint-proxy-rs.pid
+  if uri=$(scripts/ferretdb.sh start-proxy "$pidfile" "${!proxied}"); then
+    stops+=("$pidfile")
+    printf -v "$var" '%s' "$uri"
+  else
+    echo "test.sh: no failCommand proxy in front of $proxied (above); $var stays unset" >&2
+  fi
+done
+export MONGODB_PROXY_URI="${MONGODB_PROXY_URI:-}" MONGODB_RS_PROXY_URI="${MONGODB_RS_PROXY_URI:-}"
+echo "MONGODB_PROXY_URI=$MONGODB_PROXY_URI MONGODB_RS_PROXY_URI=$MONGODB_RS_PROXY_URI"
 
 step "DNS server for the mongodb+srv:// tests"
 # OID_DNS_SERVER (IPV4:PORT) points oid's SRV and TXT lookups at a DNS server serving

@@ -1,0 +1,1264 @@
+// oid_failpoint_proxy: a fault-injecting proxy between a MongoDB client and a server that has no
+// fail points (FerretDB), for the tests of MongoDB's unified test format (issue 26).
+//
+//   oid_failpoint_proxy --upstream HOST:PORT [--listen HOST:PORT]
+//
+// It listens on loopback (default 127.0.0.1:0, a free port), prints one line,
+// mongodb://127.0.0.1:PORT/, on stdout once it accepts connections, and runs until SIGTERM or
+// SIGINT; then it closes every connection and exits 0 (2 for a usage error, 1 when it cannot
+// listen). Both addresses must be loopback (127.0.0.0/8, [::1], localhost): tests stay on the
+// machine. Each client connection gets a connection of its own to the upstream server.
+//
+// What it implements:
+//   - Forwarding: every message either way, byte for byte, except what is listed below. OP_MSG
+//     requests with moreToCome (w: 0) get no reply; replies with moreToCome (exhaust cursors,
+//     streaming hello) keep flowing. Other opcodes (OP_QUERY, OP_REPLY, OP_COMPRESSED) pass
+//     through unchanged and unexamined: a fail point never applies to them.
+//   - Retryable writes (insert, update, delete, findAndModify, bulkWrite with lsid and txnNumber,
+//     outside a transaction): FerretDB ignores txnNumber, so the proxy keeps the reply to each
+//     one the server applied (ok: 1, no writeErrors) and answers a repeat of the same (lsid,
+//     txnNumber) with it instead of forwarding it, as a server's transaction table does: a
+//     driver's retry after an injected writeConcernError then finds the write done once.
+//   - hello, isMaster and ismaster replies (OP_MSG): `me`, `primary` and the strings of `hosts`,
+//     `passives` and `arbiters` that name the upstream (its port on any loopback address) name
+//     the proxy instead, so that a replica-set client discovers the proxy, not the server.
+//   - configureFailPoint on admin, answered by the proxy and never forwarded, with MongoDB's
+//     failCommand fail point: mode "alwaysOn", "off", {times: N} (fires N times, then turns
+//     itself off) or {skip: N} (lets N matching commands through, then fires on every one); the
+//     reply is {count: <times the fail point fired so far>, ok: 1}. One fail point for the whole
+//     proxy (all connections). `data`:
+//       failCommands (names; isMaster/ismaster and findAndModify/findandmodify are aliases),
+//       failAllCommands, appName (only connections whose first hello carried
+//       client.application.name equal to it), blockConnection + blockTimeMS (wait that long,
+//       then go on), closeConnection (close the client's socket, no reply), errorCode (reply
+//       {ok: 0, errmsg: "Failing command via 'failCommand' failpoint", code, codeName when
+//       known, errorLabels} without forwarding), writeConcernError (forward, then put that
+//       document in the server's reply), errorLabels (the reply's labels, replacing any; when
+//       absent, RetryableWriteError is added as a 4.4+ server does: for a retryable write, i.e. a
+//       command with txnNumber and no autocommit, or commitTransaction/abortTransaction, whose
+//       errorCode or writeConcernError code is one of the retryable writes specification's
+//       retryable codes). configureFailPoint itself never fires it. As the server does, a fail
+//       point fires (and counts) only for a matching command when it has an effect (block,
+//       close, error or write concern error).
+// What it does not implement:
+//   - Any other fail point (the reply is ok: 0, code 2, naming it as not supported by the proxy),
+//     the modes activationProbability and the data fields threadName, namespace, errorExtraInfo
+//     and tassert (ok: 0 naming the field); waitForFailPoint is forwarded like any command.
+//   - The labels a server adds besides RetryableWriteError (TransientTransactionError,
+//     NoWritesPerformed, ResumableChangeStreamError) and topologyVersion in state-change errors.
+//   - A retry that arrives while the first attempt is still at the server is forwarded (a
+//     server would wait for the first); only the last 10,000 retryable writes are remembered.
+//   - Concurrency within a connection: its messages are handled one at a time, in order, so
+//     while blockConnection holds a command nothing else on that connection moves (replies are
+//     matched to requests by responseTo; clients wait for each reply anyway).
+//
+// One thread per client connection, each polling its two sockets and the stop signal: the code
+// stays sequential (read a message, decide, forward), and blockConnection sleeps only the
+// connection it blocks, as the server's does. Tests open a few dozen connections; the proxy
+// refuses more than 1,024 at once.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <limits>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/document.hpp>
+#include <oid/bson/view.hpp>
+#include <oid/mongo/op_msg.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using oid::bson::builder;
+using oid::bson::document;
+using oid::bson::document_view;
+using oid::bson::element;
+namespace mongo = oid::mongo;
+
+constexpr std::size_t max_message_size = 48'000'000;  // MongoDB's maxMessageSizeBytes
+constexpr std::size_t max_connections = 1024;
+constexpr std::size_t max_pending_replies = 10'000;  // per connection
+constexpr std::size_t read_chunk = 64 * 1024;
+constexpr std::string_view failpoint_errmsg = "Failing command via 'failCommand' failpoint";
+constexpr std::string_view retryable_write_label = "RetryableWriteError";
+constexpr std::int32_t bad_value = 2, unauthorized = 13;
+
+std::mutex log_mutex;
+
+// One line on stderr, whole even when connections log at once.
+void log(const std::string& line) {
+  const std::lock_guard lock(log_mutex);
+  std::fprintf(stderr, "oid_failpoint_proxy: %s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// ---- Addresses -----------------------------------------------------------------------------
+
+struct endpoint {
+  sockaddr_storage addr{};
+  socklen_t size = 0;
+  int family = AF_INET;
+  std::string host;  // as it goes into a connection string: 127.0.0.1 or [::1]
+  std::uint16_t port = 0;
+};
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+           return lower(x) == lower(y);
+         });
+}
+
+// "HOST:PORT" split into host (brackets removed) and port text; nullopt when it has no port or
+// an IPv6 address without brackets.
+std::optional<std::pair<std::string, std::string_view>> split_host_port(std::string_view text) {
+  if (text.starts_with('[')) {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return std::nullopt;
+    }
+    return std::pair{std::string(text.substr(1, close - 1)), text.substr(close + 2)};
+  }
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos ||
+      text.substr(0, colon).find(':') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::pair{std::string(text.substr(0, colon)), text.substr(colon + 1)};
+}
+
+std::optional<std::uint16_t> parse_port(std::string_view text) {
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || value > 65535) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint16_t>(value);
+}
+
+// A loopback endpoint from "HOST:PORT", or a sentence in `why`. Names are not resolved:
+// localhost means 127.0.0.1, anything else must be a numeric loopback address.
+std::optional<endpoint> parse_loopback(std::string_view text, std::string& why) {
+  const auto parts = split_host_port(text);
+  if (!parts) {
+    why = "'" + std::string(text) + "' is not HOST:PORT (write IPv6 as [::1]:PORT)";
+    return std::nullopt;
+  }
+  auto [host, port_text] = *parts;
+  const auto port = parse_port(port_text);
+  if (!port) {
+    why = "'" + std::string(port_text) + "' is not a port (0-65535)";
+    return std::nullopt;
+  }
+  if (equals_ignoring_case(host, "localhost")) host = "127.0.0.1";
+  endpoint e;
+  e.port = *port;
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+    if ((ntohl(v4.s_addr) >> 24) != 127) {
+      why = host +
+            " is not a loopback address (127.0.0.0/8, [::1], localhost): tests stay on "
+            "the machine";
+      return std::nullopt;
+    }
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(*port);
+    sa.sin_addr = v4;
+    std::memcpy(&e.addr, &sa, sizeof sa);
+    e.size = sizeof sa;
+    e.family = AF_INET;
+    e.host = host;
+    return e;
+  }
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    if (!IN6_IS_ADDR_LOOPBACK(&v6)) {
+      why = host +
+            " is not a loopback address (127.0.0.0/8, [::1], localhost): tests stay on "
+            "the machine";
+      return std::nullopt;
+    }
+    sockaddr_in6 sa{};
+    sa.sin6_family = AF_INET6;
+    sa.sin6_port = htons(*port);
+    sa.sin6_addr = v6;
+    std::memcpy(&e.addr, &sa, sizeof sa);
+    e.size = sizeof sa;
+    e.family = AF_INET6;
+    e.host = "[" + host + "]";
+    return e;
+  }
+  why = "'" + host + "' is not a numeric loopback address or localhost (names are not resolved)";
+  return std::nullopt;
+}
+
+// True when "HOST:PORT" (from a hello reply) names the server on loopback port `port`: any
+// loopback address or localhost with that port. Upstreams are loopback only, so that is it.
+bool names_upstream(std::string_view text, std::uint16_t port) {
+  std::string why;
+  const auto e = parse_loopback(text, why);
+  return e && e->port == port;
+}
+
+// ---- BSON helpers --------------------------------------------------------------------------
+
+// An integer given as int32, int64 or a double without a fraction.
+std::optional<std::int64_t> integral(const element& e) {
+  if (const auto v = e.get_int32()) return *v;
+  if (const auto v = e.get_int64()) return *v;
+  if (const auto v = e.get_double()) {
+    if (std::isfinite(*v) && std::trunc(*v) == *v && std::fabs(*v) < 9.0e15) {
+      return static_cast<std::int64_t>(*v);
+    }
+  }
+  return std::nullopt;
+}
+
+// A boolean given as a boolean or a number (non-zero is true), as the server reads its flags.
+std::optional<bool> boolean(const element& e) {
+  if (const auto v = e.get_bool()) return *v;
+  if (const auto v = e.get_double()) return *v != 0;
+  if (const auto v = integral(e)) return *v != 0;
+  return std::nullopt;
+}
+
+// The strings of an array; nullopt when it is not an array of strings.
+std::optional<std::vector<std::string>> strings(const element& e) {
+  const auto arr = e.get_array();
+  if (!arr) return std::nullopt;
+  std::vector<std::string> out;
+  for (const element& x : *arr) {
+    const auto s = x.get_string();
+    if (!s) return std::nullopt;
+    out.emplace_back(*s);
+  }
+  return out;
+}
+
+std::string_view string_field(document_view d, std::string_view key) {
+  const auto e = d.find(key);
+  if (!e) return {};
+  return e->get_string().value_or(std::string_view{});
+}
+
+void append_labels(builder& b, const std::vector<std::string>& labels) {
+  b.open_array("errorLabels");
+  for (std::size_t i = 0; i < labels.size(); ++i) b.append_string(std::to_string(i), labels[i]);
+  b.close();
+}
+
+// The server's code names for the codes tests use; others get no codeName.
+std::string_view code_name(std::int32_t code) {
+  struct entry {
+    std::int32_t code;
+    std::string_view name;
+  };
+  static constexpr entry names[] = {
+      {1, "InternalError"},
+      {2, "BadValue"},
+      {4, "NoSuchKey"},
+      {6, "HostUnreachable"},
+      {7, "HostNotFound"},
+      {8, "UnknownError"},
+      {9, "FailedToParse"},
+      {11, "UserNotFound"},
+      {13, "Unauthorized"},
+      {14, "TypeMismatch"},
+      {18, "AuthenticationFailed"},
+      {20, "IllegalOperation"},
+      {24, "LockTimeout"},
+      {26, "NamespaceNotFound"},
+      {43, "CursorNotFound"},
+      {48, "NamespaceExists"},
+      {50, "MaxTimeMSExpired"},
+      {59, "CommandNotFound"},
+      {64, "WriteConcernFailed"},
+      {72, "InvalidOptions"},
+      {89, "NetworkTimeout"},
+      {91, "ShutdownInProgress"},
+      {96, "OperationFailed"},
+      {100, "UnsatisfiableWriteConcern"},
+      {112, "WriteConflict"},
+      {115, "CommandNotSupported"},
+      {121, "DocumentValidationFailure"},
+      {133, "FailedToSatisfyReadPreference"},
+      {134, "ReadConcernMajorityNotAvailableYet"},
+      {175, "QueryPlanKilled"},
+      {189, "PrimarySteppedDown"},
+      {234, "RetryChangeStream"},
+      {237, "CursorKilled"},
+      {251, "NoSuchTransaction"},
+      {256, "TransactionCommitted"},
+      {262, "ExceededTimeLimit"},
+      {263, "OperationNotSupportedInTransaction"},
+      {280, "ChangeStreamFatalError"},
+      {286, "ChangeStreamHistoryLost"},
+      {391, "ReauthenticationRequired"},
+      {9001, "SocketException"},
+      {10107, "NotWritablePrimary"},
+      {11000, "DuplicateKey"},
+      {11600, "InterruptedAtShutdown"},
+      {11602, "InterruptedDueToReplStateChange"},
+      {13435, "NotPrimaryNoSecondaryOk"},
+      {13436, "NotPrimaryOrSecondary"},
+  };
+  for (const auto& n : names) {
+    if (n.code == code) return n.name;
+  }
+  return {};
+}
+
+// The codes the retryable writes specification lists as retryable ("Determining Retryable
+// Write Errors"): the server labels an error of a retryable write RetryableWriteError for them.
+bool is_retryable_code(std::int64_t code) {
+  static constexpr std::int32_t codes[] = {11600, 11602, 10107, 13435, 13436, 189,
+                                           91,    7,     6,     89,    9001,  262};
+  return std::find(std::begin(codes), std::end(codes), code) != std::end(codes);
+}
+
+// The server's rule for RetryableWriteError: the command is a retryable write (txnNumber
+// without autocommit) or ends a transaction (commitTransaction or abortTransaction with
+// txnNumber), and its error code is retryable.
+bool in_retryable_write(document_view command, std::string_view name) {
+  if (!command.contains("txnNumber")) return false;
+  if (!command.contains("autocommit")) return true;
+  return name == "commitTransaction" || name == "abortTransaction";
+}
+
+document error_reply(std::int32_t code, std::string_view message,
+                     const std::vector<std::string>& labels = {}) {
+  builder b;
+  b.append_double("ok", 0.0).append_string("errmsg", message).append_int32("code", code);
+  if (const auto name = code_name(code); !name.empty()) b.append_string("codeName", name);
+  if (!labels.empty()) append_labels(b, labels);
+  return std::move(b).extract();
+}
+
+bool is_hello(std::string_view name) {
+  return name == "hello" || name == "isMaster" || name == "ismaster";
+}
+
+// Command names as the server matches failCommands: a name or one of its aliases.
+bool same_command(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  const auto alias = [](std::string_view n) {
+    if (n == "isMaster" || n == "ismaster") return std::string_view("isMaster");
+    if (n == "findAndModify" || n == "findandmodify") return std::string_view("findAndModify");
+    return n;
+  };
+  return alias(a) == alias(b);
+}
+
+// ---- The fail point ------------------------------------------------------------------------
+
+// What failCommand's `data` asks for, checked.
+struct fail_action {
+  std::vector<std::string> commands;
+  bool all_commands = false;
+  std::optional<std::string> app_name;
+  std::optional<std::int64_t> block_ms;
+  bool close_connection = false;
+  std::optional<std::int32_t> error_code;
+  std::optional<std::vector<std::string>> error_labels;
+  std::optional<document> write_concern_error;
+
+  bool has_effect() const {
+    return block_ms || close_connection || error_code || write_concern_error;
+  }
+  bool matches(std::string_view command, const std::optional<std::string>& client_app) const {
+    if (command == "configureFailPoint") return false;
+    if (app_name && (!client_app || *client_app != *app_name)) return false;
+    if (all_commands) return true;
+    return std::any_of(commands.begin(), commands.end(),
+                       [&](const std::string& c) { return same_command(c, command); });
+  }
+  // The labels of a reply the fail point made or changed: errorLabels as given, else
+  // `existing` plus RetryableWriteError where the server would add it for `code`.
+  std::vector<std::string> labels(std::vector<std::string> existing, bool retryable_write,
+                                  std::optional<std::int64_t> code) const {
+    if (error_labels) return *error_labels;
+    if (retryable_write && code && is_retryable_code(*code) &&
+        std::find(existing.begin(), existing.end(), retryable_write_label) == existing.end()) {
+      existing.emplace_back(retryable_write_label);
+    }
+    return existing;
+  }
+};
+
+// `data` checked into an action, or the sentence that refuses it.
+std::optional<fail_action> parse_data(document_view data, std::string& why) {
+  fail_action a;
+  bool block = false;
+  std::optional<std::int64_t> block_ms;
+  for (const element& e : data) {
+    const std::string_view key = e.key();
+    const auto refuse = [&](std::string_view what) {
+      why = "configureFailPoint: data." + std::string(key) + " " + std::string(what);
+      return std::nullopt;
+    };
+    if (key == "failCommands") {
+      auto names = strings(e);
+      if (!names) return refuse("must be an array of command names");
+      a.commands = std::move(*names);
+    } else if (key == "failAllCommands") {
+      const auto v = boolean(e);
+      if (!v) return refuse("must be a boolean");
+      a.all_commands = *v;
+    } else if (key == "appName") {
+      const auto v = e.get_string();
+      if (!v) return refuse("must be a string");
+      a.app_name = std::string(*v);
+    } else if (key == "blockConnection") {
+      const auto v = boolean(e);
+      if (!v) return refuse("must be a boolean");
+      block = *v;
+    } else if (key == "blockTimeMS") {
+      const auto v = integral(e);
+      if (!v || *v < 0 || *v > std::numeric_limits<std::int32_t>::max()) {
+        return refuse("must be a non-negative integer (milliseconds, at most 2^31-1)");
+      }
+      block_ms = *v;
+    } else if (key == "closeConnection") {
+      const auto v = boolean(e);
+      if (!v) return refuse("must be a boolean");
+      a.close_connection = *v;
+    } else if (key == "errorCode") {
+      const auto v = integral(e);
+      if (!v || *v < std::numeric_limits<std::int32_t>::min() ||
+          *v > std::numeric_limits<std::int32_t>::max()) {
+        return refuse("must be an integer error code (32 bits)");
+      }
+      a.error_code = static_cast<std::int32_t>(*v);
+    } else if (key == "errorLabels") {
+      auto labels = strings(e);
+      if (!labels) return refuse("must be an array of strings");
+      a.error_labels = std::move(*labels);
+    } else if (key == "writeConcernError") {
+      const auto v = e.get_document();
+      if (!v) return refuse("must be a document");
+      a.write_concern_error.emplace(*v);
+    } else if (key == "failInternalCommands" || key == "failLocalClients") {
+      // The proxy has no internal or local clients: every connection is an outside client.
+      if (!boolean(e)) return refuse("must be a boolean");
+    } else if (key == "threadName" || key == "namespace" || key == "errorExtraInfo" ||
+               key == "tassert") {
+      return refuse("is not supported by oid_failpoint_proxy");
+    } else {
+      return refuse("is not a field of failCommand's data (oid_failpoint_proxy)");
+    }
+  }
+  if (block) {
+    if (!block_ms) {
+      why = "configureFailPoint: data.blockTimeMS is required when blockConnection is true";
+      return std::nullopt;
+    }
+    a.block_ms = block_ms;
+  }
+  return a;
+}
+
+// failCommand: one for the whole proxy, shared by the connections' threads.
+class fail_point {
+ public:
+  // Answers configureFailPoint (`command` is its body); a refused command changes nothing.
+  document configure(document_view command) {
+    const auto first = command.begin();
+    const auto name = first == command.end() ? oid::result<std::string_view>(std::string_view{})
+                                             : first->get_string();
+    if (!name) {
+      return error_reply(bad_value, "configureFailPoint: the fail point's name must be a string");
+    }
+    if (*name != "failCommand") {
+      return error_reply(bad_value, "configureFailPoint: fail point '" + std::string(*name) +
+                                        "' is not supported by oid_failpoint_proxy (it "
+                                        "implements failCommand only)");
+    }
+    const auto mode_field = command.find("mode");
+    if (!mode_field) return error_reply(bad_value, "configureFailPoint: mode is missing");
+    mode parsed = mode::off;
+    std::int64_t n = 0;
+    if (const auto s = mode_field->get_string()) {
+      if (*s == "off") {
+        parsed = mode::off;
+      } else if (*s == "alwaysOn") {
+        parsed = mode::always_on;
+      } else {
+        return error_reply(bad_value, "configureFailPoint: mode '" + std::string(*s) +
+                                          "' is not off, alwaysOn, {times: N} or {skip: N}");
+      }
+    } else if (const auto d = mode_field->get_document()) {
+      const auto it = d->begin();
+      if (it == d->end() || std::next(it) != d->end()) {
+        return error_reply(bad_value,
+                           "configureFailPoint: mode must be a document with one field, times "
+                           "or skip");
+      }
+      const auto count = integral(*it);
+      if (it->key() == "times") {
+        parsed = mode::times;
+      } else if (it->key() == "skip") {
+        parsed = mode::skip;
+      } else if (it->key() == "activationProbability") {
+        return error_reply(bad_value,
+                           "configureFailPoint: mode activationProbability is not supported "
+                           "by oid_failpoint_proxy");
+      } else {
+        return error_reply(bad_value, "configureFailPoint: mode." + std::string(it->key()) +
+                                          " is not times or skip");
+      }
+      if (!count || *count < 0) {
+        return error_reply(bad_value, "configureFailPoint: mode." + std::string(it->key()) +
+                                          " must be a non-negative integer");
+      }
+      n = *count;
+    } else {
+      return error_reply(bad_value,
+                         "configureFailPoint: mode must be \"off\", \"alwaysOn\", {times: N} or "
+                         "{skip: N}");
+    }
+    std::shared_ptr<const fail_action> action;
+    if (parsed != mode::off) {
+      document_view data;
+      if (const auto d = command.find("data")) {
+        const auto v = d->get_document();
+        if (!v) return error_reply(bad_value, "configureFailPoint: data must be a document");
+        data = *v;
+      }
+      std::string why;
+      auto a = parse_data(data, why);
+      if (!a) return error_reply(bad_value, why);
+      action = std::make_shared<const fail_action>(std::move(*a));
+      if (parsed == mode::times && n == 0) parsed = mode::off;  // fires no time at all
+    }
+    std::int64_t count = 0;
+    {
+      const std::lock_guard lock(mutex_);
+      mode_ = parsed;
+      remaining_ = n;
+      action_ = parsed == mode::off ? nullptr : std::move(action);
+      count = entered_;
+    }
+    builder b;
+    b.append_int64("count", count).append_double("ok", 1.0);
+    return std::move(b).extract();
+  }
+
+  // The action when the fail point fires for `command` on a connection whose handshake gave
+  // `app_name`; null when it does not. Counts the firing (times, skip, count).
+  std::shared_ptr<const fail_action> fire(std::string_view command,
+                                          const std::optional<std::string>& app_name) {
+    const std::lock_guard lock(mutex_);
+    if (mode_ == mode::off || !action_ || !action_->has_effect() ||
+        !action_->matches(command, app_name)) {
+      return nullptr;
+    }
+    if (mode_ == mode::skip && remaining_ > 0) {
+      --remaining_;
+      return nullptr;
+    }
+    auto action = action_;
+    if (mode_ == mode::times && --remaining_ <= 0) {
+      mode_ = mode::off;
+      action_ = nullptr;
+    }
+    ++entered_;
+    return action;
+  }
+
+ private:
+  enum class mode { off, always_on, times, skip };
+  std::mutex mutex_;
+  mode mode_ = mode::off;
+  std::int64_t remaining_ = 0;  // times: firings left; skip: matches still to let through
+  std::shared_ptr<const fail_action> action_;
+  std::int64_t entered_ = 0;
+};
+
+// ---- Retryable writes ----------------------------------------------------------------------
+
+// The key of a retryable write (insert, update, delete, findAndModify or bulkWrite with lsid and
+// txnNumber, outside a transaction): the session id's bytes and the transaction number; none for
+// any other command.
+std::optional<std::string> retryable_write_key(document_view command, std::string_view name) {
+  if (name != "insert" && name != "update" && name != "delete" &&
+      !same_command(name, "findAndModify") && name != "bulkWrite") {
+    return std::nullopt;
+  }
+  if (command.contains("autocommit")) return std::nullopt;
+  const auto lsid = command.find("lsid");
+  const auto txn = command.find("txnNumber");
+  if (!lsid || !txn || !lsid->get_document()) return std::nullopt;
+  const auto number = integral(*txn);
+  if (!number) return std::nullopt;
+  const auto session = lsid->raw_value();
+  return std::string(reinterpret_cast<const char*>(session.data()), session.size()) + ':' +
+         std::to_string(*number);
+}
+
+// True for a write's reply that says it was applied: ok: 1 and no writeErrors.
+bool write_applied(document_view reply) {
+  const auto ok = reply.find("ok");
+  if (!ok) return false;
+  const auto value = ok->get_double();
+  const auto whole = integral(*ok);
+  return ((value && *value == 1.0) || (whole && *whole == 1)) && !reply.contains("writeErrors");
+}
+
+// FerretDB ignores txnNumber: a write the client retries (after a write concern error the proxy
+// added to a write the server had applied) would be applied twice. A server keeps each retryable
+// write's outcome by session and transaction number and answers a repeat with it; so does the
+// proxy, for the writes it forwarded and the server applied, whatever connection the repeat
+// comes on. The oldest are forgotten past 10,000.
+class transaction_table {
+ public:
+  // The reply to the write `key` names, when it was `command` and was applied.
+  std::optional<document> find(const std::string& key, std::string_view command) {
+    const std::lock_guard lock(mutex_);
+    const auto it = writes_.find(key);
+    if (it == writes_.end() || !same_command(it->second.command, command)) return std::nullopt;
+    return it->second.reply;
+  }
+  void store(const std::string& key, std::string command, document reply) {
+    const std::lock_guard lock(mutex_);
+    if (writes_.size() >= capacity && !order_.empty()) {
+      writes_.erase(order_.front());
+      order_.pop_front();
+    }
+    if (writes_.insert_or_assign(key, entry{std::move(command), std::move(reply)}).second) {
+      order_.push_back(key);
+    }
+  }
+
+ private:
+  static constexpr std::size_t capacity = 10'000;
+  struct entry {
+    std::string command;
+    document reply;
+  };
+  std::mutex mutex_;
+  std::unordered_map<std::string, entry> writes_;
+  std::deque<std::string> order_;  // keys, oldest first
+};
+
+// ---- Connections ---------------------------------------------------------------------------
+
+struct proxy_state {
+  endpoint upstream;
+  std::string address;  // the proxy's own HOST:PORT, put in hello replies
+  int stop_fd = -1;     // an eventfd: readable once the proxy is stopping
+  fail_point failpoint;
+  transaction_table transactions;
+};
+
+bool set_nonblocking(int fd) {
+  const int flags = fcntl(fd, F_GETFL);
+  return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+bool set_nodelay(int fd) {
+  const int one = 1;
+  return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0;
+}
+
+// Closes a file descriptor it owns.
+class fd_guard {
+ public:
+  explicit fd_guard(int fd = -1) : fd_(fd) {}
+  fd_guard(const fd_guard&) = delete;
+  fd_guard& operator=(const fd_guard&) = delete;
+  ~fd_guard() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// One client connection and its upstream connection, served by one thread.
+class session {
+ public:
+  session(int client_fd, std::string peer, proxy_state& proxy)
+      : client_(client_fd), peer_(std::move(peer)), proxy_(proxy) {}
+
+  void run() {
+    try {
+      serve();
+    } catch (const std::exception& e) {  // the builder's too_large, bad_alloc: end this one only
+      log(peer_ + ": " + e.what() + "; connection closed");
+    }
+  }
+
+ private:
+  enum class step { keep, close };
+
+  // What to do with the reply to a request: rewrite hello, add a write concern error, keep it
+  // for the write's retries.
+  struct pending {
+    bool hello = false;
+    std::shared_ptr<const fail_action> write_concern;
+    bool retryable_write = false;
+    std::string write_key;  // retryable_write_key, or empty
+    std::string command;
+  };
+
+  // Bytes read from one side and not yet handled: whole messages are taken from `start`.
+  struct inbox {
+    std::vector<std::uint8_t> bytes;
+    std::size_t start = 0;
+  };
+
+  void serve() {
+    if (!connect_upstream()) return;
+    if (!set_nonblocking(client_.get()) || !set_nodelay(client_.get())) {
+      log(peer_ + ": cannot set up the client socket: " + errno_text(errno));
+      return;
+    }
+    while (true) {
+      pollfd fds[3] = {
+          {client_.get(), POLLIN, 0}, {upstream_.get(), POLLIN, 0}, {proxy_.stop_fd, POLLIN, 0}};
+      if (poll(fds, 3, -1) < 0) {
+        if (errno == EINTR) continue;
+        log(peer_ + ": poll: " + errno_text(errno));
+        return;
+      }
+      if (fds[2].revents != 0) return;
+      if (fds[0].revents != 0 && (!receive(client_.get(), from_client_, "client") ||
+                                  drain(from_client_, true) == step::close)) {
+        return;
+      }
+      if (fds[1].revents != 0 && (!receive(upstream_.get(), from_upstream_, "upstream") ||
+                                  drain(from_upstream_, false) == step::close)) {
+        return;
+      }
+    }
+  }
+
+  bool connect_upstream() {
+    const auto& up = proxy_.upstream;
+    upstream_.reset(socket(up.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (upstream_.get() < 0) {
+      log(peer_ + ": socket: " + errno_text(errno));
+      return false;
+    }
+    if (connect(upstream_.get(), reinterpret_cast<const sockaddr*>(&up.addr), up.size) != 0) {
+      if (errno != EINPROGRESS) {
+        log(peer_ + ": cannot connect to the upstream " + up.host + ":" + std::to_string(up.port) +
+            ": " + errno_text(errno));
+        return false;
+      }
+      if (!wait_for(upstream_.get(), POLLOUT)) return false;
+      int error = 0;
+      socklen_t size = sizeof error;
+      if (getsockopt(upstream_.get(), SOL_SOCKET, SO_ERROR, &error, &size) != 0 || error != 0) {
+        log(peer_ + ": cannot connect to the upstream " + up.host + ":" + std::to_string(up.port) +
+            ": " + errno_text(error != 0 ? error : errno));
+        return false;
+      }
+    }
+    if (!set_nodelay(upstream_.get())) {
+      log(peer_ + ": setsockopt TCP_NODELAY: " + errno_text(errno));
+      return false;
+    }
+    return true;
+  }
+
+  // Waits until `fd` is ready for `events`; false when the proxy stops or poll fails.
+  bool wait_for(int fd, short events) {
+    while (true) {
+      pollfd fds[2] = {{fd, events, 0}, {proxy_.stop_fd, POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        log(peer_ + ": poll: " + errno_text(errno));
+        return false;
+      }
+      if (fds[1].revents != 0) return false;
+      if (fds[0].revents != 0) return true;
+    }
+  }
+
+  // Sleeps `ms` milliseconds (blockConnection); false when the proxy stops meanwhile.
+  bool pause(std::int64_t ms) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            until - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) return true;
+      pollfd stop{proxy_.stop_fd, POLLIN, 0};
+      // +1: poll rounds down, and a block must last at least blockTimeMS.
+      const int r = poll(&stop, 1, static_cast<int>(std::min<std::int64_t>(left + 1, 1'000'000)));
+      if (r < 0 && errno != EINTR) {
+        log(peer_ + ": poll: " + errno_text(errno));
+        return false;
+      }
+      if (r > 0) return false;
+    }
+  }
+
+  // Reads what `fd` has into `in`; false when the peer closed or the read failed.
+  bool receive(int fd, inbox& in, const char* side) {
+    const std::size_t used = in.bytes.size();
+    in.bytes.resize(used + read_chunk);
+    const ssize_t n = recv(fd, in.bytes.data() + used, read_chunk, 0);
+    in.bytes.resize(used + (n > 0 ? static_cast<std::size_t>(n) : 0));
+    if (n > 0) return true;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+    const bool partial = in.bytes.size() > in.start;
+    if (n < 0 && errno != ECONNRESET) {
+      log(peer_ + ": reading from the " + side + ": " + errno_text(errno));
+    } else if (partial || std::string_view(side) == "upstream") {
+      log(peer_ + ": the " + side + " closed the connection" +
+          (partial ? " in the middle of a message" : ""));
+    }
+    return false;
+  }
+
+  bool send_all(int fd, std::span<const std::uint8_t> bytes, const char* side) {
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (!wait_for(fd, POLLOUT)) return false;
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        if (errno != EPIPE && errno != ECONNRESET) {
+          log(peer_ + ": writing to the " + side + ": " + errno_text(errno));
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool send_reply(std::int32_t response_to, document_view body) {
+    mongo::op_msg reply;
+    reply.request_id = next_request_id_++;
+    reply.response_to = response_to;
+    reply.body = body;
+    const auto bytes = mongo::encode_op_msg(reply);
+    if (!bytes) {
+      log(peer_ + ": cannot encode a reply: " + bytes.error().message());
+      return false;
+    }
+    return send_all(client_.get(), *bytes, "client");
+  }
+
+  // Handles every whole message in `in`.
+  step drain(inbox& in, bool from_client) {
+    const char* side = from_client ? "client" : "upstream";
+    mongo::op_msg_limits limits;
+    limits.max_message_size = max_message_size;
+    while (in.bytes.size() - in.start >= mongo::message_header_size) {
+      const std::span<const std::uint8_t> rest(in.bytes.data() + in.start,
+                                               in.bytes.size() - in.start);
+      const auto header = mongo::decode_header(rest, limits);
+      if (!header) {
+        log(peer_ + ": the " + side + " sent a message header the proxy refuses (" +
+            header.error().message() + ": messageLength must be 16 to 48,000,000); closed");
+        return step::close;
+      }
+      const auto size = static_cast<std::size_t>(header->message_length);
+      if (rest.size() < size) break;
+      const auto message = rest.first(size);
+      if ((from_client ? from_client_message(message, header->op_code)
+                       : from_upstream_message(message, header->op_code)) == step::close) {
+        return step::close;
+      }
+      in.start += size;
+    }
+    // Keep the unread tail at the front, so that the buffer holds at most one message and a read.
+    if (in.start == in.bytes.size()) {
+      in.bytes.clear();
+      in.start = 0;
+    } else if (in.start > 0) {
+      in.bytes.erase(in.bytes.begin(), in.bytes.begin() + static_cast<std::ptrdiff_t>(in.start));
+      in.start = 0;
+    }
+    return step::keep;
+  }
+
+  step from_client_message(std::span<const std::uint8_t> bytes, std::int32_t op_code) {
+    if (op_code != mongo::op_msg_opcode) {
+      return send_all(upstream_.get(), bytes, "upstream") ? step::keep : step::close;
+    }
+    const auto msg = mongo::decode_op_msg(bytes, limits());
+    if (!msg) {
+      log(peer_ + ": the client sent an OP_MSG the proxy cannot read (" + msg.error().message() +
+          " at byte " + std::to_string(msg.error().offset) + "); closed");
+      return step::close;
+    }
+    const document_view body = msg->body;
+    const std::string name(body.empty() ? std::string_view() : body.begin()->key());
+    const bool reply_expected = (msg->flags & mongo::op_msg_flags::more_to_come) == 0;
+
+    if (name == "configureFailPoint") {
+      const document reply =
+          string_field(body, "$db") == "admin"
+              ? proxy_.failpoint.configure(body)
+              : error_reply(unauthorized,
+                            "configureFailPoint may only be run against the admin database");
+      if (!reply_expected) return step::keep;
+      return send_reply(msg->request_id, reply.view()) ? step::keep : step::close;
+    }
+    if (is_hello(name) && !handshake_seen_) {
+      // The server takes the client's metadata from the connection's first hello only.
+      handshake_seen_ = true;
+      if (const auto c = body.find("client")) {
+        if (const auto client = c->get_document()) {
+          if (const auto a = client->find("application")) {
+            if (const auto application = a->get_document()) {
+              if (const auto n = application->find("name")) {
+                if (const auto s = n->get_string()) app_name_ = std::string(*s);
+              }
+            }
+          }
+        }
+      }
+    }
+
+    const auto action = proxy_.failpoint.fire(name, app_name_);
+    const bool retryable_write = in_retryable_write(body, name);
+    if (action) {
+      if (action->block_ms && !pause(*action->block_ms)) return step::close;
+      if (action->close_connection) return step::close;
+      if (action->error_code) {
+        if (!reply_expected) return step::keep;
+        const document reply = error_reply(*action->error_code, failpoint_errmsg,
+                                           action->labels({}, retryable_write, action->error_code));
+        return send_reply(msg->request_id, reply.view()) ? step::keep : step::close;
+      }
+    }
+    const bool hello = is_hello(name);
+    const bool write_concern = action && action->write_concern_error;
+    const auto write_key = reply_expected ? retryable_write_key(body, name) : std::nullopt;
+    if (write_key) {
+      if (auto applied = proxy_.transactions.find(*write_key, name)) {
+        // A retry of a write the server applied: its first reply, as a server answers it.
+        if (write_concern) {
+          applied = rewrite(applied->view(), pending{false, action, retryable_write, {}, {}});
+        }
+        return send_reply(msg->request_id, applied->view()) ? step::keep : step::close;
+      }
+    }
+    if (reply_expected && (hello || write_concern || write_key)) {
+      if (pending_.size() >= max_pending_replies) {
+        log(peer_ + ": the client has " + std::to_string(pending_.size()) +
+            " requests without replies; closed");
+        return step::close;
+      }
+      pending_[msg->request_id] = pending{hello, write_concern ? action : nullptr, retryable_write,
+                                          write_key.value_or(""), name};
+    }
+    return send_all(upstream_.get(), bytes, "upstream") ? step::keep : step::close;
+  }
+
+  step from_upstream_message(std::span<const std::uint8_t> bytes, std::int32_t op_code) {
+    if (op_code != mongo::op_msg_opcode) {
+      return send_all(client_.get(), bytes, "client") ? step::keep : step::close;
+    }
+    const auto msg = mongo::decode_op_msg(bytes, limits());
+    if (!msg) {
+      log(peer_ + ": the upstream sent an OP_MSG the proxy cannot read (" + msg.error().message() +
+          " at byte " + std::to_string(msg.error().offset) + "); closed");
+      return step::close;
+    }
+    const auto it = pending_.find(msg->response_to);
+    if (it == pending_.end()) {
+      return send_all(client_.get(), bytes, "client") ? step::keep : step::close;
+    }
+    const pending p = std::move(it->second);
+    pending_.erase(it);
+    // With moreToCome the next reply answers this one (exhaust): it gets the same treatment.
+    if ((msg->flags & mongo::op_msg_flags::more_to_come) != 0) pending_[msg->request_id] = p;
+
+    if (!p.write_key.empty() && write_applied(msg->body)) {
+      proxy_.transactions.store(p.write_key, p.command, document(msg->body));
+    }
+    if (!p.hello && !p.write_concern) {
+      return send_all(client_.get(), bytes, "client") ? step::keep : step::close;
+    }
+    const document body = rewrite(msg->body, p);
+    mongo::op_msg out = *msg;
+    out.body = body.view();
+    const auto encoded = mongo::encode_op_msg(out);
+    if (!encoded) {
+      log(peer_ + ": cannot encode the rewritten reply: " + encoded.error().message());
+      return step::close;
+    }
+    return send_all(client_.get(), *encoded, "client") ? step::keep : step::close;
+  }
+
+  std::string_view proxied(std::string_view address) const {
+    return names_upstream(address, proxy_.upstream.port) ? std::string_view(proxy_.address)
+                                                         : address;
+  }
+
+  // The reply with hello's addresses made the proxy's, or with the fail point's write concern
+  // error and labels; every other field as it was, in its place.
+  document rewrite(document_view reply, const pending& p) const {
+    builder b(reply.size() + 256);
+    std::vector<std::string> labels;
+    for (const element& e : reply) {
+      const std::string_view key = e.key();
+      if (p.hello && (key == "me" || key == "primary") && e.get_string()) {
+        b.append_string(key, proxied(*e.get_string()));
+      } else if (const auto members = e.get_array();
+                 p.hello && (key == "hosts" || key == "passives" || key == "arbiters") && members) {
+        b.open_array(key);
+        for (const element& h : *members) {
+          if (const auto s = h.get_string()) {
+            b.append_string(h.key(), proxied(*s));
+          } else {
+            b.append_element(h);
+          }
+        }
+        b.close();
+      } else if (p.write_concern && key == "writeConcernError") {
+        // Replaced below.
+      } else if (p.write_concern && key == "errorLabels") {
+        if (auto existing = strings(e)) labels = std::move(*existing);
+      } else {
+        b.append_element(e);
+      }
+    }
+    if (p.write_concern) {
+      const document_view wce = p.write_concern->write_concern_error->view();
+      b.append_document("writeConcernError", wce);
+      std::optional<std::int64_t> code;
+      if (const auto c = wce.find("code")) code = integral(*c);
+      labels = p.write_concern->labels(std::move(labels), p.retryable_write, code);
+      if (!labels.empty()) append_labels(b, labels);
+    }
+    return std::move(b).extract();
+  }
+
+  static mongo::op_msg_limits limits() {
+    mongo::op_msg_limits l;
+    l.max_message_size = max_message_size;
+    return l;
+  }
+
+  fd_guard client_;
+  fd_guard upstream_;
+  std::string peer_;
+  proxy_state& proxy_;
+  inbox from_client_, from_upstream_;
+  std::unordered_map<std::int32_t, pending> pending_;
+  bool handshake_seen_ = false;
+  std::optional<std::string> app_name_;
+  std::int32_t next_request_id_ = 1;
+};
+
+std::string describe_peer(const sockaddr_storage& addr) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+    if (inet_ntop(AF_INET, &a->sin_addr, text, sizeof text) == nullptr) return "client";
+    return std::string("client ") + text + ":" + std::to_string(ntohs(a->sin_port));
+  }
+  if (addr.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+    if (inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text) == nullptr) return "client";
+    return std::string("client [") + text + "]:" + std::to_string(ntohs(a->sin6_port));
+  }
+  return "client";
+}
+
+struct worker {
+  std::thread thread;
+  std::shared_ptr<std::atomic<bool>> done;
+};
+
+int usage(const std::string& problem) {
+  if (!problem.empty()) std::fprintf(stderr, "oid_failpoint_proxy: %s\n", problem.c_str());
+  std::fprintf(stderr, "usage: oid_failpoint_proxy --upstream HOST:PORT [--listen HOST:PORT]\n");
+  return 2;
+}
+
+int run(int argc, char** argv) {
+  std::string upstream_text, listen_text = "127.0.0.1:0";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if ((arg == "--upstream" || arg == "--listen") && i + 1 < argc) {
+      (arg == "--upstream" ? upstream_text : listen_text) = argv[++i];
+    } else if (arg == "--help" || arg == "-h") {
+      usage("");
+      return 0;
+    } else {
+      return usage("unexpected argument '" + std::string(arg) + "'");
+    }
+  }
+  if (upstream_text.empty()) return usage("--upstream HOST:PORT is required");
+  std::string why;
+  auto upstream = parse_loopback(upstream_text, why);
+  if (!upstream) return usage("--upstream: " + why);
+  if (upstream->port == 0) return usage("--upstream: port 0 is not a server's port");
+  const auto listen_at = parse_loopback(listen_text, why);
+  if (!listen_at) return usage("--listen: " + why);
+
+  // SIGINT and SIGTERM arrive through a signalfd, blocked in every thread (the workers inherit
+  // the mask); a closed peer must not kill the process with SIGPIPE.
+  sigset_t signals;
+  if (sigemptyset(&signals) != 0 || sigaddset(&signals, SIGINT) != 0 ||
+      sigaddset(&signals, SIGTERM) != 0 || pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) {
+    log("cannot block SIGINT and SIGTERM");
+    return 1;
+  }
+  if (std::signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+    log("cannot ignore SIGPIPE");
+    return 1;
+  }
+  const fd_guard signal_fd(signalfd(-1, &signals, SFD_CLOEXEC));
+  if (signal_fd.get() < 0) {
+    log("signalfd: " + errno_text(errno));
+    return 1;
+  }
+  const fd_guard stop_fd(eventfd(0, EFD_CLOEXEC));
+  if (stop_fd.get() < 0) {
+    log("eventfd: " + errno_text(errno));
+    return 1;
+  }
+
+  fd_guard listener(socket(listen_at->family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const int one = 1;
+  if (listener.get() < 0 ||
+      setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      bind(listener.get(), reinterpret_cast<const sockaddr*>(&listen_at->addr), listen_at->size) !=
+          0 ||
+      listen(listener.get(), 128) != 0) {
+    log("cannot listen on " + listen_text + ": " + errno_text(errno));
+    return 1;
+  }
+  sockaddr_storage bound{};
+  socklen_t bound_size = sizeof bound;
+  if (getsockname(listener.get(), reinterpret_cast<sockaddr*>(&bound), &bound_size) != 0) {
+    log("getsockname: " + errno_text(errno));
+    return 1;
+  }
+  const std::uint16_t port =
+      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port
+                                        : reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
+
+  proxy_state proxy;
+  proxy.upstream = *upstream;
+  proxy.address = listen_at->host + ":" + std::to_string(port);
+  proxy.stop_fd = stop_fd.get();
+  if (std::printf("mongodb://%s/\n", proxy.address.c_str()) < 0 || std::fflush(stdout) != 0) {
+    log("cannot write the connection string on stdout");
+    return 1;
+  }
+
+  std::list<worker> workers;
+  const auto reap = [&] {
+    for (auto it = workers.begin(); it != workers.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = workers.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
+  while (true) {
+    pollfd fds[2] = {{listener.get(), POLLIN, 0}, {signal_fd.get(), POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      log("poll: " + errno_text(errno));
+      break;
+    }
+    if (fds[1].revents != 0) break;  // SIGINT or SIGTERM
+    if (fds[0].revents == 0) continue;
+    sockaddr_storage peer{};
+    socklen_t peer_size = sizeof peer;
+    const int fd =
+        accept4(listener.get(), reinterpret_cast<sockaddr*>(&peer), &peer_size, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
+      log("accept: " + errno_text(errno));
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // until some close
+        continue;
+      }
+      break;
+    }
+    reap();
+    std::string who = describe_peer(peer);
+    if (workers.size() >= max_connections) {
+      log(who + ": refused, " + std::to_string(max_connections) + " connections are open");
+      ::close(fd);
+      continue;
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    try {
+      workers.push_back(worker{std::thread([fd, who, done, &proxy] {
+                                 session(fd, who, proxy).run();
+                                 done->store(true);
+                               }),
+                               done});
+    } catch (const std::system_error& e) {  // no thread: that connection only
+      log(who + ": cannot start a thread (" + e.what() + "); closed");
+      ::close(fd);
+    }
+  }
+
+  // Stop: every worker polls stop_fd, which stays readable once written.
+  const std::uint64_t wake = 1;
+  if (write(stop_fd.get(), &wake, sizeof wake) != static_cast<ssize_t>(sizeof wake)) {
+    log("cannot signal the connections to stop: " + errno_text(errno));
+    return 1;
+  }
+  listener.reset(-1);
+  for (auto& w : workers) w.thread.join();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    log(std::string("stopped: ") + e.what());
+    return 1;
+  }
+}
