@@ -1280,3 +1280,23 @@ TEST(MongoOpsScriptTest, KillCursorsIsMonitored) {
   std::lock_guard lock(mutex);
   EXPECT_EQ(started, (std::vector<std::string>{"find", "killCursors"}));
 }
+
+// A write concern error's failure keeps the reply's error labels (a retryable one says
+// RetryableWriteError), also those a server before 4.4 put inside the writeConcernError.
+TEST(MongoOpsScriptTest, WriteConcernFailureKeepsTheReplysLabels) {
+  recorder server([](const std::string&, document_view, std::size_t count) {
+    return count == 1 ? parse(R"({"n": 1, "ok": 1, "errorLabels": ["RetryableWriteError"],
+                                  "writeConcernError": {"code": 91, "errmsg": "shutting down"}})")
+                      : parse(R"({"n": 1, "ok": 1, "writeConcernError": {"code": 64,
+                                  "errmsg": "waiting", "errorLabels": ["SomeLabel"]}})");
+  });
+  auto c = server.client().collection("db", "c");
+  documents j;
+  auto r = c.insert_one(j(R"({"_id": 1})"));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::write_concern_failed);
+  EXPECT_TRUE(r.error().has_label("RetryableWriteError")) << r.error().message;
+  auto old = c.insert_one(j(R"({"_id": 2})"));
+  ASSERT_FALSE(old.has_value());
+  EXPECT_TRUE(old.error().has_label("SomeLabel")) << old.error().message;
+}

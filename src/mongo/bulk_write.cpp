@@ -359,7 +359,16 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
       }
     }
     if (const auto wce = r.find("writeConcernError")) {
-      if (auto d = wce->get_document()) errors.write_concern_error = detail::server_error_of(*d);
+      if (auto d = wce->get_document()) {
+        errors.write_concern_error = detail::server_error_of(*d);
+        // The reply's labels (RetryableWriteError, ...) belong to the failure it becomes, and
+        // so do those a server before 4.4 put inside the writeConcernError.
+        for (auto labels : {detail::error_labels_of(r), detail::error_labels_of(*d)}) {
+          for (auto& label : labels) {
+            if (!errors.has_label(label)) errors.labels.push_back(std::move(label));
+          }
+        }
+      }
     }
     if (options.ordered && !errors.write_errors.empty()) break;
     start = end;
