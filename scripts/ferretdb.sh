@@ -22,12 +22,18 @@
 #                                       mongodb://USER:PASSWORD@127.0.0.1:TLSPORT/?tls=true&... (TLS).
 #                                       The user is in admin; its password is random, written to
 #                                       PIDFILE.password (0600) and inside the URIs. `stop` stops it.
+#   scripts/ferretdb.sh start-rs-secure PIDFILE [NAME]
+#                                       a one-member replica set (as start-rs) with authentication
+#                                       (as start-secure, without TLS); prints
+#                                       mongodb://USER:PASSWORD@127.0.0.1:PORT/?replicaSet=NAME
 #   scripts/ferretdb.sh start-proxy PIDFILE URI
 #                                       oid_failpoint_proxy (tests/unified/failpoint_proxy.cpp, a
 #                                       configureFailPoint/failCommand proxy) in front of the
-#                                       server at URI (one loopback host, no credentials); prints
-#                                       the proxy's URI with URI's path and options, e.g.
-#                                       mongodb://127.0.0.1:PORT/?replicaSet=rs0. `stop PIDFILE`
+#                                       server at URI (one loopback host); prints the proxy's URI
+#                                       with URI's credentials, path and options, e.g.
+#                                       mongodb://127.0.0.1:PORT/?replicaSet=rs0 (the proxy
+#                                       never sees the credentials: authentication passes
+#                                       through it like any command). `stop PIDFILE`
 #                                       stops it. FAILPOINT_PROXY: the binary (default
 #                                       build/ci/tests/unified/oid_failpoint_proxy).
 #
@@ -158,6 +164,25 @@ start_secure() {
   echo "mongodb://$user:$password@127.0.0.1:$tls_port/?tls=true&tlsCAFile=$certs/ca.pem&tlsCertificateKeyFile=$certs/client-bundle.pem"
 }
 
+# start-rs-secure PIDFILE NAME: a one-member replica set with authentication (no TLS listener).
+start_rs_secure() {
+  local pidfile=$1 name=$2
+  install_ferretdb
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    die "a server from $pidfile is already running (pid $(cat "$pidfile")); stop it first"
+  fi
+  mkdir -p "$(dirname "$pidfile")"
+  local dir port password user=oid-test
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/oid-ferretdb.XXXXXX")
+  port=$(free_port)
+  password=$(openssl rand -hex 16)
+  (umask 077 && echo "$password" >"$pidfile.password")
+  # The password goes through the environment, not the command line (visible in ps).
+  FERRETDB_SETUP_PASSWORD=$password launch "$pidfile" "$dir" "$port" --repl-set-name="$name" \
+    --test-enable-new-auth --setup-database=admin --setup-username="$user"
+  echo "mongodb://$user:$password@127.0.0.1:$port/?replicaSet=$name"
+}
+
 # start-proxy PIDFILE URI: the fault-injecting proxy in front of URI's server.
 start_proxy() {
   local pidfile=$1 uri=$2
@@ -168,14 +193,19 @@ start_proxy() {
   fi
   case $uri in
   mongodb://*) ;;
-  *) die "start-proxy: '$uri' is not a mongodb:// connection string" ;;
+  *) die "start-proxy: not a mongodb:// connection string (not shown: it may hold a password)" ;;
   esac
-  local rest=${uri#mongodb://} hostport suffix pid line waited=0
+  local rest=${uri#mongodb://} userinfo="" hostport suffix pid line waited=0
   hostport=${rest%%/*}
   suffix=${rest#"$hostport"} # "/..." or nothing
   suffix=${suffix:-/}
+  if [[ $hostport == *@* ]]; then
+    # Kept for the proxy's URI, never passed to the proxy; not echoed in messages either.
+    userinfo=${hostport%@*}@
+    hostport=${hostport##*@}
+  fi
   case $hostport in
-  *@* | *,* | "") die "start-proxy: '$uri' must name one host, without credentials" ;;
+  *,* | "") die "start-proxy: the connection string must name one host" ;;
   esac
   mkdir -p "$(dirname "$pidfile")"
   "$proxy" --upstream "$hostport" >"$pidfile.uri" 2>"$pidfile.log" &
@@ -194,7 +224,8 @@ start_proxy() {
     fi
     sleep 0.1
   done
-  echo "${line%/}$suffix"
+  line=${line%/}
+  echo "mongodb://$userinfo${line#mongodb://}$suffix"
 }
 
 # wait_for PIDFILE PID PORT: until the server answers on PORT, or fail (and stop it).
@@ -257,12 +288,16 @@ start-proxy)
   [ $# -eq 3 ] || die "usage: $0 start-proxy PIDFILE URI"
   start_proxy "$pidfile" "$3"
   ;;
+start-rs-secure)
+  [ $# -ge 2 ] && [ $# -le 3 ] || die "usage: $0 start-rs-secure PIDFILE [NAME]"
+  start_rs_secure "$pidfile" "${3:-rs0}"
+  ;;
 start-secure)
   [ $# -eq 3 ] || die "usage: $0 start-secure PIDFILE CERTDIR"
   start_secure "$pidfile" "$3"
   ;;
 *)
-  echo "usage: $0 install | start [PIDFILE] | start-rs PIDFILE [NAME] | start-secure PIDFILE CERTDIR | start-proxy PIDFILE URI | stop [PIDFILE]" >&2
+  echo "usage: $0 install | start [PIDFILE] | start-rs PIDFILE [NAME] | start-rs-secure PIDFILE [NAME] | start-secure PIDFILE CERTDIR | start-proxy PIDFILE URI | stop [PIDFILE]" >&2
   exit 2
   ;;
 esac

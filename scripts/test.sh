@@ -101,6 +101,22 @@ for proxied in MONGODB_URI MONGODB_RS_URI; do
 done
 export MONGODB_PROXY_URI="${MONGODB_PROXY_URI:-}" MONGODB_RS_PROXY_URI="${MONGODB_RS_PROXY_URI:-}"
 echo "MONGODB_PROXY_URI=$MONGODB_PROXY_URI MONGODB_RS_PROXY_URI=$MONGODB_RS_PROXY_URI"
+# MONGODB_RS_AUTH_PROXY_URI: a replica set with authentication behind its own proxy, for the
+# unified tests that ask for authentication (auth: true; the handshake error retries of SCRAM's
+# saslContinue); by default a fourth FerretDB (ferretdb.sh start-rs-secure).
+if [ -z "${MONGODB_RS_AUTH_PROXY_URI:-}" ]; then
+  rs_auth=$(scripts/ferretdb.sh start-rs-secure "$root/build/ferretdb-rs-auth.pid" rs0)
+  stops+=("$root/build/ferretdb-rs-auth.pid")
+  if MONGODB_RS_AUTH_PROXY_URI=$(scripts/ferretdb.sh start-proxy \
+    "$root/build/failpoint-proxy-rs-auth.pid" "$rs_auth"); then
+    stops+=("$root/build/failpoint-proxy-rs-auth.pid")
+  else
+    echo "test.sh: no failCommand proxy in front of the authenticated replica set" >&2
+    MONGODB_RS_AUTH_PROXY_URI=
+  fi
+fi
+export MONGODB_RS_AUTH_PROXY_URI
+echo "MONGODB_RS_AUTH_PROXY_URI=${MONGODB_RS_AUTH_PROXY_URI%%:*}://...  (password not shown)"
 
 step "DNS server for the mongodb+srv:// tests"
 # OID_DNS_SERVER (IPV4:PORT) points oid's SRV and TXT lookups at a DNS server serving
@@ -116,14 +132,16 @@ echo "OID_DNS_SERVER=$OID_DNS_SERVER"
 # command event a test shows lands in ctest's log, which is searched for it (start-secure's
 # password is hex, so its percent-encoded form is the same text).
 password_in_log() {
-  local log=$1 password
-  password=$(sed -nE 's|^[a-z+]+://[^:/@]+:([^@]+)@.*|\1|p' <<<"$MONGODB_AUTH_URI")
-  [ -n "$password" ] || return 0
-  if grep -qF -- "$password" "$log"; then
-    echo "test.sh: $log holds the password of MONGODB_AUTH_URI: a test printed it" >&2
-    exit 1
-  fi
-  echo "no test printed the test server's password ($(basename "$(dirname "$(dirname "$(dirname "$log")")")"))"
+  local log=$1 password var
+  for var in MONGODB_AUTH_URI MONGODB_RS_AUTH_PROXY_URI; do
+    password=$(sed -nE 's|^[a-z+]+://[^:/@]+:([^@]+)@.*|\1|p' <<<"${!var}")
+    [ -n "$password" ] || continue
+    if grep -qF -- "$password" "$log"; then
+      echo "test.sh: $log holds the password of $var: a test printed it" >&2
+      exit 1
+    fi
+  done
+  echo "no test printed the test servers' passwords ($(basename "$(dirname "$(dirname "$(dirname "$log")")")"))"
 }
 
 step "tests"

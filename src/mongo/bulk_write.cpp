@@ -184,7 +184,9 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
   // One implicit session for the whole bulk write; each batch is retried on its own.
   detail::implicit_session session(*state_);
   std::optional<detail::lease> l;
-  if (auto first = state_->acquire(); first) {
+  const bool retries = state_->effective(options.write_concern).is_acknowledged() &&
+                       state_->uri.retry_writes().value_or(true);
+  if (auto first = detail::acquire_for_write(*state_, retries); first) {
     l.emplace(std::move(*first));
   } else {
     return bulk_write_error(std::move(first).error());

@@ -3,17 +3,19 @@
 // test needs); skipped, oid (oid lacks it); or failed.
 //
 //   oid_unified_runner [--suite NAME] [--skips FILE] [--report FILE] [--expect-failure]
-//                      [--uri URI] [--rs-uri URI] [--verbose] FILE_OR_DIR...
+//                      [--uri URI] [--rs-uri URI] [--rs-auth-uri URI] [--verbose] FILE_OR_DIR...
 //
-// --uri names a standalone server and --rs-uri a replica set (defaults: MONGODB_PROXY_URI and
-// MONGODB_RS_PROXY_URI, the fault-injecting proxies scripts/test.sh puts in front of FerretDB,
-// which answer configureFailPoint). A test runs on the first of the two its runOnRequirements
-// allow. --skips names the list of tests skipped on purpose (tests/unified/skips.txt: each line
-// says why). --expect-failure is for the format's valid-fail files: every test must fail (or be
-// skipped for a reason), and one that passes is the failure. --report writes one line per test
-// (suite, file, test, verdict, reason; tab-separated) for docs/conformance.md
-// (scripts/conformance.py). An input that does not exist as given is looked for under the
-// specification data directory ($OID_SPEC_DATA_DIR, else the build's; scripts/spec-data.sh).
+// --uri names a standalone server, --rs-uri a replica set and --rs-auth-uri a replica set with
+// authentication, its URI holding a user and password (defaults: MONGODB_PROXY_URI,
+// MONGODB_RS_PROXY_URI and MONGODB_RS_AUTH_PROXY_URI, the fault-injecting proxies
+// scripts/test.sh puts in front of FerretDB, which answer configureFailPoint). A test runs on the
+// first of them its runOnRequirements allow. --skips names the list of tests skipped on purpose
+// (tests/unified/skips.txt: each line says why). --expect-failure is for the format's valid-fail
+// files: every test must fail (or be skipped for a reason), and one that passes is the failure.
+// --report writes one line per test (suite, file, test, verdict, reason; tab-separated) for
+// docs/conformance.md (scripts/conformance.py). An input that does not exist as given is looked for
+// under the specification data directory ($OID_SPEC_DATA_DIR, else the build's;
+// scripts/spec-data.sh).
 //
 // Exit status: 0 when no test failed, 1 when one did, 2 for bad arguments, 77 when no server is
 // given (a ctest skip; under CI=true that is a failure, 1).
@@ -1580,7 +1582,8 @@ struct runner {
 int usage() {
   std::fputs(
       "usage: oid_unified_runner [--suite NAME] [--skips FILE] [--report FILE] "
-      "[--expect-failure] [--uri URI] [--rs-uri URI] [--verbose] FILE_OR_DIR...\n",
+      "[--expect-failure] [--uri URI] [--rs-uri URI] [--rs-auth-uri URI] [--verbose] "
+      "FILE_OR_DIR...\n",
       stderr);
   return 2;
 }
@@ -1601,7 +1604,8 @@ fs::path spec_root() {
 int main(int argc, char** argv) {
   using namespace oid::unified;
   runner r;
-  std::string uri = env("MONGODB_PROXY_URI"), rs_uri = env("MONGODB_RS_PROXY_URI"), report, skips;
+  std::string uri = env("MONGODB_PROXY_URI"), rs_uri = env("MONGODB_RS_PROXY_URI"),
+              rs_auth_uri = env("MONGODB_RS_AUTH_PROXY_URI"), report, skips;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -1609,24 +1613,27 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) std::exit(usage());
       return argv[++i];
     };
-    if (a == "--suite")
+    if (a == "--suite") {
       r.suite = value();
-    else if (a == "--skips")
+    } else if (a == "--skips") {
       skips = value();
-    else if (a == "--report")
+    } else if (a == "--report") {
       report = value();
-    else if (a == "--uri")
+    } else if (a == "--uri") {
       uri = value();
-    else if (a == "--rs-uri")
+    } else if (a == "--rs-uri") {
       rs_uri = value();
-    else if (a == "--expect-failure")
+    } else if (a == "--rs-auth-uri") {
+      rs_auth_uri = value();
+    } else if (a == "--expect-failure") {
       r.expect_failure = true;
-    else if (a == "--verbose")
+    } else if (a == "--verbose") {
       r.verbose = true;
-    else if (a.starts_with("--"))
+    } else if (a.starts_with("--")) {
       return usage();
-    else
+    } else {
       inputs.emplace_back(a);
+    }
   }
   if (inputs.empty()) return usage();
   if (!skips.empty()) r.skips = load_skips(skips);
@@ -1653,13 +1660,13 @@ int main(int argc, char** argv) {
     return ci ? 1 : 77;
   }
   if (r.suite.empty()) r.suite = files.front().parent_path().filename().string();
-  if (uri.empty() && rs_uri.empty()) {
+  if (uri.empty() && rs_uri.empty() && rs_auth_uri.empty()) {
     std::fprintf(stderr,
                  "oid_unified_runner: no server (MONGODB_PROXY_URI, MONGODB_RS_PROXY_URI: "
                  "scripts/test.sh starts them)\n");
     return ci ? 1 : 77;
   }
-  std::optional<deployment> single, rs;
+  std::optional<deployment> single, rs, rs_auth;
   if (!uri.empty()) {
     single = connect("single", uri);
     if (!single) return 1;
@@ -1669,6 +1676,12 @@ int main(int argc, char** argv) {
     rs = connect("replicaset", rs_uri);
     if (!rs) return 1;
     r.servers.push_back(&*rs);
+  }
+  // Last: only the tests that ask for authentication (auth: true) reach it.
+  if (!rs_auth_uri.empty()) {
+    rs_auth = connect("replicaset", rs_auth_uri);
+    if (!rs_auth) return 1;
+    r.servers.push_back(&*rs_auth);
   }
   for (const auto& f : files) r.run_file(f);
   return r.summary(report);

@@ -37,9 +37,11 @@ bool supports_retryable_writes(lease& l, const implicit_session& session) {
 
 // A connection that could not be checked out for a reason a new selection may not meet again:
 // a connection that could not be opened, or a pool cleared after an error.
+// So is a handshake the server refused with a retryable code (ShutdownInProgress in
+// saslContinue, say), as the retryable reads and writes specifications treat handshake errors.
 bool is_retryable_checkout(const failure& f) {
   return f.code == errc::connection_failed || f.code == errc::connection_closed ||
-         f.code == errc::pool_cleared;
+         f.code == errc::pool_cleared || (f.server && is_retryable_code(f.server->code));
 }
 
 // The specifications' advice for a server that refuses txnNumber.
@@ -99,6 +101,16 @@ bson::document_view attempt::command(bson::document_view cmd) {
   if (txn_number) b.append_int64("txnNumber", *txn_number);
   with_session_.emplace(std::move(b).extract());
   return with_session_->view();
+}
+
+outcome<lease> acquire_for_write(client_state& s, bool retries) {
+  auto l = s.acquire();
+  if (l || !retries || !is_retryable_checkout(l.error())) return l;
+  failure first = std::move(l).error();
+  first.labels.emplace_back(retryable_write_label);
+  auto again = s.acquire();
+  if (!again) return first;  // as `execute`: the original error
+  return again;
 }
 
 outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,

@@ -116,6 +116,13 @@ class attempt {
   std::optional<bson::document> with_session_;
 };
 
+// A connection for a write that must learn the server's limits before its first attempt (a bulk
+// write): when checking one out fails as `execute` would retry (a network error or a retryable
+// server code in the connection's handshake, a cleared pool) and `retries` (retryWrites, an
+// acknowledged write), it is checked out once more, as the retryable writes specification
+// retries handshake errors; the first failure is returned when the second fails too.
+outcome<lease> acquire_for_write(client_state& s, bool retries);
+
 // Runs an operation: selects a server by `op` (unless `conn` already holds a connection), takes
 // the session, and calls `run`. After a retryable error (network errors, the specifications'
 // codes, the RetryableWriteError label, a connection that could not be checked out), when the URI
