@@ -5,6 +5,8 @@
 #include <oid/mongo/uri.hpp>
 #include <utility>
 
+#include "detail/ascii.hpp"
+#include "detail/hex.hpp"
 #include "mongo/detail/srv_options.hpp"
 
 namespace oid::mongo {
@@ -13,20 +15,8 @@ namespace {
 constexpr std::string_view scheme = "mongodb://";
 constexpr std::string_view srv_scheme = "mongodb+srv://";
 
-int hex_digit(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+using oid::detail::hex_value;
+using oid::detail::lower_ascii;
 
 bool all_digits(std::string_view s) noexcept {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -140,14 +130,13 @@ class uri_parser {
         out.push_back(text_[i]);
         continue;
       }
-      const int hi = i + 1 < end ? hex_digit(text_[i + 1]) : -1;
-      const int lo = i + 2 < end ? hex_digit(text_[i + 2]) : -1;
-      if (hi < 0 || lo < 0) {
+      const int byte = oid::detail::percent_escape(text_.substr(0, end), i);
+      if (byte < 0) {
         fail_bool(errc::invalid_uri, i,
                   std::string(what) + ": '%' must start a percent-encoded byte such as %40");
         return std::nullopt;
       }
-      out.push_back(static_cast<char>(hi << 4 | lo));
+      out.push_back(static_cast<char>(byte));
       i += 2;
     }
     return out;
@@ -224,7 +213,7 @@ class uri_parser {
       const std::string_view literal = s.substr(1, close - 1);
       const bool chars_ok =
           !literal.empty() && std::all_of(literal.begin(), literal.end(), [](char c) {
-            return hex_digit(c) >= 0 || c == ':' || c == '.';
+            return hex_value(c) >= 0 || c == ':' || c == '.';
           });
       if (!chars_ok) {
         return fail_bool(errc::invalid_uri, begin + 1,
