@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/ascii.hpp"
 #include "detail/base64.hpp"
 #include "detail/hex.hpp"
 #include "detail/iso8601.hpp"
@@ -288,3 +289,20 @@ TEST(Iso8601Test, ErrorsPointAtTheField) {
 }
 
 }  // namespace
+
+TEST(AsciiTest, FoldsOnlyAToZ) {
+  EXPECT_EQ(oid::detail::lower_ascii(std::string_view("AbZ@[`{09\xC3\x80")), "abz@[`{09\xC3\x80");
+  EXPECT_TRUE(oid::detail::equal_ignoring_ascii_case("SecondaryPreferred", "secondarypreferred"));
+  EXPECT_FALSE(oid::detail::equal_ignoring_ascii_case("a@", "A`"));
+  EXPECT_FALSE(oid::detail::equal_ignoring_ascii_case("ab", "abc"));
+}
+
+TEST(AsciiTest, PercentEscapeNeedsTwoHexDigitsInside) {
+  EXPECT_EQ(oid::detail::percent_escape("%40", 0), 0x40);
+  EXPECT_EQ(oid::detail::percent_escape("a%fF", 1), 0xff);
+  EXPECT_EQ(oid::detail::percent_escape("%4", 0), -1);
+  EXPECT_EQ(oid::detail::percent_escape("%4g", 0), -1);
+  EXPECT_EQ(oid::detail::percent_escape("%g4", 0), -1);
+  EXPECT_EQ(oid::detail::percent_escape("x40", 0), -1);
+  EXPECT_EQ(oid::detail::percent_escape(std::string_view("%40", 2), 0), -1);
+}

@@ -17,7 +17,7 @@
 #include <string>
 #include <utility>
 
-#include "detail/hex.hpp"
+#include "detail/ascii.hpp"
 #include "mongo/detail/srv_options.hpp"
 
 namespace oid::mongo {
@@ -28,27 +28,18 @@ std::string percent_decode(std::string_view s) {
   std::string out;
   out.reserve(s.size());  // one buffer: the value may be a password, cleared with its option
   for (std::size_t i = 0; i < s.size(); ++i) {
-    const int hi = s[i] == '%' && i + 2 < s.size() ? oid::detail::hex_value(s[i + 1]) : -1;
-    const int lo = hi >= 0 ? oid::detail::hex_value(s[i + 2]) : -1;
-    if (lo < 0) {
+    const int byte = oid::detail::percent_escape(s, i);
+    if (byte < 0) {
       out.push_back(s[i]);
       continue;
     }
-    out.push_back(static_cast<char>(hi << 4 | lo));
+    out.push_back(static_cast<char>(byte));
     i += 2;
   }
   return out;
 }
 
 }  // namespace
-
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 written_option::~written_option() {
   OPENSSL_cleanse(value.data(), value.size());

@@ -5,6 +5,8 @@
 #include <oid/mongo/uri.hpp>
 #include <utility>
 
+#include "detail/ascii.hpp"
+#include "detail/hex.hpp"
 #include "mongo/detail/srv_options.hpp"
 
 namespace oid::mongo {
@@ -13,20 +15,8 @@ namespace {
 constexpr std::string_view scheme = "mongodb://";
 constexpr std::string_view srv_scheme = "mongodb+srv://";
 
-int hex_digit(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+using oid::detail::hex_value;
+using oid::detail::lower_ascii;
 
 bool all_digits(std::string_view s) noexcept {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -48,50 +38,6 @@ bool is_ipv4(std::string_view s) noexcept {
   return parts == 4;
 }
 
-constexpr std::string_view supported[] = {
-    "srvservicename",  // mongodb+srv:// only
-    "srvmaxhosts",     // mongodb+srv:// only
-    "appname",
-    "connecttimeoutms",
-    "sockettimeoutms",
-    "serverselectiontimeoutms",
-    "maxpoolsize",
-    "minpoolsize",
-    "maxconnecting",
-    "maxidletimems",
-    "waitqueuetimeoutms",
-    "w",
-    "journal",
-    "wtimeoutms",
-    "authsource",
-    "authmechanism",
-    "authmechanismproperties",
-    "tls",
-    "ssl",
-    "retrywrites",
-    "retryreads",
-    "directconnection",
-    "compressors",
-    // TLS.
-    "tlscafile",
-    "tlscrlfile",
-    "tlscertificatekeyfile",
-    "tlscertificatekeyfilepassword",
-    "tlsallowinvalidcertificates",
-    "tlsallowinvalidhostnames",
-    "tlsinsecure",
-    "tlsdisablecertificaterevocationcheck",
-    "tlsdisableocspendpointcheck",
-    // Deployment options (replica sets, read preferences, monitoring).
-    "replicaset",
-    "readpreference",
-    "readpreferencetags",
-    "maxstalenessseconds",
-    "localthresholdms",
-    "heartbeatfrequencyms",
-    "loadbalanced",
-};
-
 // The mechanisms oid implements, and those MongoDB's authentication specification defines that
 // oid does not (refused as unsupported); any other name is an invalid value.
 constexpr std::string_view mechanisms[] = {"SCRAM-SHA-1", "SCRAM-SHA-256", "PLAIN", "MONGODB-X509"};
@@ -103,6 +49,9 @@ constexpr std::string_view unsupported_mechanisms[] = {"GSSAPI", "MONGODB-AWS", 
 class uri_parser {
  public:
   uri_parser(std::string_view text, uri_mode mode) : text_(text), mode_(mode) {}
+
+  // The names of the options table's rows, in its order.
+  static std::vector<std::string_view> option_names();
 
   outcome<uri> run() {
     const bool srv = text_.starts_with(srv_scheme);
@@ -181,14 +130,13 @@ class uri_parser {
         out.push_back(text_[i]);
         continue;
       }
-      const int hi = i + 1 < end ? hex_digit(text_[i + 1]) : -1;
-      const int lo = i + 2 < end ? hex_digit(text_[i + 2]) : -1;
-      if (hi < 0 || lo < 0) {
+      const int byte = oid::detail::percent_escape(text_.substr(0, end), i);
+      if (byte < 0) {
         fail_bool(errc::invalid_uri, i,
                   std::string(what) + ": '%' must start a percent-encoded byte such as %40");
         return std::nullopt;
       }
-      out.push_back(static_cast<char>(hi << 4 | lo));
+      out.push_back(static_cast<char>(byte));
       i += 2;
     }
     return out;
@@ -265,7 +213,7 @@ class uri_parser {
       const std::string_view literal = s.substr(1, close - 1);
       const bool chars_ok =
           !literal.empty() && std::all_of(literal.begin(), literal.end(), [](char c) {
-            return hex_digit(c) >= 0 || c == ':' || c == '.';
+            return hex_value(c) >= 0 || c == ':' || c == '.';
           });
       if (!chars_ok) {
         return fail_bool(errc::invalid_uri, begin + 1,
@@ -345,6 +293,25 @@ class uri_parser {
     return true;
   }
 
+  // One option as parse_option hands it to its row's handler.
+  struct option_text {
+    const std::string& written;  // the name as written (for messages)
+    std::string& value;          // percent-decoded; a handler may wipe it
+    std::size_t offset;          // of the value in text_
+    std::size_t end;             // of the value in text_
+  };
+  using option_handler = bool (uri_parser::*)(const option_text&);
+  // A row of the options table (after this class): the name in lower case, and the handler that
+  // checks the value and stores it in u_. A `repeatable` option's handler sees every value, empty
+  // ones included; the others draw a warning for an empty or repeated value before it runs.
+  struct option {
+    std::string_view name;
+    option_handler parse;
+    bool repeatable = false;
+  };
+  static const option options[];
+  static const option* find_option(std::string_view key) noexcept;
+
   bool parse_option(std::size_t begin, std::size_t end) {
     const std::string_view pair = text_.substr(begin, end - begin);
     const std::size_t eq = pair.find('=');
@@ -359,14 +326,16 @@ class uri_parser {
     const std::string& key_written = *raw_key;
     const std::string key = lower_ascii(key_written);
     const std::size_t value_offset = begin + eq + 1;
-    if (std::find(std::begin(supported), std::end(supported), key) == std::end(supported)) {
+    const option* row = find_option(key);
+    if (!row) {
       u_.warnings_.push_back("unsupported option " + quoted(key_written) + " ignored");
       return true;
     }
     if (value->empty() && key == "authsource") {
       return fail_bool(errc::invalid_uri, value_offset, "option authSource is empty");
     }
-    if (key == "readpreferencetags") return parse_tag_set(value_offset, key_written, *value);
+    const option_text o{key_written, *value, value_offset, end};
+    if (row->repeatable) return (this->*row->parse)(o);
     if (value->empty()) {
       u_.warnings_.push_back("option " + key_written + " has an empty value; ignored");
       return true;
@@ -376,133 +345,140 @@ class uri_parser {
     } else {
       seen_.push_back(key);
     }
+    return (this->*row->parse)(o);
+  }
 
-    const auto as_bool = [&](std::optional<bool>& out) {
-      return parse_bool(out, key_written, *value, value_offset);
-    };
-    const auto as_ms = [&](std::optional<std::chrono::milliseconds>& out) {
-      std::int64_t ms = 0;
-      const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), ms);
-      if (ec != std::errc{} || ptr != value->data() + value->size() || ms < 0 ||
-          ms > std::int64_t{INT32_MAX}) {
-        return invalid_value(value_offset, key_written,
-                             "expected milliseconds, a whole number from 0 to 2147483647");
-      }
-      out = std::chrono::milliseconds(ms);
-      return true;
-    };
+  // The handlers of the options table, generic ones first.
 
-    if (key == "appname") {
-      if (value->size() > 128) {
-        return invalid_value(value_offset, key_written, "at most 128 bytes");
-      }
-      u_.app_name_ = *value;
-    } else if (key == "connecttimeoutms") {
-      return as_ms(u_.connect_timeout_);
-    } else if (key == "sockettimeoutms") {
-      return as_ms(u_.socket_timeout_);
-    } else if (key == "serverselectiontimeoutms") {
-      return as_ms(u_.server_selection_timeout_);
-    } else if (key == "wtimeoutms") {
-      return as_ms(u_.w_timeout_);
-    } else if (key == "maxpoolsize" || key == "minpoolsize" || key == "maxconnecting") {
-      std::uint32_t n = 0;
-      const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
-      const bool connecting = key == "maxconnecting";
-      if (ec != std::errc{} || ptr != value->data() + value->size() || !all_digits(*value) ||
-          n > std::uint32_t{INT32_MAX} || (connecting && n == 0)) {
-        return invalid_value(value_offset, key_written,
-                             key == "maxpoolsize" ? "expected a whole number (0 for no limit)"
-                             : connecting         ? "expected a whole number from 1"
-                                                  : "expected a whole number");
-      }
-      (key == "maxpoolsize" ? u_.max_pool_size_
-       : connecting         ? u_.max_connecting_
-                            : u_.min_pool_size_) = n;
-    } else if (key == "maxidletimems") {
-      return as_ms(u_.max_idle_time_);
-    } else if (key == "waitqueuetimeoutms") {
-      return as_ms(u_.wait_queue_timeout_);
-    } else if (key == "w") {
-      std::int32_t n = 0;
-      const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
-      if (ptr == value->data() + value->size() && ec == std::errc{}) {
-        if (n < 0) return invalid_value(value_offset, key_written, "w must be >= 0");
-        u_.w_number_ = n;
-        u_.w_tag_.reset();
-      } else if ((*value)[0] == '-' || all_digits(*value)) {
-        return invalid_value(value_offset, key_written, "w is out of range");
-      } else {
-        u_.w_tag_ = *value;
-        u_.w_number_.reset();
-      }
-    } else if (key == "journal") {
-      return as_bool(u_.journal_);
-    } else if (key == "authsource") {
-      u_.auth_source_ = *value;
-    } else if (key == "authmechanism") {
-      if (std::find(std::begin(unsupported_mechanisms), std::end(unsupported_mechanisms), *value) !=
-          std::end(unsupported_mechanisms)) {
-        return fail_bool(errc::unsupported, value_offset,
-                         "authMechanism=" + *value +
-                             " is not supported by oid; it authenticates with SCRAM-SHA-256, "
-                             "SCRAM-SHA-1, PLAIN or MONGODB-X509");
-      }
-      if (std::find(std::begin(mechanisms), std::end(mechanisms), *value) == std::end(mechanisms)) {
-        return invalid_value(value_offset, key_written,
-                             "expected SCRAM-SHA-256, SCRAM-SHA-1, PLAIN or MONGODB-X509");
-      }
-      u_.auth_mechanism_ = *value;
-    } else if (key == "authmechanismproperties") {
-      std::vector<std::pair<std::string, std::string>> properties;
-      std::string_view rest = *value;
-      while (true) {
-        const auto comma = rest.find(',');
-        const auto item = rest.substr(0, comma);
-        const auto colon = item.find(':');
-        if (colon == std::string_view::npos || colon == 0) {
-          return invalid_value(value_offset, key_written,
-                               "expected a comma-separated list of KEY:value pairs");
-        }
-        properties.emplace_back(item.substr(0, colon), item.substr(colon + 1));
-        if (comma == std::string_view::npos) break;
-        rest.remove_prefix(comma + 1);
-      }
-      u_.auth_mechanism_properties_ = std::move(properties);
-    } else if (key == "tls") {
-      return as_bool(tls_);
-    } else if (key == "ssl") {
-      return as_bool(ssl_);
-    } else if (key.starts_with("tls")) {
-      return parse_tls_option(key, key_written, *value, value_offset, begin + eq + 1, end);
-    } else if (key == "retrywrites") {
-      return as_bool(u_.retry_writes_);
-    } else if (key == "retryreads") {
-      return as_bool(u_.retry_reads_);
-    } else if (key == "directconnection") {
-      return as_bool(u_.direct_connection_);
-    } else if (key == "replicaset" || key == "readpreference" || key == "maxstalenessseconds" ||
-               key == "localthresholdms" || key == "heartbeatfrequencyms" ||
-               key == "loadbalanced") {
-      return parse_deployment_option(key, key_written, *value, value_offset);
-    } else if (key == "compressors") {
-      std::vector<std::string> list;
-      std::string_view rest = *value;
-      while (true) {
-        const auto comma = rest.find(',');
-        const auto item = rest.substr(0, comma);
-        if (item.empty()) {
-          return invalid_value(value_offset, key_written,
-                               "expected a comma-separated list of compressor names");
-        }
-        list.emplace_back(item);
-        if (comma == std::string_view::npos) break;
-        rest.remove_prefix(comma + 1);
-      }
-      u_.compressors_ = std::move(list);
-    } else if (key == "srvservicename" || key == "srvmaxhosts") {
-      return parse_srv_option(key, key_written, *value, value_offset);
+  template <std::optional<bool> uri::*field>
+  bool bool_option(const option_text& o) {
+    return parse_bool(u_.*field, o.written, o.value, o.offset);
+  }
+
+  template <std::optional<std::string> uri::*field>
+  bool string_option(const option_text& o) {
+    u_.*field = o.value;
+    return true;
+  }
+
+  template <std::optional<std::chrono::milliseconds> uri::*field>
+  bool ms_option(const option_text& o) {
+    std::int64_t ms = 0;
+    const auto [ptr, ec] = std::from_chars(o.value.data(), o.value.data() + o.value.size(), ms);
+    if (ec != std::errc{} || ptr != o.value.data() + o.value.size() || ms < 0 ||
+        ms > std::int64_t{INT32_MAX}) {
+      return invalid_value(o.offset, o.written,
+                           "expected milliseconds, a whole number from 0 to 2147483647");
     }
+    u_.*field = std::chrono::milliseconds(ms);
+    return true;
+  }
+
+  // maxPoolSize, minPoolSize, maxConnecting: a count from 0 (maxConnecting: from 1).
+  template <std::optional<std::uint32_t> uri::*field>
+  bool count_option(const option_text& o) {
+    std::uint32_t n = 0;
+    const auto [ptr, ec] = std::from_chars(o.value.data(), o.value.data() + o.value.size(), n);
+    const bool connecting = field == &uri::max_connecting_;
+    if (ec != std::errc{} || ptr != o.value.data() + o.value.size() || !all_digits(o.value) ||
+        n > std::uint32_t{INT32_MAX} || (connecting && n == 0)) {
+      return invalid_value(o.offset, o.written,
+                           field == &uri::max_pool_size_
+                               ? "expected a whole number (0 for no limit)"
+                           : connecting ? "expected a whole number from 1"
+                                        : "expected a whole number");
+    }
+    u_.*field = n;
+    return true;
+  }
+
+  // tls and ssl are kept apart until check_combinations compares them.
+  bool tls_option(const option_text& o) { return parse_bool(tls_, o.written, o.value, o.offset); }
+  bool ssl_option(const option_text& o) { return parse_bool(ssl_, o.written, o.value, o.offset); }
+
+  bool app_name_option(const option_text& o) {
+    if (o.value.size() > 128) return invalid_value(o.offset, o.written, "at most 128 bytes");
+    u_.app_name_ = o.value;
+    return true;
+  }
+
+  bool w_option(const option_text& o) {
+    const std::string& value = o.value;
+    std::int32_t n = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ptr == value.data() + value.size() && ec == std::errc{}) {
+      if (n < 0) return invalid_value(o.offset, o.written, "w must be >= 0");
+      u_.w_number_ = n;
+      u_.w_tag_.reset();
+    } else if (value[0] == '-' || all_digits(value)) {
+      return invalid_value(o.offset, o.written, "w is out of range");
+    } else {
+      u_.w_tag_ = value;
+      u_.w_number_.reset();
+    }
+    return true;
+  }
+
+  bool auth_mechanism_option(const option_text& o) {
+    const std::string& value = o.value;
+    if (std::find(std::begin(unsupported_mechanisms), std::end(unsupported_mechanisms), value) !=
+        std::end(unsupported_mechanisms)) {
+      return fail_bool(errc::unsupported, o.offset,
+                       "authMechanism=" + value +
+                           " is not supported by oid; it authenticates with SCRAM-SHA-256, "
+                           "SCRAM-SHA-1, PLAIN or MONGODB-X509");
+    }
+    if (std::find(std::begin(mechanisms), std::end(mechanisms), value) == std::end(mechanisms)) {
+      return invalid_value(o.offset, o.written,
+                           "expected SCRAM-SHA-256, SCRAM-SHA-1, PLAIN or MONGODB-X509");
+    }
+    u_.auth_mechanism_ = value;
+    return true;
+  }
+
+  bool auth_mechanism_properties_option(const option_text& o) {
+    std::vector<std::pair<std::string, std::string>> properties;
+    std::string_view rest = o.value;
+    while (true) {
+      const auto comma = rest.find(',');
+      const auto item = rest.substr(0, comma);
+      const auto colon = item.find(':');
+      if (colon == std::string_view::npos || colon == 0) {
+        return invalid_value(o.offset, o.written,
+                             "expected a comma-separated list of KEY:value pairs");
+      }
+      properties.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    u_.auth_mechanism_properties_ = std::move(properties);
+    return true;
+  }
+
+  bool compressors_option(const option_text& o) {
+    std::vector<std::string> list;
+    std::string_view rest = o.value;
+    while (true) {
+      const auto comma = rest.find(',');
+      const auto item = rest.substr(0, comma);
+      if (item.empty()) {
+        return invalid_value(o.offset, o.written,
+                             "expected a comma-separated list of compressor names");
+      }
+      list.emplace_back(item);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    u_.compressors_ = std::move(list);
+    return true;
+  }
+
+  // The password's bytes go into a secret, and the range of text_ that holds them is left out of
+  // to_string().
+  bool tls_password_option(const option_text& o) {
+    u_.tls_certificate_key_file_password_ = secret(o.value);
+    OPENSSL_cleanse(o.value.data(), o.value.size());
+    redact_.emplace_back(o.offset, o.end);
     return true;
   }
 
@@ -516,33 +492,7 @@ class uri_parser {
     return invalid_value(offset, key_written, "expected true or false");
   }
 
-  // The tls* options but `tls` itself. The password's bytes go into a secret, and the range of
-  // text_ that holds them is left out of to_string().
-  bool parse_tls_option(const std::string& key, std::string_view key_written, std::string& value,
-                        std::size_t offset, std::size_t raw_begin, std::size_t raw_end) {
-    if (key == "tlscafile") {
-      u_.tls_ca_file_ = value;
-    } else if (key == "tlscrlfile") {
-      u_.tls_crl_file_ = value;
-    } else if (key == "tlscertificatekeyfile") {
-      u_.tls_certificate_key_file_ = value;
-    } else if (key == "tlscertificatekeyfilepassword") {
-      u_.tls_certificate_key_file_password_ = secret(value);
-      OPENSSL_cleanse(value.data(), value.size());
-      redact_.emplace_back(raw_begin, raw_end);
-    } else if (key == "tlsallowinvalidcertificates") {
-      return parse_bool(u_.tls_allow_invalid_certificates_, key_written, value, offset);
-    } else if (key == "tlsallowinvalidhostnames") {
-      return parse_bool(u_.tls_allow_invalid_hostnames_, key_written, value, offset);
-    } else if (key == "tlsinsecure") {
-      return parse_bool(u_.tls_insecure_, key_written, value, offset);
-    } else if (key == "tlsdisablecertificaterevocationcheck") {
-      return parse_bool(u_.tls_disable_certificate_revocation_check_, key_written, value, offset);
-    } else if (key == "tlsdisableocspendpointcheck") {
-      return parse_bool(u_.tls_disable_ocsp_endpoint_check_, key_written, value, offset);
-    }
-    return true;
-  }
+  bool tag_set_option(const option_text& o) { return parse_tag_set(o.offset, o.written, o.value); }
 
   // readPreferenceTags (repeatable): one tag set, `name:value` pairs separated by commas.
   bool parse_tag_set(std::size_t offset, const std::string& key_written, std::string_view value) {
@@ -565,52 +515,43 @@ class uri_parser {
     return true;
   }
 
-  // replicaSet, readPreference, maxStalenessSeconds, localThresholdMS, heartbeatFrequencyMS,
-  // loadBalanced.
-  bool parse_deployment_option(const std::string& key, const std::string& key_written,
-                               const std::string& value, std::size_t offset) {
-    const auto whole_number = [&](std::int64_t min, std::int64_t& out) {
-      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-      return ec == std::errc{} && ptr == value.data() + value.size() && out >= min &&
-             out <= std::int64_t{INT32_MAX};
-    };
-    std::int64_t n = 0;
-    if (key == "replicaset") {
-      u_.replica_set_ = value;
-    } else if (key == "readpreference") {
-      auto mode = read_mode_from_string(value);
-      if (!mode) {
-        return invalid_value(offset, key_written,
-                             "expected primary, primaryPreferred, secondary, secondaryPreferred "
-                             "or nearest");
-      }
-      u_.read_mode_ = *mode;
-    } else if (key == "maxstalenessseconds") {
-      if (!whole_number(-1, n) || n == 0) {
-        return invalid_value(offset, key_written,
-                             "expected -1 (no limit) or a positive number of seconds");
-      }
-      if (n > 0) u_.max_staleness_ = std::chrono::seconds(n);
-      if (n < 0) u_.max_staleness_.reset();
-    } else if (key == "localthresholdms") {
-      if (!whole_number(0, n)) {
-        return invalid_value(offset, key_written,
-                             "expected milliseconds, a whole number from 0 to 2147483647");
-      }
-      u_.local_threshold_ = std::chrono::milliseconds(n);
-    } else if (key == "heartbeatfrequencyms") {
-      if (!whole_number(500, n)) {
-        return invalid_value(offset, key_written,
-                             "expected milliseconds, a whole number from 500 (the least "
-                             "minHeartbeatFrequencyMS allows) to 2147483647");
-      }
-      u_.heartbeat_frequency_ = std::chrono::milliseconds(n);
-    } else if (key == "loadbalanced") {
-      if (value != "true" && value != "false") {
-        return invalid_value(offset, key_written, "expected true or false");
-      }
-      u_.load_balanced_ = value == "true";
+  bool read_preference_option(const option_text& o) {
+    auto mode = read_mode_from_string(o.value);
+    if (!mode) {
+      return invalid_value(o.offset, o.written,
+                           "expected primary, primaryPreferred, secondary, secondaryPreferred "
+                           "or nearest");
     }
+    u_.read_mode_ = *mode;
+    return true;
+  }
+
+  // A whole number from `min` to INT32_MAX.
+  static bool whole_number(const std::string& value, std::int64_t min, std::int64_t& out) {
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+    return ec == std::errc{} && ptr == value.data() + value.size() && out >= min &&
+           out <= std::int64_t{INT32_MAX};
+  }
+
+  bool max_staleness_option(const option_text& o) {
+    std::int64_t n = 0;
+    if (!whole_number(o.value, -1, n) || n == 0) {
+      return invalid_value(o.offset, o.written,
+                           "expected -1 (no limit) or a positive number of seconds");
+    }
+    if (n > 0) u_.max_staleness_ = std::chrono::seconds(n);
+    if (n < 0) u_.max_staleness_.reset();
+    return true;
+  }
+
+  bool heartbeat_frequency_option(const option_text& o) {
+    std::int64_t n = 0;
+    if (!whole_number(o.value, 500, n)) {
+      return invalid_value(o.offset, o.written,
+                           "expected milliseconds, a whole number from 500 (the least "
+                           "minHeartbeatFrequencyMS allows) to 2147483647");
+    }
+    u_.heartbeat_frequency_ = std::chrono::milliseconds(n);
     return true;
   }
 
@@ -668,21 +609,22 @@ class uri_parser {
 
   // mongodb+srv:// (MongoDB's initial DNS seedlist discovery): the options and the checks made
   // before any DNS lookup; resolve_srv (srv.cpp) does the lookups.
-  bool parse_srv_option(std::string_view key, std::string_view key_written,
-                        const std::string& value, std::size_t value_offset) {
-    if (key == "srvmaxhosts") {
-      std::uint32_t n = 0;
-      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc{} || ptr != value.data() + value.size() || !all_digits(value) ||
-          n > std::uint32_t{INT32_MAX}) {
-        return invalid_value(value_offset, key_written,
-                             "expected a whole number of hosts (0 for all)");
-      }
-      u_.srv_max_hosts_ = n;
-      return true;
+  bool srv_max_hosts_option(const option_text& o) {
+    const std::string& value = o.value;
+    std::uint32_t n = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc{} || ptr != value.data() + value.size() || !all_digits(value) ||
+        n > std::uint32_t{INT32_MAX}) {
+      return invalid_value(o.offset, o.written, "expected a whole number of hosts (0 for all)");
     }
-    // RFC 6335's service names (letters, digits, inner single hyphens, at least one letter),
-    // longer than its 15 characters as long as `_name` is one DNS label (63 bytes).
+    u_.srv_max_hosts_ = n;
+    return true;
+  }
+
+  // RFC 6335's service names (letters, digits, inner single hyphens, at least one letter), longer
+  // than its 15 characters as long as `_name` is one DNS label (63 bytes).
+  bool srv_service_name_option(const option_text& o) {
+    const std::string& value = o.value;
     const bool letter = std::any_of(value.begin(), value.end(), [](char c) {
       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     });
@@ -691,7 +633,7 @@ class uri_parser {
     });
     if (!letter || !chars || value.size() > 62 || value.front() == '-' || value.back() == '-' ||
         value.find("--") != std::string::npos) {
-      return invalid_value(value_offset, key_written,
+      return invalid_value(o.offset, o.written,
                            "expected a service name: letters, digits and inner hyphens, at most "
                            "62 characters");
     }
@@ -836,6 +778,68 @@ class uri_parser {
   std::vector<std::pair<std::size_t, std::size_t>> redact_;  // [begin, end) in text_: secrets
 };
 
+// The connection string options: one row each (name in lower case, handler). The order is that of
+// uri::supported_options(). A member of uri_parser so it may name uri's private fields.
+const uri_parser::option uri_parser::options[] = {
+    {"srvservicename", &uri_parser::srv_service_name_option},  // mongodb+srv:// only
+    {"srvmaxhosts", &uri_parser::srv_max_hosts_option},        // mongodb+srv:// only
+    {"appname", &uri_parser::app_name_option},
+    {"connecttimeoutms", &uri_parser::ms_option<&uri::connect_timeout_>},
+    {"sockettimeoutms", &uri_parser::ms_option<&uri::socket_timeout_>},
+    {"serverselectiontimeoutms", &uri_parser::ms_option<&uri::server_selection_timeout_>},
+    {"maxpoolsize", &uri_parser::count_option<&uri::max_pool_size_>},
+    {"minpoolsize", &uri_parser::count_option<&uri::min_pool_size_>},
+    {"maxconnecting", &uri_parser::count_option<&uri::max_connecting_>},
+    {"maxidletimems", &uri_parser::ms_option<&uri::max_idle_time_>},
+    {"waitqueuetimeoutms", &uri_parser::ms_option<&uri::wait_queue_timeout_>},
+    {"w", &uri_parser::w_option},
+    {"journal", &uri_parser::bool_option<&uri::journal_>},
+    {"wtimeoutms", &uri_parser::ms_option<&uri::w_timeout_>},
+    {"authsource", &uri_parser::string_option<&uri::auth_source_>},
+    {"authmechanism", &uri_parser::auth_mechanism_option},
+    {"authmechanismproperties", &uri_parser::auth_mechanism_properties_option},
+    {"tls", &uri_parser::tls_option},
+    {"ssl", &uri_parser::ssl_option},
+    {"retrywrites", &uri_parser::bool_option<&uri::retry_writes_>},
+    {"retryreads", &uri_parser::bool_option<&uri::retry_reads_>},
+    {"directconnection", &uri_parser::bool_option<&uri::direct_connection_>},
+    {"compressors", &uri_parser::compressors_option},
+    // TLS.
+    {"tlscafile", &uri_parser::string_option<&uri::tls_ca_file_>},
+    {"tlscrlfile", &uri_parser::string_option<&uri::tls_crl_file_>},
+    {"tlscertificatekeyfile", &uri_parser::string_option<&uri::tls_certificate_key_file_>},
+    {"tlscertificatekeyfilepassword", &uri_parser::tls_password_option},
+    {"tlsallowinvalidcertificates",
+     &uri_parser::bool_option<&uri::tls_allow_invalid_certificates_>},
+    {"tlsallowinvalidhostnames", &uri_parser::bool_option<&uri::tls_allow_invalid_hostnames_>},
+    {"tlsinsecure", &uri_parser::bool_option<&uri::tls_insecure_>},
+    {"tlsdisablecertificaterevocationcheck",
+     &uri_parser::bool_option<&uri::tls_disable_certificate_revocation_check_>},
+    {"tlsdisableocspendpointcheck",
+     &uri_parser::bool_option<&uri::tls_disable_ocsp_endpoint_check_>},
+    // Deployment options (replica sets, read preferences, monitoring).
+    {"replicaset", &uri_parser::string_option<&uri::replica_set_>},
+    {"readpreference", &uri_parser::read_preference_option},
+    {"readpreferencetags", &uri_parser::tag_set_option, true},  // one tag set per value
+    {"maxstalenessseconds", &uri_parser::max_staleness_option},
+    {"localthresholdms", &uri_parser::ms_option<&uri::local_threshold_>},
+    {"heartbeatfrequencyms", &uri_parser::heartbeat_frequency_option},
+    {"loadbalanced", &uri_parser::bool_option<&uri::load_balanced_>},
+};
+
+std::vector<std::string_view> uri_parser::option_names() {
+  std::vector<std::string_view> out;
+  for (const option& row : options) out.push_back(row.name);
+  return out;
+}
+
+const uri_parser::option* uri_parser::find_option(std::string_view key) noexcept {
+  for (const option& row : options) {
+    if (row.name == key) return &row;
+  }
+  return nullptr;
+}
+
 outcome<uri> uri::parse(std::string_view text, uri_mode mode) {
   return uri_parser(text, mode).run();
 }
@@ -856,7 +860,7 @@ read_preference uri::read_preference() const {
 }
 
 const std::vector<std::string_view>& uri::supported_options() noexcept {
-  static const std::vector<std::string_view> names(std::begin(supported), std::end(supported));
+  static const std::vector<std::string_view> names = uri_parser::option_names();
   return names;
 }
 

@@ -5,16 +5,15 @@
 #include <oid/bson/builder.hpp>
 #include <string>
 
+#include "detail/ascii.hpp"
+
 namespace oid::mongo {
 
 bool is_sensitive_command(std::string_view name, bool speculative_authenticate) noexcept {
   constexpr std::array<std::string_view, 9> names = {
       "authenticate", "saslstart",      "saslcontinue",    "getnonce", "createuser",
       "updateuser",   "copydbgetnonce", "copydbsaslstart", "copydb"};
-  std::string lower(name);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  const std::string lower = oid::detail::lower_ascii(name);
   if (std::find(names.begin(), names.end(), lower) != names.end()) return true;
   return speculative_authenticate && (lower == "hello" || lower == "ismaster");
 }

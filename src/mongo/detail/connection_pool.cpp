@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "detail/ascii.hpp"
+
 namespace oid::mongo::detail {
 
 namespace {
@@ -44,10 +46,7 @@ connection_factory open_with(connection_options options) {
 
 std::string address_of(const mongo::host& h) {
   if (h.type == mongo::host::kind::unix_socket) return h.name;
-  std::string name = h.name;
-  for (char& c : name) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  std::string name = oid::detail::lower_ascii(h.name);
   if (h.type == mongo::host::kind::ip_literal) name = "[" + name + "]";
   return name + ":" + std::to_string(h.port_or_default());
 }

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "detail/ascii.hpp"
+
 namespace oid::mongo::detail {
 
 /// One `key=value` of an option string (`a=1&b=2`). The value may be a password
@@ -28,8 +30,7 @@ struct written_option {
   ~written_option();
 };
 
-/// `s` with A-Z in lower case.
-std::string lower_ascii(std::string_view s);
+using oid::detail::lower_ascii;  // `s` with A-Z in lower case
 
 /// The non-empty `&`-separated pairs of `options`, in order.
 std::vector<written_option> split_options(std::string_view options);

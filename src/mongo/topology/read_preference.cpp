@@ -2,20 +2,11 @@
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/read_preference.hpp>
 
+#include "detail/ascii.hpp"
+
 namespace oid::mongo {
 
 namespace {
-
-bool equal_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const auto fold = [](char c) {
-      return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    };
-    if (fold(a[i]) != fold(b[i])) return false;
-  }
-  return true;
-}
 
 constexpr read_mode all_modes[] = {read_mode::primary, read_mode::primary_preferred,
                                    read_mode::secondary, read_mode::secondary_preferred,
@@ -36,7 +27,7 @@ std::string_view to_string(read_mode m) noexcept {
 
 result<read_mode> read_mode_from_string(std::string_view name) {
   for (const read_mode m : all_modes) {
-    if (equal_ignoring_case(name, to_string(m))) return m;
+    if (oid::detail::equal_ignoring_ascii_case(name, to_string(m))) return m;
   }
   return oid::error{errc::invalid_read_preference, 0};
 }

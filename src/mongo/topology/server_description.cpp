@@ -1,19 +1,12 @@
 // Reading a hello reply into a server_description, and the equality the events rely on.
 #include <oid/mongo/server_description.hpp>
 
+#include "detail/ascii.hpp"
 #include "mongo/detail/reply.hpp"
 
 namespace oid::mongo {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::optional<std::string> optional_string(bson::document_view doc, std::string_view key) {
   const auto e = doc.find(key);
@@ -103,7 +96,7 @@ bool is_older(const std::optional<topology_version>& a,
 }
 
 std::string normalize_address(std::string_view address) {
-  std::string out = lower(address);
+  std::string out = oid::detail::lower_ascii(address);
   // An IP literal ends in ']' when it has no port; anything else has a port after its last ':'.
   const auto close = out.rfind(']');
   const auto colon = out.rfind(':');

@@ -1,0 +1,44 @@
+// ASCII text helpers: case folding and percent escapes, for the names and connection strings that
+// are ASCII by their specifications. Written here rather than with <cctype>: std::tolower follows
+// the C locale, which a program may change.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "detail/hex.hpp"
+
+namespace oid::detail {
+
+/// `c` with A-Z in lower case; any other byte as it is.
+constexpr char lower_ascii(char c) noexcept {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+/// `s` with A-Z in lower case.
+inline std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = lower_ascii(c);
+  return out;
+}
+
+/// Whether `a` and `b` are equal once A-Z are folded to lower case.
+constexpr bool equal_ignoring_ascii_case(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (lower_ascii(a[i]) != lower_ascii(b[i])) return false;
+  }
+  return true;
+}
+
+/// The byte that the percent escape `%XY` at `s[i]` stands for, or -1 when `s[i]` does not start
+/// one ('%' followed by two hex digits within `s`).
+inline int percent_escape(std::string_view s, std::size_t i) noexcept {
+  if (s[i] != '%' || i + 2 >= s.size()) return -1;
+  const int hi = hex_value(s[i + 1]);
+  const int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
+  return lo < 0 ? -1 : hi << 4 | lo;
+}
+
+}  // namespace oid::detail
