@@ -22,6 +22,7 @@
 #include <oid/bson/json_stream_reader.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/mongo/server_codes.hpp>
 #include <oid/time.hpp>
 #include <optional>
 #include <ostream>
@@ -383,8 +384,9 @@ void run_insert(context& ctx, const insert_options& o) {
         for (const auto& e : f.write_errors) {
           const std::size_t i = e.index.value_or(0);
           ctx.err << "oid: document " << (i < numbers.size() ? numbers[i] : 0) << ": "
-                  << (e.code == 11000 ? "duplicate key: " : "refused: ") << printable(e.message)
-                  << '\n';
+                  << (e.code == oid::mongo::server_code::duplicate_key ? "duplicate key: "
+                                                                       : "refused: ")
+                  << printable(e.message) << '\n';
           ++refused;
         }
         ctx.bad_input();

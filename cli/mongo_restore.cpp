@@ -16,6 +16,7 @@
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/stream_reader.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/mongo/server_codes.hpp>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -183,8 +184,8 @@ bool create_collection(mongo::client& client, restore_job& j, bson::document_vie
   cmd.append_string("create", j.name);
   for (const auto& e : options) cmd.append_element(e);
   auto r = client.run_command(j.db, cmd.view());
-  constexpr std::int32_t namespace_exists = 48;
-  if (!r && !(r.error().server && r.error().server->code == namespace_exists)) {
+  if (!r &&
+      !(r.error().server && r.error().server->code == oid::mongo::server_code::namespace_exists)) {
     j.messages << "oid: " << j.db << '.' << j.name
                << ": create with the metadata's options: " << r.error().message << '\n';
     return false;
@@ -234,9 +235,11 @@ bool restore_documents(mongo::collection& coll, const restore_options& o, restor
       for (const auto& e : f.write_errors) {
         const std::size_t i = std::min(e.index.value_or(0), batch.size() - 1);
         j.messages << "oid: " << file << ": document " << indexes[i] << " (offset " << offsets[i]
-                   << "): " << (e.code == 11000 ? "duplicate key: " : "refused: ") << e.message
-                   << '\n';
-        ++(e.code == 11000 ? j.duplicates : j.refused);
+                   << "): "
+                   << (e.code == oid::mongo::server_code::duplicate_key ? "duplicate key: "
+                                                                        : "refused: ")
+                   << e.message << '\n';
+        ++(e.code == oid::mongo::server_code::duplicate_key ? j.duplicates : j.refused);
       }
       if (o.ordered && !f.write_errors.empty()) {
         const std::size_t i = std::min(f.write_errors.front().index.value_or(0), batch.size() - 1);

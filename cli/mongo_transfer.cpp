@@ -19,6 +19,7 @@
 #include <oid/bson/json_stream_reader.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/mongo/server_codes.hpp>
 #include <ostream>
 #include <span>
 #include <string>
@@ -892,8 +893,9 @@ class importer {
       for (const auto& e : r.error().write_errors) {
         const std::size_t i = std::min(e.index.value_or(0), batch_.size() - 1);
         ctx_.err << "oid: " << places_[i] << ": "
-                 << (e.code == 11000 ? "duplicate key: " : "refused: ") << printable(e.message)
-                 << '\n';
+                 << (e.code == oid::mongo::server_code::duplicate_key ? "duplicate key: "
+                                                                      : "refused: ")
+                 << printable(e.message) << '\n';
         ++refused_;
       }
     }

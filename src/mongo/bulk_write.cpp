@@ -7,6 +7,7 @@
 #include <oid/detail/endian.hpp>
 #include <oid/generator.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/server_codes.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -376,8 +377,9 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     start = end;
   }
   if (!errors.write_errors.empty()) {
-    const bool all_duplicates = std::all_of(errors.write_errors.begin(), errors.write_errors.end(),
-                                            [](const server_error& s) { return s.code == 11000; });
+    const bool all_duplicates =
+        std::all_of(errors.write_errors.begin(), errors.write_errors.end(),
+                    [](const server_error& s) { return s.code == server_code::duplicate_key; });
     errors.code = all_duplicates ? errc::duplicate_key : errc::server_error;
     const auto& first = errors.write_errors.front();
     // insert_many's failures speak of documents, mixed bulk writes of writes.

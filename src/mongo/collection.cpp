@@ -2,6 +2,7 @@
 #include <memory>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/server_codes.hpp>
 #include <oid/object_id.hpp>
 #include <string>
 #include <utility>
@@ -264,7 +265,9 @@ outcome<done> collection::drop() {
   bson::builder cmd;
   cmd.append_string("drop", name_);
   auto reply = detail::run_command(*state_, db_, cmd.view(), {});
-  if (!reply && !(reply.error().server && reply.error().server->code == 26)) return reply.error();
+  if (!reply &&
+      !(reply.error().server && reply.error().server->code == server_code::namespace_not_found))
+    return reply.error();
   return done{};  // 26: NamespaceNotFound, the collection is already gone
 }
 

@@ -16,6 +16,7 @@
 #include <limits>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/connection.hpp>
+#include <oid/mongo/server_codes.hpp>
 #include <utility>
 
 #include "mongo/detail/authenticate.hpp"
@@ -259,7 +260,8 @@ outcome<connection> connection::open(const mongo::host& h, const connection_opti
   if (auth) auth->add_to_hello(hello);
   auto reply = c.run("admin", hello.view());
   if (reply && !detail::is_ok(reply->view()) &&
-      detail::server_error_of(reply->view()).code == 59) {  // CommandNotFound: before 4.4.2
+      detail::server_error_of(reply->view()).code ==
+          server_code::command_not_found) {  // before 4.4.2
     bson::builder legacy;
     legacy.append_int32("isMaster", 1);
     legacy.append_document("client", metadata.view());

@@ -1,6 +1,7 @@
 // The index operations of a collection: createIndexes, listIndexes, dropIndexes.
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/server_codes.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,10 +34,8 @@ bool reserved(std::string_view key) {
   return key == "key" || key == "name" || key == "v" || key == "ns";
 }
 
-constexpr std::int32_t namespace_not_found = 26;
-
 bool is_namespace_not_found(const failure& f) {
-  return f.server && f.server->code == namespace_not_found;
+  return f.server && f.server->code == server_code::namespace_not_found;
 }
 
 }  // namespace

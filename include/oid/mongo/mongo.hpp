@@ -17,6 +17,7 @@
 #include <oid/mongo/sdam.hpp>
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/secret.hpp>
+#include <oid/mongo/server_codes.hpp>
 #include <oid/mongo/server_description.hpp>
 #include <oid/mongo/server_selection.hpp>
 #include <oid/mongo/srv.hpp>

@@ -1,6 +1,7 @@
 #include "mongo/detail/operation.hpp"
 
 #include <algorithm>
+#include <oid/mongo/server_codes.hpp>
 #include <utility>
 
 #include "mongo/detail/reply.hpp"
@@ -15,7 +16,6 @@ constexpr std::size_t end_sessions_batch = 10'000;
 
 // IllegalOperation: a standalone refusing txnNumber says "Transaction numbers are only allowed on
 // a replica set member or mongos".
-constexpr std::int32_t illegal_operation = 20;
 
 void append_session_id(bson::builder& b, std::string_view key, const server_session& s) {
   b.open_document(key).append_binary("id", bson::binary_subtype::uuid, s.id).close();
@@ -46,7 +46,7 @@ bool is_retryable_checkout(const failure& f) {
 
 // The specifications' advice for a server that refuses txnNumber.
 void explain_unsupported(failure& f) {
-  if (f.server && f.server->code == illegal_operation &&
+  if (f.server && f.server->code == server_code::illegal_operation &&
       f.server->message.starts_with("Transaction numbers")) {
     f.message =
         "this deployment does not support retryable writes: add retryWrites=false to the "
@@ -186,7 +186,8 @@ std::optional<failure> write_failure_of(bson::document_view r) {
     }
   }
   if (!f.write_errors.empty()) {
-    f.code = f.write_errors.front().code == 11000 ? errc::duplicate_key : errc::server_error;
+    f.code = f.write_errors.front().code == server_code::duplicate_key ? errc::duplicate_key
+                                                                       : errc::server_error;
     f.message = f.write_errors.front().message;
     f.server = f.write_errors.front();
   } else if (const auto wce = r.find("writeConcernError")) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <oid/mongo/server_codes.hpp>
 
 namespace oid::mongo::detail {
 
@@ -108,7 +109,7 @@ std::vector<std::string> error_labels_of(bson::document_view reply) {
 failure failure_of(bson::document_view reply, std::string_view what) {
   failure f;
   f.server = server_error_of(reply);
-  f.code = f.server->code == 11000 ? errc::duplicate_key : errc::server_error;
+  f.code = f.server->code == server_code::duplicate_key ? errc::duplicate_key : errc::server_error;
   f.message = std::string(what) + ": " + f.server->message;
   f.labels = error_labels_of(reply);
   if (!f.server->code_name.empty() || f.server->code != 0) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <oid/mongo/server_codes.hpp>
 
 namespace oid::mongo::detail {
 
@@ -9,20 +10,13 @@ namespace {
 
 // From the retryable writes specification; the retryable reads list adds 134.
 constexpr std::array<std::int32_t, 12> retryable_codes = {
-    11600,  // InterruptedAtShutdown
-    11602,  // InterruptedDueToReplStateChange
-    10107,  // NotWritablePrimary
-    13435,  // NotPrimaryNoSecondaryOk
-    13436,  // NotPrimaryOrSecondary
-    189,    // PrimarySteppedDown
-    91,     // ShutdownInProgress
-    7,      // HostNotFound
-    6,      // HostUnreachable
-    89,     // NetworkTimeout
-    9001,   // SocketException
-    262,    // ExceededTimeLimit
+    server_code::interrupted_at_shutdown,  server_code::interrupted_due_to_repl_state_change,
+    server_code::not_writable_primary,     server_code::not_primary_no_secondary_ok,
+    server_code::not_primary_or_secondary, server_code::primary_stepped_down,
+    server_code::shutdown_in_progress,     server_code::host_not_found,
+    server_code::host_unreachable,         server_code::network_timeout,
+    server_code::socket_exception,         server_code::exceeded_time_limit,
 };
-constexpr std::int32_t read_concern_majority_not_available_yet = 134;
 
 }  // namespace
 
@@ -51,7 +45,7 @@ bool is_retryable_read_failure(const failure& f) noexcept {
   if (is_network_failure(f)) return true;
   if (!f.server) return false;
   return is_retryable_code(f.server->code) ||
-         f.server->code == read_concern_majority_not_available_yet;
+         f.server->code == server_code::read_concern_majority_not_available_yet;
 }
 
 }  // namespace oid::mongo::detail

@@ -1,5 +1,6 @@
 // SDAM's error handling: what an application operation's error does to the topology.
 #include <oid/mongo/sdam.hpp>
+#include <oid/mongo/server_codes.hpp>
 
 #include "mongo/detail/reply.hpp"
 
@@ -78,14 +79,21 @@ topology_update mark_unknown(const topology_description& current, const std::str
 }  // namespace
 
 bool is_not_writable_primary_code(std::int32_t code) noexcept {
-  return code == 10107 || code == 13435 || code == 10058;
+  using namespace server_code;
+  return code == not_writable_primary || code == not_primary_no_secondary_ok ||
+         code == legacy_not_primary;
 }
 
 bool is_node_recovering_code(std::int32_t code) noexcept {
-  return code == 11600 || code == 11602 || code == 13436 || code == 189 || code == 91;
+  using namespace server_code;
+  return code == interrupted_at_shutdown || code == interrupted_due_to_repl_state_change ||
+         code == not_primary_or_secondary || code == primary_stepped_down ||
+         code == shutdown_in_progress;
 }
 
-bool is_shutdown_code(std::int32_t code) noexcept { return code == 11600 || code == 91; }
+bool is_shutdown_code(std::int32_t code) noexcept {
+  return code == server_code::interrupted_at_shutdown || code == server_code::shutdown_in_progress;
+}
 
 topology_update apply_application_error(const topology_description& current,
                                         const application_error& error) {
