@@ -191,17 +191,4 @@ outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_
   return done{};
 }
 
-outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd) {
-  auto l = s.acquire();
-  if (!l) return std::move(l).error();
-  return command(*l, db, cmd);
-}
-
-outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd,
-                                const mongo::read_preference& preference) {
-  auto l = s.acquire(preference, operation_kind::read);
-  if (!l) return std::move(l).error();
-  return command(*l, db, cmd);
-}
-
 }  // namespace oid::mongo::detail

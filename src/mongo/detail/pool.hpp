@@ -107,10 +107,5 @@ outcome<bson::document> command(lease& l, std::string_view db, bson::document_vi
 // succeeded event with {ok: 1}, as the command monitoring specification says).
 outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_view cmd,
                                   std::span<const document_sequence> sequences = {});
-// A write or primary command on a connection borrowed for this command only.
-outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd);
-// A read under `preference` on a connection borrowed for this command only.
-outcome<bson::document> command(client_state& s, std::string_view db, bson::document_view cmd,
-                                const mongo::read_preference& preference);
 
 }  // namespace oid::mongo::detail
