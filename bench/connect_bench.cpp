@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "mongo/detail/scram.hpp"
-#include "mongo/detail/tls.hpp"
+#include "mongo/auth/scram.hpp"
+#include "mongo/wire/tls.hpp"
 
 namespace {
 

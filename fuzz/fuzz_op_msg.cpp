@@ -14,7 +14,7 @@
 #include <oid/mongo/op_msg.hpp>
 #include <span>
 
-#include "mongo/detail/batch_check.hpp"
+#include "mongo/wire/batch_check.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "mongo/detail/scram.hpp"
+#include "mongo/auth/scram.hpp"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "mongo/detail/scram.hpp"
+#include "mongo/auth/scram.hpp"
 #include "support/ci.hpp"
 
 namespace {

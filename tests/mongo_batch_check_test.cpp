@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "mongo/detail/batch_check.hpp"
+#include "mongo/wire/batch_check.hpp"
 
 namespace {
 

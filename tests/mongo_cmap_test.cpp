@@ -32,7 +32,7 @@
 #include <variant>
 #include <vector>
 
-#include "mongo/detail/connection_pool.hpp"
+#include "mongo/cluster/connection_pool.hpp"
 #include "support/ci.hpp"
 #include "support/script_server.hpp"
 #include "support/spec_data.hpp"

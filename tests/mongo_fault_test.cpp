@@ -30,7 +30,7 @@
 #include <variant>
 #include <vector>
 
-#include "mongo/detail/scram.hpp"
+#include "mongo/auth/scram.hpp"
 #include "support/script_server.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// SCRAM message arithmetic (src/mongo/detail/scram.hpp): the published example conversations,
+// SCRAM message arithmetic (src/mongo/auth/scram.hpp): the published example conversations,
 // written here as data (fixed nonces): RFC 5802 §5 (SCRAM-SHA-1), RFC 7677 §3 (SCRAM-SHA-256) and
 // MongoDB's authentication specification (auth.md, SCRAM-SHA-1 with its MD5 pre-hash), SASLprep
 // (RFC 4013), and every way a server message can be malformed.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "detail/hex.hpp"
-#include "mongo/detail/scram.hpp"
+#include "mongo/auth/scram.hpp"
 #include "support/matchers.hpp"
 
 namespace {

@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "mongo/detail/reply.hpp"
-#include "mongo/detail/retry.hpp"
-#include "mongo/detail/session_pool.hpp"
+#include "mongo/operation/retry.hpp"
+#include "mongo/operation/session_pool.hpp"
+#include "mongo/wire/reply.hpp"
 
 namespace {
 

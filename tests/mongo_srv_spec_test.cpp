@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "mongo/detail/srv_options.hpp"
+#include "mongo/config/srv_options.hpp"
 #include "support/ci.hpp"
 #include "support/spec_data.hpp"
 

@@ -26,7 +26,7 @@
 #include <variant>
 #include <vector>
 
-#include "mongo/detail/srv_poller.hpp"
+#include "mongo/cluster/srv_poller.hpp"
 #include "support/ci.hpp"
 #include "support/matchers.hpp"
 #include "support/run_shell.hpp"

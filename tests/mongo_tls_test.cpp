@@ -46,7 +46,7 @@
 #include <thread>
 #include <vector>
 
-#include "mongo/detail/tls.hpp"
+#include "mongo/wire/tls.hpp"
 #include "support/ci.hpp"
 #include "support/matchers.hpp"
 #include "support/script_server.hpp"

@@ -13,10 +13,10 @@
 #include <utility>
 #include <variant>
 
-#include "mongo/detail/operation.hpp"
-#include "mongo/detail/pool.hpp"
-#include "mongo/detail/reply.hpp"
-#include "mongo/detail/write_checks.hpp"
+#include "mongo/operation/client_state.hpp"
+#include "mongo/operation/operation.hpp"
+#include "mongo/operation/write_checks.hpp"
+#include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <utility>
 
-#include "mongo/detail/cursor_state.hpp"
-#include "mongo/detail/operation.hpp"
-#include "mongo/detail/pool.hpp"
-#include "mongo/detail/tls.hpp"
+#include "mongo/operation/client_state.hpp"
+#include "mongo/operation/cursor_state.hpp"
+#include "mongo/operation/operation.hpp"
+#include "mongo/wire/tls.hpp"
 
 namespace oid::mongo {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <utility>
 
-#include "mongo/detail/cursor_state.hpp"
-#include "mongo/detail/operation.hpp"
-#include "mongo/detail/pool.hpp"
-#include "mongo/detail/reply.hpp"
-#include "mongo/detail/write_checks.hpp"
+#include "mongo/operation/client_state.hpp"
+#include "mongo/operation/cursor_state.hpp"
+#include "mongo/operation/operation.hpp"
+#include "mongo/operation/write_checks.hpp"
+#include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
 

@@ -2,9 +2,9 @@
 #include <oid/mongo/cursor.hpp>
 #include <utility>
 
-#include "mongo/detail/cursor_state.hpp"
-#include "mongo/detail/reply.hpp"
-#include "mongo/detail/retry.hpp"
+#include "mongo/operation/cursor_state.hpp"
+#include "mongo/operation/retry.hpp"
+#include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
 

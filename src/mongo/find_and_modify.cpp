@@ -4,10 +4,10 @@
 #include <oid/mongo/collection.hpp>
 #include <utility>
 
-#include "mongo/detail/operation.hpp"
-#include "mongo/detail/pool.hpp"
-#include "mongo/detail/reply.hpp"
-#include "mongo/detail/write_checks.hpp"
+#include "mongo/operation/client_state.hpp"
+#include "mongo/operation/operation.hpp"
+#include "mongo/operation/write_checks.hpp"
+#include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
 

@@ -6,10 +6,10 @@
 #include <string_view>
 #include <utility>
 
-#include "mongo/detail/cursor_state.hpp"
-#include "mongo/detail/operation.hpp"
-#include "mongo/detail/pool.hpp"
-#include "mongo/detail/reply.hpp"
+#include "mongo/operation/client_state.hpp"
+#include "mongo/operation/cursor_state.hpp"
+#include "mongo/operation/operation.hpp"
+#include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
 namespace {

@@ -1,0 +1,115 @@
+#include "mongo/cluster/monitor.hpp"
+
+#include <oid/bson/builder.hpp>
+#include <utility>
+
+#include "mongo/cluster/topology.hpp"
+
+namespace oid::mongo::detail {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+double ms_since(clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(clock::now() - start).count();
+}
+
+std::chrono::microseconds us_since(clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+}
+
+}  // namespace
+
+monitor::monitor(topology& owner, std::string address, mongo::host h, monitor_options options)
+    : owner_(owner),
+      address_(std::move(address)),
+      host_(std::move(h)),
+      options_(std::move(options)),
+      thread_([this] { run(); }) {}
+
+monitor::~monitor() {
+  stop();
+  join();
+}
+
+void monitor::request_check() {
+  std::lock_guard lock(mutex_);
+  requested_ = true;
+  wake_.notify_all();
+}
+
+void monitor::stop() {
+  std::lock_guard lock(mutex_);
+  stop_ = true;
+  wake_.notify_all();
+}
+
+void monitor::join() {
+  if (thread_.joinable() && !is_current_thread()) thread_.join();
+}
+
+void monitor::run() {
+  std::optional<connection> conn;
+  do {
+    const auto started = clock::now();
+    check(conn);
+    if (!wait_for_next(started)) break;
+  } while (true);
+  exited_ = true;
+}
+
+void monitor::check(std::optional<connection>& conn) {
+  owner_.publish_heartbeat(server_heartbeat_started_event{address_});
+  const auto started = clock::now();
+  std::string error;
+  // A check on an established connection that fails is retried once on a new connection
+  // (the SDAM specification's "retry once" for a server that was known).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool reused = conn.has_value();
+    const auto begun = clock::now();
+    if (!reused) {
+      auto opened = connection::open(host_, options_.connection);
+      if (opened) {
+        conn.emplace(std::move(*opened));
+        const double rtt = ms_since(begun);
+        bson::document reply = conn->server().hello;
+        owner_.publish_heartbeat(
+            server_heartbeat_succeeded_event{address_, us_since(started), reply});
+        owner_.on_hello(address_, reply.view(), rtt);
+        return;
+      }
+      error = opened.error().message;
+      break;
+    }
+    bson::builder hello;
+    hello.append_int32("hello", 1);
+    auto reply = conn->run("admin", hello.view());
+    if (reply) {
+      const double rtt = ms_since(begun);
+      owner_.publish_heartbeat(
+          server_heartbeat_succeeded_event{address_, us_since(started), *reply});
+      owner_.on_hello(address_, reply->view(), rtt);
+      return;
+    }
+    error = reply.error().message() + " (" + address_ + ")";
+    conn.reset();
+  }
+  owner_.publish_heartbeat(server_heartbeat_failed_event{address_, us_since(started), error});
+  owner_.on_check_failure(address_, error);
+}
+
+bool monitor::wait_for_next(clock::time_point last) {
+  std::unique_lock lock(mutex_);
+  const auto regular = last + options_.heartbeat_frequency;
+  const auto earliest = last + options_.min_heartbeat_frequency;
+  while (!stop_) {
+    const auto now = clock::now();
+    if (now >= regular || (requested_ && now >= earliest)) break;
+    wake_.wait_until(lock, requested_ ? earliest : regular);
+  }
+  requested_ = false;
+  return !stop_;
+}
+
+}  // namespace oid::mongo::detail

@@ -1,0 +1,111 @@
+// The state a client, its copies, its collections and its cursors share (the topology with a
+// pool per server), and the executor: select a server, borrow a connection from its pool, run a
+// command, and report its errors to the topology.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <oid/bson/document.hpp>
+#include <oid/bson/view.hpp>
+#include <oid/mongo/command_event.hpp>
+#include <oid/mongo/connection.hpp>
+#include <oid/mongo/outcome.hpp>
+#include <oid/mongo/pool_event.hpp>
+#include <oid/mongo/read_preference.hpp>
+#include <oid/mongo/sdam_event.hpp>
+#include <oid/mongo/server_selection.hpp>
+#include <oid/mongo/uri.hpp>
+#include <oid/mongo/write_concern.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "mongo/auth/scram.hpp"
+#include "mongo/cluster/connection_pool.hpp"
+#include "mongo/cluster/topology.hpp"
+#include "mongo/operation/session_pool.hpp"
+
+namespace oid::mongo::detail {
+
+struct lease;
+
+// The listeners a client was made with (see `client_options`).
+struct listeners {
+  std::function<void(const sdam_event&)> on_topology;
+  std::function<void(const command_event&)> on_command;
+  std::function<void(const pool_event&)> on_pool;
+};
+
+// Shared by a client and its copies, collections and cursors; the last one to go closes the
+// topology (stopping and joining its monitors).
+struct client_state : std::enable_shared_from_this<client_state> {
+  // `tls`: the client's one TLS context (null: plain TCP), shared by every connection.
+  client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_context> tls = nullptr);
+
+  // A connection to a server suitable for `kind` under `preference`. For reads, the lease's
+  // commands carry the `$readPreference` the server selection specification asks for.
+  outcome<lease> acquire(const read_preference& preference, operation_kind kind);
+  // A connection to the primary (or mongos, or the one server of a Single topology).
+  outcome<lease> acquire();
+
+  mongo::uri uri;
+  connection_options options;
+  std::chrono::milliseconds selection_timeout{30'000};
+  mongo::read_preference read_preference;  // the connection string's, for reads
+  // The connection string's write concern (w, journal, wTimeoutMS): what a write sends when its
+  // own options leave the write concern at the default.
+  mongo::write_concern write_concern;
+  // `asked` when the operation set any field of it, else the connection string's.
+  const mongo::write_concern& effective(const mongo::write_concern& asked) const noexcept {
+    return asked.is_default() ? write_concern : asked;
+  }
+  listeners events;
+  std::unique_ptr<mongo::detail::topology> topology;
+  // The server sessions of implicit sessions (see operation.hpp).
+  session_pool sessions;
+};
+
+// A connection checked out of a server's pool; checked in on destruction (and then closed
+// when it is broken, or older than the pool's last clear).
+struct lease {
+  lease(std::shared_ptr<client_state> s, pooled_connection&& c, std::string a)
+      : state(std::move(s)),
+        conn(std::move(c)),
+        generation(conn.generation()),
+        address(std::move(a)) {}
+  lease(lease&&) noexcept = default;
+  lease& operator=(lease&&) = delete;
+  lease(const lease&) = delete;
+  connection& operator*() { return *conn; }
+  connection* operator->() { return conn.operator->(); }
+
+  std::shared_ptr<client_state> state;  // declared first: outlives `conn`'s check-in
+  pooled_connection conn;
+  std::uint64_t generation = 0;  // the pool's, when the connection was opened
+  std::string address;           // as the topology names the server
+  // The `$readPreference` this lease's next commands carry, if any.
+  std::optional<bson::document> read_preference;
+};
+
+// The transport error `e` of connection `c` as a sentence naming the host.
+std::string transport_message(const oid::error& e, const connection& c);
+
+// Runs a command on a borrowed connection: transport errors and ok: 0 become failures; errors
+// that concern the topology (network errors, "not writable primary", "node is recovering") are
+// reported to it; command events are published. The reply is a view into the connection's
+// receive buffer, valid until the connection reads again (or `take_reply` keeps it).
+outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::document_view cmd,
+                                          std::span<const document_sequence> sequences = {});
+// The same, with the reply copied out.
+outcome<bson::document> command(lease& l, std::string_view db, bson::document_view cmd,
+                                std::span<const document_sequence> sequences = {});
+// Sends `cmd` with moreToCome (w: 0): nothing is read back. Publishes its command events (the
+// succeeded event with {ok: 1}, as the command monitoring specification says).
+outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_view cmd,
+                                  std::span<const document_sequence> sequences = {});
+
+}  // namespace oid::mongo::detail

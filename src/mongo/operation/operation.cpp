@@ -1,0 +1,241 @@
+#include "mongo/operation/operation.hpp"
+
+#include <algorithm>
+#include <oid/mongo/server_codes.hpp>
+#include <utility>
+
+#include "mongo/operation/retry.hpp"
+#include "mongo/wire/reply.hpp"
+
+namespace oid::mongo::detail {
+
+namespace {
+
+// endSessions takes at most this many ids per command (driver sessions specification).
+constexpr std::size_t end_sessions_batch = 10'000;
+
+// IllegalOperation: a standalone refusing txnNumber says "Transaction numbers are only allowed on
+// a replica set member or mongos".
+
+void append_session_id(bson::builder& b, std::string_view key, const server_session& s) {
+  b.open_document(key).append_binary("id", bson::binary_subtype::uuid, s.id).close();
+}
+
+// The logicalSessionTimeoutMinutes of the server `l` is connected to, if it has sessions.
+std::optional<std::int64_t> session_timeout_of(lease& l) {
+  return session_timeout_minutes(l->server().hello.view());
+}
+
+// Retryable writes need a session on a replica set member, a mongos or a load balancer, never a
+// standalone (wire version 6 and later: every server oid speaks to).
+bool supports_retryable_writes(lease& l, const implicit_session& session) {
+  if (!session.active() || l->server().max_wire_version < 6) return false;
+  const auto hello = l->server().hello.view();
+  return hello.contains("setName") || hello.contains("serviceId") ||
+         string_field(hello, "msg") == "isdbgrid";
+}
+
+// A connection that could not be checked out for a reason a new selection may not meet again:
+// a connection that could not be opened, or a pool cleared after an error.
+// So is a handshake the server refused with a retryable code (ShutdownInProgress in
+// saslContinue, say), as the retryable reads and writes specifications treat handshake errors.
+bool is_retryable_checkout(const failure& f) {
+  return f.code == errc::connection_failed || f.code == errc::connection_closed ||
+         f.code == errc::pool_cleared || (f.server && is_retryable_code(f.server->code));
+}
+
+// The specifications' advice for a server that refuses txnNumber.
+void explain_unsupported(failure& f) {
+  if (f.server && f.server->code == server_code::illegal_operation &&
+      f.server->message.starts_with("Transaction numbers")) {
+    f.message =
+        "this deployment does not support retryable writes: add retryWrites=false to the "
+        "connection string (" +
+        f.message + ")";
+  }
+}
+
+}  // namespace
+
+implicit_session::implicit_session(implicit_session&& o) noexcept
+    : state_(o.state_), session_(std::move(o.session_)), timeout_(o.timeout_) {
+  o.session_.reset();
+}
+
+implicit_session& implicit_session::operator=(implicit_session&& o) noexcept {
+  if (this != &o) {
+    release();
+    state_ = o.state_;
+    session_ = std::move(o.session_);
+    timeout_ = o.timeout_;
+    o.session_.reset();
+  }
+  return *this;
+}
+
+void implicit_session::attach(lease& l) {
+  if (session_ || !state_) return;
+  const auto minutes = session_timeout_of(l);
+  if (!minutes) return;
+  timeout_ = std::chrono::minutes(*minutes);
+  session_ = state_->sessions.check_out(timeout_);
+}
+
+void implicit_session::append_lsid(bson::builder& b) const {
+  if (session_) append_session_id(b, "lsid", *session_);
+}
+
+void implicit_session::release() noexcept {
+  if (!session_ || !state_) return;
+  session_->last_use = server_session::clock::now();
+  state_->sessions.check_in(std::move(*session_), timeout_);
+  session_.reset();
+}
+
+bson::document_view attempt::command(bson::document_view cmd) {
+  const bool lsid = session.active() && !cmd.contains("lsid");
+  if (!lsid && !txn_number) return cmd;
+  bson::builder b;
+  for (const auto& e : cmd) b.append_element(e);
+  if (lsid) session.append_lsid(b);
+  if (txn_number) b.append_int64("txnNumber", *txn_number);
+  with_session_.emplace(std::move(b).extract());
+  return with_session_->view();
+}
+
+outcome<lease> acquire_for_write(client_state& s, bool retries) {
+  auto l = s.acquire();
+  if (l || !retries || !is_retryable_checkout(l.error())) return l;
+  failure first = std::move(l).error();
+  first.labels.emplace_back(retryable_write_label);
+  auto again = s.acquire();
+  if (!again) return first;  // as `execute`: the original error
+  return again;
+}
+
+outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
+                      const operation& op, function_ref<outcome<done>(attempt&)> run) {
+  const bool write = op.retry == retry_kind::write;
+  const bool retries = op.acknowledged &&
+                       (write ? s.uri.retry_writes().value_or(true)
+                              : op.retry == retry_kind::read && s.uri.retry_reads().value_or(true));
+  std::optional<failure> first;  // the error of the first attempt, once it is being retried
+  std::optional<std::int64_t> txn_number;
+  while (true) {
+    if (!conn) {
+      auto l = op.read ? s.acquire(*op.read, operation_kind::read) : s.acquire();
+      if (!l) {
+        if (first) return std::move(*first);  // no server for the retry: the original error
+        failure f = std::move(l).error();
+        if (!retries || !is_retryable_checkout(f)) return f;
+        if (write) f.labels.emplace_back(retryable_write_label);
+        first = std::move(f);
+        continue;
+      }
+      conn.emplace(std::move(*l));
+    }
+    lease& l = *conn;
+    if (op.acknowledged) session.attach(l);
+    const bool supported = !write || supports_retryable_writes(l, session);
+    if (first && !supported) return std::move(*first);
+    if (retries && write && supported && !txn_number) txn_number = session.next_txn_number();
+    attempt a(l, session, retries && write ? txn_number : std::nullopt);
+    auto r = run(a);
+    if (r) return done{};
+    failure f = std::move(r).error();
+    if (is_network_failure(f)) session.mark_dirty();
+    if (write) explain_unsupported(f);
+    if (!retries || !supported) return f;
+    if (write) add_retryable_write_label(f, l->server().max_wire_version);
+    if (first) {
+      // The retry failed too: its error, unless it says nothing about the write.
+      if (write && f.has_label("NoWritesPerformed")) return std::move(*first);
+      return f;
+    }
+    if (!(write ? is_retryable_write_failure(f) : is_retryable_read_failure(f))) return f;
+    first = std::move(f);
+    conn.reset();  // the retry selects a server again
+  }
+}
+
+outcome<bson::document> run_command(client_state& s, std::string_view db, bson::document_view cmd,
+                                    const operation& op) {
+  implicit_session session(s);
+  std::optional<lease> conn;
+  std::optional<bson::document> out;  // optional: a default document allocates
+  auto ran = execute(s, session, conn, op, [&](attempt& a) -> outcome<done> {
+    auto reply = command(a.conn, db, a.command(cmd));
+    if (!reply) return std::move(reply).error();
+    if (op.write_reply) {
+      if (auto f = write_failure_of(reply->view())) return std::move(*f);
+    }
+    out.emplace(std::move(*reply));
+    return done{};
+  });
+  if (!ran) return std::move(ran).error();
+  return std::move(*out);
+}
+
+std::optional<failure> write_failure_of(bson::document_view r) {
+  failure f{};
+  if (const auto we = r.find("writeErrors")) {
+    if (auto arr = we->get_array()) {
+      for (const auto& e : *arr) {
+        if (auto d = e.get_document()) f.write_errors.push_back(server_error_of(*d));
+      }
+    }
+  }
+  if (!f.write_errors.empty()) {
+    f.code = f.write_errors.front().code == server_code::duplicate_key ? errc::duplicate_key
+                                                                       : errc::server_error;
+    f.message = f.write_errors.front().message;
+    f.server = f.write_errors.front();
+  } else if (const auto wce = r.find("writeConcernError")) {
+    auto d = wce->get_document();
+    if (!d) return std::nullopt;
+    f.write_concern_error = server_error_of(*d);
+    f.code = errc::write_concern_failed;
+    f.message = "write concern failed: " + f.write_concern_error->message;
+  } else {
+    return std::nullopt;
+  }
+  f.written = int64_field(r, "n", 0);
+  f.labels = error_labels_of(r);
+  return f;
+}
+
+void end_sessions(client_state& s) noexcept {
+  try {
+    auto sessions = s.sessions.drain();
+    if (sessions.empty()) return;
+    // Only a server known to answer: a client closing after its deployment went away must not
+    // wait serverSelectionTimeoutMS for it.
+    const auto t = s.topology->description();
+    const bool reachable = std::any_of(t.servers.begin(), t.servers.end(), [](const auto& e) {
+      const auto type = e.second.type;
+      return type == server_type::standalone || type == server_type::rs_primary ||
+             type == server_type::rs_secondary || type == server_type::mongos ||
+             type == server_type::load_balancer;
+    });
+    if (!reachable) return;
+    mongo::read_preference preference;
+    preference.mode = read_mode::primary_preferred;
+    auto l = s.acquire(preference, operation_kind::read);
+    if (!l) return;
+    for (std::size_t start = 0; start < sessions.size(); start += end_sessions_batch) {
+      const std::size_t end = std::min(sessions.size(), start + end_sessions_batch);
+      bson::builder cmd;
+      cmd.open_array("endSessions");
+      for (std::size_t i = start; i < end; ++i) {
+        append_session_id(cmd, std::to_string(i - start), sessions[i]);
+      }
+      cmd.close();
+      // Servers without sessions (FerretDB) answer CommandNotFound: nothing to do about it.
+      if (!command_view(*l, "admin", cmd.view())) return;
+    }
+  } catch (...) {
+    // Closing a client never fails.
+  }
+}
+
+}  // namespace oid::mongo::detail

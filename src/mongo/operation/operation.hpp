@@ -1,0 +1,151 @@
+// One operation as the driver sessions, retryable writes and retryable reads specifications run
+// it: an implicit server session (`lsid`) from the client's pool, a `txnNumber` for a retryable
+// write, and one retry on a newly selected server after a retryable error. Every operation of the
+// client goes through `execute` (or `run_command`, its one-command form); the retry loop lives
+// nowhere else.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/document.hpp>
+#include <oid/bson/view.hpp>
+#include <oid/mongo/outcome.hpp>
+#include <oid/mongo/read_preference.hpp>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "mongo/operation/client_state.hpp"
+#include "mongo/operation/session_pool.hpp"
+
+namespace oid::mongo::detail {
+
+// The implicit session of one operation, or of the cursor it opened (until the cursor is
+// exhausted or closed). Takes a server session from the client's pool only once a connection to
+// a server that supports sessions is checked out, and gives it back when released or destroyed.
+// Not thread-safe: an operation runs on one thread.
+class implicit_session {
+ public:
+  implicit_session() noexcept = default;
+  explicit implicit_session(client_state& s) noexcept : state_(&s) {}
+  implicit_session(implicit_session&& o) noexcept;
+  implicit_session& operator=(implicit_session&& o) noexcept;
+  implicit_session(const implicit_session&) = delete;
+  implicit_session& operator=(const implicit_session&) = delete;
+  ~implicit_session() { release(); }
+
+  // Takes a server session when none is held and `l`'s server reported
+  // logicalSessionTimeoutMinutes in its handshake.
+  void attach(lease& l);
+  bool active() const noexcept { return session_.has_value(); }
+  // After a network error: the server may keep state for the session, so the pool drops it.
+  void mark_dirty() noexcept {
+    if (session_) session_->dirty = true;
+  }
+  // The next transaction number of the held session (the first is 1).
+  std::int64_t next_txn_number() { return ++session_->txn_number; }
+  // Appends `lsid: {id: <UUID>}` when a session is held.
+  void append_lsid(bson::builder& b) const;
+  // Gives the session back to the pool (last used now). Idempotent.
+  void release() noexcept;
+
+ private:
+  client_state* state_ = nullptr;
+  std::optional<server_session> session_;
+  std::chrono::minutes timeout_{30};
+};
+
+// A callable borrowed for the duration of one call: a pointer to it and a function that calls
+// it. Unlike std::function it never allocates (std::function does, on every operation, for a
+// lambda that captures more than 16 bytes). Must not outlive the callable it was made from.
+template <class Signature>
+class function_ref;
+
+template <class R, class... Args>
+class function_ref<R(Args...)> {
+ public:
+  template <class F>
+  requires(!std::is_same_v<std::remove_cvref_t<F>, function_ref> &&
+           std::is_invocable_r_v<R, F&, Args...>) function_ref(F&& f)
+  noexcept  // NOLINT(google-explicit-constructor): takes lambdas as is
+      : callable_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* c, Args... args) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(c))(std::forward<Args>(args)...);
+        }) {}
+
+  R operator()(Args... args) const { return call_(callable_, std::forward<Args>(args)...); }
+
+ private:
+  void* callable_;
+  R (*call_)(void*, Args...);
+};
+
+// What an operation may retry.
+enum class retry_kind { none, write, read };
+
+struct operation {
+  // Reads: the read preference that selects the server. Null: the primary (writes and commands).
+  const mongo::read_preference* read = nullptr;
+  retry_kind retry = retry_kind::none;
+  // False for unacknowledged (w:0) writes: no session and no retry.
+  bool acknowledged = true;
+  // For `run_command`: the reply's writeErrors and writeConcernError are failures
+  // (`write_failure_of`), seen by the retry rules.
+  bool write_reply = false;
+};
+
+// One attempt of an operation: its connection, its session and, for a retryable write, the
+// transaction number (the same in the retry).
+class attempt {
+ public:
+  attempt(lease& l, implicit_session& s, std::optional<std::int64_t> txn) noexcept
+      : conn(l), session(s), txn_number(txn) {}
+  // `cmd` with the attempt's `lsid` and `txnNumber` appended (`cmd` itself when there are none,
+  // or when it has an `lsid` of its own). Valid while the attempt lives.
+  bson::document_view command(bson::document_view cmd);
+
+  lease& conn;
+  implicit_session& session;
+  const std::optional<std::int64_t> txn_number;
+
+ private:
+  // Optional: a default document allocates, and an attempt without a session needs none.
+  std::optional<bson::document> with_session_;
+};
+
+// A connection for a write that must learn the server's limits before its first attempt (a bulk
+// write): when checking one out fails as `execute` would retry (a network error or a retryable
+// server code in the connection's handshake, a cleared pool) and `retries` (retryWrites, an
+// acknowledged write), it is checked out once more, as the retryable writes specification
+// retries handshake errors; the first failure is returned when the second fails too.
+outcome<lease> acquire_for_write(client_state& s, bool retries);
+
+// Runs an operation: selects a server by `op` (unless `conn` already holds a connection), takes
+// the session, and calls `run`. After a retryable error (network errors, the specifications'
+// codes, the RetryableWriteError label, a connection that could not be checked out), when the URI
+// allows it (retryWrites, retryReads: default true) and the server supports it (writes: a
+// session on a replica set member or mongos), selects a server again and calls `run` once more
+// with the same transaction number. When the retry cannot select a server, reaches one that does
+// not support retries, or fails with NoWritesPerformed, the first error is returned; otherwise
+// the retry's. `conn` holds the last connection used afterwards (so that the batches of a bulk
+// write, or a cursor, keep it).
+outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
+                      const operation& op, function_ref<outcome<done>(attempt&)> run);
+
+// One command by `execute` in its own implicit session; the reply copied out.
+outcome<bson::document> run_command(client_state& s, std::string_view db, bson::document_view cmd,
+                                    const operation& op);
+
+// The failure an ok: 1 write reply reports, if any: its writeErrors (duplicate_key when the
+// first is 11000, else server_error) or else its writeConcernError (write_concern_failed), with
+// `n` as `written` and the reply's errorLabels.
+std::optional<failure> write_failure_of(bson::document_view reply);
+
+// Sends endSessions (in batches of 10,000) for the pooled sessions of `s`, when a server is known
+// to answer; every error is ignored (servers without sessions refuse the command).
+void end_sessions(client_state& s) noexcept;
+
+}  // namespace oid::mongo::detail

@@ -1,0 +1,135 @@
+#include "mongo/wire/batch_check.hpp"
+
+#include <cstring>
+#include <oid/detail/endian.hpp>
+#include <string_view>
+
+namespace oid::mongo::detail {
+
+namespace {
+
+using oid::detail::load_le_i32;
+
+// Where the body starts when it is the message's first section: header, flags, kind byte.
+constexpr std::size_t body_at = message_header_size + 4 + 1;
+// A batch document is three levels below the body: cursor, batch, document.
+constexpr std::size_t batch_depth = 3;
+
+// The length of the embedded document (or array) whose length prefix is at `v` in a document
+// ending at `term`, when it fits there as validation requires; 0 when not.
+std::size_t embedded_length(std::span<const std::uint8_t> b, std::size_t v, std::size_t term) {
+  if (v > term || term - v < 4) return 0;
+  const std::int32_t n = load_le_i32(b.data() + v);
+  if (n < 5 || static_cast<std::size_t>(n) > term - v) return 0;
+  return static_cast<std::size_t>(n);
+}
+
+constexpr std::size_t not_arrived = 0;
+constexpr std::size_t ill_formed = static_cast<std::size_t>(-1);
+
+// The offset after the NUL of the key at `k` among the first `limit` bytes of `b`, the key
+// well-formed as validation requires; not_arrived when its NUL is not among them; ill_formed when
+// it is not well-formed UTF-8.
+std::size_t after_key(std::span<const std::uint8_t> b, std::size_t k, std::size_t limit,
+                      bool check_utf8) {
+  if (k >= limit) return not_arrived;
+  const void* nul = std::memchr(b.data() + k, 0, limit - k);
+  if (nul == nullptr) return not_arrived;
+  const auto end = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - b.data());
+  if (check_utf8 &&
+      !bson::check_utf8({reinterpret_cast<const char*>(b.data() + k), end - k}).has_value()) {
+    return ill_formed;
+  }
+  return end + 1;
+}
+
+}  // namespace
+
+batch_check::batch_check(const op_msg_limits& limits) : options_(section_options(limits)) {
+  usable_ = options_.max_depth >= batch_depth;
+  if (usable_) options_.max_depth -= batch_depth;
+}
+
+// The body's first element must be the cursor document and the cursor's first element the batch
+// array, each checked as the validator would check it, so that the validator, reaching the batch,
+// walks the same elements this one does.
+bool batch_check::find_batch(std::span<const std::uint8_t> arrived) {
+  static constexpr std::string_view cursor_key{"cursor\0", 7};
+  const std::size_t length = static_cast<std::size_t>(load_le_i32(arrived.data()));
+  if (arrived[body_at - 1] != 0) return false;  // the first section is not the body
+  const std::size_t body = embedded_length(arrived, body_at, length);
+  if (body == 0) return false;
+  const std::size_t body_term = body_at + body - 1;
+  std::size_t at = body_at + 4;
+  if (arrived[at] != static_cast<std::uint8_t>(bson::type::document) ||
+      std::memcmp(arrived.data() + at + 1, cursor_key.data(), cursor_key.size()) != 0) {
+    return false;
+  }
+  const std::size_t cursor_at = at + 1 + cursor_key.size();
+  const std::size_t cursor = embedded_length(arrived, cursor_at, body_term);
+  if (cursor == 0) return false;
+  const std::size_t cursor_term = cursor_at + cursor - 1;
+  at = cursor_at + 4;
+  if (arrived[at] != static_cast<std::uint8_t>(bson::type::array)) return false;
+  // The prefix holds "firstBatch" and its length: a key not ended by then is not a batch's.
+  const std::size_t batch_at = after_key(arrived, at + 1, arrived.size(), options_.check_utf8);
+  if (batch_at == not_arrived || batch_at == ill_formed || batch_at > cursor_term ||
+      arrived.size() - batch_at < 4) {
+    return false;
+  }
+  const std::string_view key(reinterpret_cast<const char*>(arrived.data() + at + 1),
+                             batch_at - at - 2);
+  if (key != "firstBatch" && key != "nextBatch") return false;
+  const std::size_t batch = embedded_length(arrived, batch_at, cursor_term);
+  if (batch == 0) return false;
+  first_ = next_ = batch_at + 4;
+  batch_term_ = batch_at + batch - 1;
+  return true;
+}
+
+void batch_check::advance(std::span<const std::uint8_t> arrived) {
+  if (!usable_) return;
+  if (!in_batch_) {
+    // The header, flags, kind byte, body length, the cursor element (8 bytes before its length),
+    // the cursor's length, the batch element's type and key ("firstBatch", 11 bytes) and length.
+    constexpr std::size_t prefix = body_at + 4 + 8 + 4 + 1 + 11 + 4;
+    if (arrived.size() < prefix) return;
+    usable_ = find_batch(arrived);
+    if (!usable_) return;
+    in_batch_ = true;
+  }
+  // Whole documents only; the element that has not arrived whole waits for the next piece.
+  const std::size_t limit = std::min(arrived.size(), batch_term_);
+  while (next_ < limit) {
+    if (arrived[next_] != static_cast<std::uint8_t>(bson::type::document)) {
+      usable_ = false;
+      return;
+    }
+    const std::size_t v = after_key(arrived, next_ + 1, limit, options_.check_utf8);
+    if (v == ill_formed) {
+      usable_ = false;  // the validator reports what is wrong
+      return;
+    }
+    if (v == not_arrived || limit - v < 4) {
+      if (limit == batch_term_) usable_ = false;  // it never will: the validator reports it
+      return;
+    }
+    const std::size_t n = embedded_length(arrived, v, batch_term_);
+    if (n == 0) {
+      usable_ = false;
+      return;
+    }
+    if (n > arrived.size() - v) return;
+    if (!bson::validate_prefix(arrived.subspan(v, n), options_)) {
+      usable_ = false;
+      return;
+    }
+    next_ = v + n;
+  }
+}
+
+checked_batch batch_check::checked() const noexcept {
+  return in_batch_ ? checked_batch{first_, next_} : checked_batch{};
+}
+
+}  // namespace oid::mongo::detail
