@@ -289,14 +289,12 @@ class uri {
   std::optional<secret> tls_certificate_key_file_password_;
   std::optional<bool> tls_allow_invalid_certificates_, tls_allow_invalid_hostnames_, tls_insecure_,
       tls_disable_certificate_revocation_check_, tls_disable_ocsp_endpoint_check_;
-  // mongodb+srv://: the name, its options, and what resolve_srv needs to re-read the options
-  // (as written after '?', which never holds the password) with the TXT record's.
+  // mongodb+srv://: the name, its options, and the parse mode that the TXT record's options are
+  // read in.
   std::optional<std::string> srv_name_, srv_service_name_;
   std::optional<std::uint32_t> srv_max_hosts_;
   bool srv_resolved_ = false;
-  secret srv_options_;  // may hold tlsCertificateKeyFilePassword
   uri_mode srv_mode_ = uri_mode::strict;
-  friend outcome<uri> resolve_srv(const uri& u);
   std::optional<std::string> replica_set_;
   std::optional<read_mode> read_mode_;
   std::optional<std::vector<tag_set>> read_preference_tags_;

@@ -18,66 +18,9 @@
 #include <utility>
 
 #include "detail/ascii.hpp"
-#include "mongo/config/srv_options.hpp"
+#include "mongo/config/srv_records.hpp"
 
 namespace oid::mongo {
-namespace detail {
-namespace {
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());  // one buffer: the value may be a password, cleared with its option
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const int byte = oid::detail::percent_escape(s, i);
-    if (byte < 0) {
-      out.push_back(s[i]);
-      continue;
-    }
-    out.push_back(static_cast<char>(byte));
-    i += 2;
-  }
-  return out;
-}
-
-}  // namespace
-
-written_option::~written_option() {
-  OPENSSL_cleanse(value.data(), value.size());
-  OPENSSL_cleanse(key.data(), key.size());
-}
-
-std::vector<written_option> split_options(std::string_view options) {
-  std::vector<written_option> out;
-  while (!options.empty()) {
-    const std::size_t amp = options.find('&');
-    const std::string_view pair = options.substr(0, amp);
-    options.remove_prefix(amp == std::string_view::npos ? options.size() : amp + 1);
-    if (pair.empty()) continue;
-    const std::size_t eq = pair.find('=');
-    written_option o;
-    o.text = pair;
-    o.key = lower_ascii(percent_decode(pair.substr(0, eq)));
-    o.has_value = eq != std::string_view::npos;
-    if (o.has_value) o.value = percent_decode(pair.substr(eq + 1));
-    out.push_back(std::move(o));
-  }
-  return out;
-}
-
-std::optional<std::string> srv_max_hosts_conflict(std::string_view options) {
-  bool replica_set = false;
-  bool load_balanced = false;
-  for (const written_option& o : split_options(options)) {
-    if (o.key == "replicaset") replica_set = o.has_value && !o.value.empty();
-    if (o.key == "loadbalanced") load_balanced = o.value == "true";
-  }
-  if (replica_set) return std::string("replicaSet");
-  if (load_balanced) return std::string("loadBalanced=true");
-  return std::nullopt;
-}
-
-}  // namespace detail
-
 namespace {
 
 constexpr std::string_view dns_server_variable = "OID_DNS_SERVER";
@@ -261,11 +204,11 @@ std::optional<failure> check_target(const std::string& srv_name, const std::stri
     return failure(errc::invalid_uri, "the SRV record of " + srv_name + " names '" + target +
                                           "', which is not a host name");
   }
-  const std::string name = detail::lower_ascii(srv_name);
+  const std::string name = oid::detail::lower_ascii(srv_name);
   const std::size_t labels =
       static_cast<std::size_t>(std::count(name.begin(), name.end(), '.')) + 1;
   const std::string domain = labels >= 3 ? name.substr(name.find('.') + 1) : name;
-  const std::string host = detail::lower_ascii(target);
+  const std::string host = oid::detail::lower_ascii(target);
   if (host.size() <= domain.size() + 1 || !host.ends_with("." + domain)) {
     return failure(errc::invalid_uri, "the SRV record of " + srv_name + " names host " + target +
                                           ", which is not in the domain " + domain +
@@ -278,43 +221,22 @@ std::string service_record(const uri& u) {
   return "_" + u.srv_service_name().value_or("mongodb") + "._tcp." + *u.srv_name();
 }
 
-// Percent-encodes everything but RFC 3986's unreserved characters.
-std::string percent_encode(std::string_view s) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
-      out.push_back(ch);
-    } else {
-      out += {'%', digits[c >> 4], digits[c & 15]};
-    }
-  }
-  return out;
-}
-
-// The TXT record's options, checked: none, or one record of authSource, replicaSet and
-// loadBalanced pairs.
+// The TXT record's options: none, or one record (uri.cpp's parser checks what it sets).
 outcome<std::string> txt_options(const std::string& name, const std::vector<std::string>& records) {
   if (records.empty()) return std::string();
   if (records.size() > 1) {
     return failure(errc::invalid_uri, name + " has " + std::to_string(records.size()) +
                                           " TXT records; mongodb+srv:// allows at most one");
   }
-  for (const auto& o : detail::split_options(records.front())) {
-    if (!o.has_value) {
-      return failure(errc::invalid_uri, "the TXT record of " + name + " holds '" +
-                                            std::string(o.text) + "', an option without '='");
-    }
-    if (o.key != "authsource" && o.key != "replicaset" && o.key != "loadbalanced") {
-      return failure(errc::invalid_uri,
-                     "the TXT record of " + name + " sets option '" +
-                         std::string(o.text.substr(0, o.text.find('='))) +
-                         "'; only authSource, replicaSet and loadBalanced may be set there");
-    }
-  }
   return records.front();
+}
+
+host host_of(srv_record r) {
+  host h;
+  h.type = detail::is_ipv4(r.target) ? host::kind::ipv4 : host::kind::hostname;
+  h.name = std::move(r.target);
+  h.port = r.port;
+  return h;
 }
 
 // The most hosts taken from SRV records: srvMaxHosts (0: no limit of its own), and never more
@@ -337,9 +259,8 @@ std::vector<srv_record> choose(std::vector<srv_record> records, std::size_t keep
 
 }  // namespace
 
-namespace detail {
-
-outcome<secret> srv_connection_string(const uri& u, std::string_view written_options) {
+outcome<uri> resolve_srv(const uri& u) {
+  if (!u.srv_name() || u.srv_resolved()) return u;
   resolver dns;
   if (auto why = dns.open()) return std::move(*why);
   const std::string& name = *u.srv_name();
@@ -352,99 +273,11 @@ outcome<secret> srv_connection_string(const uri& u, std::string_view written_opt
   if (auto why = dns.txt(name, txt)) return std::move(*why);
   auto from_txt = txt_options(name, txt);
   if (!from_txt) return std::move(from_txt).error();
-
-  // The connection string's options override the TXT record's; srvServiceName and srvMaxHosts
-  // stay on the srv side (a mongodb:// string may not have them).
-  // The options as views into the TXT record and `written_options` (which may hold
-  // tlsCertificateKeyFilePassword), joined once into a secret.
-  const auto written = split_options(written_options);
-  std::vector<std::string_view> pairs;
-  const auto add = [&pairs](std::string_view pair) { pairs.push_back(pair); };
-  for (const auto& o : split_options(*from_txt)) {
-    const bool overridden = std::any_of(written.begin(), written.end(),
-                                        [&](const written_option& w) { return w.key == o.key; });
-    if (!overridden) add(o.text);
+  std::vector<host> hosts;
+  for (srv_record& r : choose(std::move(records), host_limit(u.srv_max_hosts().value_or(0)))) {
+    hosts.push_back(host_of(std::move(r)));
   }
-  bool tls_written = false;
-  for (const auto& w : written) {
-    if (w.key == "srvservicename" || w.key == "srvmaxhosts") continue;
-    tls_written = tls_written || w.key == "tls" || w.key == "ssl";
-    add(w.text);
-  }
-  if (!tls_written) add("tls=true");
-  std::size_t options_size = pairs.empty() ? 0 : pairs.size() - 1;
-  for (const auto p : pairs) options_size += p.size();
-  secret options_secret = secret::of_size(options_size);
-  {
-    auto out = options_secret.bytes().begin();
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      if (i > 0) *out++ = '&';
-      out = std::copy(pairs[i].begin(), pairs[i].end(), out);
-    }
-  }
-  const std::string_view options = options_secret.reveal();
-
-  const std::uint32_t max_hosts = u.srv_max_hosts().value_or(0);
-  if (max_hosts > 0) {
-    if (auto conflict = srv_max_hosts_conflict(options)) {
-      return failure(errc::invalid_uri, "option srvMaxHosts=" + std::to_string(max_hosts) +
-                                            " cannot be used with " + *conflict +
-                                            " (from the TXT record of " + name + ")");
-    }
-  }
-  const auto chosen = choose(std::move(records), host_limit(max_hosts));
-  bool load_balanced = false;
-  bool replica_set = false;
-  for (const auto& o : split_options(options)) {
-    if (o.key == "loadbalanced") load_balanced = o.value == "true";
-    if (o.key == "replicaset") replica_set = true;
-  }
-  if (load_balanced && chosen.size() > 1) {
-    return failure(errc::invalid_uri, "loadBalanced=true needs one host, and the SRV records of " +
-                                          name + " list " + std::to_string(chosen.size()));
-  }
-  if (load_balanced && replica_set) {
-    return failure(errc::invalid_uri, "loadBalanced=true cannot be used with replicaSet");
-  }
-
-  // The connection string as if written with the hosts (the password stays in the uri).
-  std::string text = "mongodb://";
-  if (u.username()) text += percent_encode(*u.username()) + "@";
-  for (std::size_t i = 0; i < chosen.size(); ++i) {
-    if (i > 0) text.push_back(',');
-    text += chosen[i].target + ":" + std::to_string(chosen[i].port);
-  }
-  text.push_back('/');
-  if (u.database()) text += percent_encode(*u.database());
-  text.push_back('?');
-  secret whole = secret::of_size(text.size() + options.size());
-  std::copy(options.begin(), options.end(),
-            std::copy(text.begin(), text.end(), whole.bytes().begin()));
-  return whole;
-}
-
-}  // namespace detail
-
-outcome<uri> resolve_srv(const uri& u) {
-  if (!u.srv_name_ || u.srv_resolved_) return u;
-  auto text = detail::srv_connection_string(u, u.srv_options_.reveal());
-  if (!text) return std::move(text).error();
-  auto resolved = uri::parse(text->reveal(), u.srv_mode_);
-  if (!resolved) {
-    failure f = std::move(resolved).error();
-    f.message += " (in the options of " + *u.srv_name_ + "'s TXT record and the connection string)";
-    f.offset = 0;
-    return f;
-  }
-  resolved->password_ = u.password_;
-  resolved->redacted_ = u.redacted_;
-  resolved->srv_name_ = u.srv_name_;
-  resolved->srv_service_name_ = u.srv_service_name_;
-  resolved->srv_max_hosts_ = u.srv_max_hosts_;
-  resolved->srv_options_ = u.srv_options_;
-  resolved->srv_mode_ = u.srv_mode_;
-  resolved->srv_resolved_ = true;
-  return resolved;
+  return detail::with_srv_records(u, *from_txt, std::move(hosts));
 }
 
 outcome<srv_rescan> rescan_srv(const uri& u, const std::vector<host>& current) {
@@ -470,7 +303,7 @@ outcome<srv_rescan> rescan_srv(const uri& u, const std::vector<host>& current) {
   out.rescan_after = std::max(out.ttl, min_rescan_interval);
 
   const auto same = [](const host& h, const srv_record& r) {
-    return detail::lower_ascii(h.name) == detail::lower_ascii(r.target) &&
+    return oid::detail::lower_ascii(h.name) == oid::detail::lower_ascii(r.target) &&
            h.port_or_default() == r.port;
   };
   std::vector<srv_record> fresh;
@@ -488,12 +321,7 @@ outcome<srv_rescan> rescan_srv(const uri& u, const std::vector<host>& current) {
   const std::size_t limit = host_limit(u.srv_max_hosts().value_or(0));
   const std::size_t room = limit > out.hosts.size() ? limit - out.hosts.size() : 0;
   fresh = choose(std::move(fresh), room);
-  for (const srv_record& r : fresh) {
-    host h;
-    h.name = r.target;
-    h.port = r.port;
-    out.hosts.push_back(std::move(h));
-  }
+  for (srv_record& r : fresh) out.hosts.push_back(host_of(std::move(r)));
   return out;
 }
 

@@ -7,7 +7,7 @@
 
 #include "detail/ascii.hpp"
 #include "detail/hex.hpp"
-#include "mongo/config/srv_options.hpp"
+#include "mongo/config/srv_records.hpp"
 
 namespace oid::mongo {
 namespace {
@@ -15,27 +15,12 @@ namespace {
 constexpr std::string_view scheme = "mongodb://";
 constexpr std::string_view srv_scheme = "mongodb+srv://";
 
+using detail::is_ipv4;
 using oid::detail::hex_value;
 using oid::detail::lower_ascii;
 
 bool all_digits(std::string_view s) noexcept {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool is_ipv4(std::string_view s) noexcept {
-  int parts = 0;
-  while (true) {
-    const auto dot = s.find('.');
-    const auto part = s.substr(0, dot);
-    if (part.empty() || part.size() > 3 || !all_digits(part)) return false;
-    int value = 0;
-    for (char c : part) value = value * 10 + (c - '0');
-    if (value > 255) return false;
-    ++parts;
-    if (dot == std::string_view::npos) break;
-    s.remove_prefix(dot + 1);
-  }
-  return parts == 4;
 }
 
 // The mechanisms oid implements, and those MongoDB's authentication specification defines that
@@ -95,7 +80,7 @@ class uri_parser {
     if (pos < text_.size()) {  // text_[pos] == '?'
       if (!parse_options(pos + 1)) return std::move(error_);
     }
-    if (!check_combinations() || !check_srv(srv, hosts_stop)) return std::move(error_);
+    if (!check_combinations() || !check_srv(srv)) return std::move(error_);
     if (password_begin_ != 0) redact_.emplace_back(password_begin_, password_end_);
     // Built from the pieces between the secrets, never a copy of the whole text edited in place:
     // a replacement that grows the string would leave the secrets in the freed buffer.
@@ -641,7 +626,7 @@ class uri_parser {
     return true;
   }
 
-  bool check_srv(bool srv, std::size_t hosts_stop) {
+  bool check_srv(bool srv) {
     const std::size_t at = srv ? srv_scheme.size() : scheme.size();
     if (!srv) {
       if (u_.srv_service_name_ || u_.srv_max_hosts_) {
@@ -668,18 +653,91 @@ class uri_parser {
       return fail_bool(errc::invalid_uri, at,
                        "option directConnection=true cannot be used with mongodb+srv://");
     }
-    const std::size_t q = text_.find('?', hosts_stop);
-    if (q != std::string_view::npos) u_.srv_options_ = secret(text_.substr(q + 1));
-    if (u_.srv_max_hosts_.value_or(0) > 0) {
-      if (auto conflict = detail::srv_max_hosts_conflict(u_.srv_options_.reveal())) {
-        return fail_bool(errc::invalid_uri, at,
-                         "option srvMaxHosts=" + std::to_string(*u_.srv_max_hosts_) +
-                             " cannot be used with " + *conflict);
-      }
+    if (const char* conflict = srv_max_hosts_conflict()) {
+      return fail_bool(errc::invalid_uri, at,
+                       "option srvMaxHosts=" + std::to_string(*u_.srv_max_hosts_) +
+                           " cannot be used with " + conflict);
     }
     if (!u_.tls_) u_.tls_ = true;  // TLS is on for mongodb+srv:// unless tls=false is written
     u_.srv_name_ = lower_ascii(h.name);
     u_.srv_mode_ = mode_;
+    return true;
+  }
+
+  // What a positive srvMaxHosts contradicts ("replicaSet", "loadBalanced=true"), or nullptr.
+  const char* srv_max_hosts_conflict() const {
+    if (u_.srv_max_hosts_.value_or(0) == 0) return nullptr;
+    if (u_.replica_set_) return "replicaSet";
+    if (u_.load_balanced_.value_or(false)) return "loadBalanced=true";
+    return nullptr;
+  }
+
+ public:
+  // mongodb+srv:// `u` once its DNS records are read (srv.cpp): the TXT record's options (`txt`,
+  // "" when there is none) where the connection string did not set them, `hosts` from the SRV
+  // records, and the checks of a connection string that lists them all. The TXT record is parsed
+  // by the same table as the connection string; it may set only authSource, replicaSet and
+  // loadBalanced.
+  static outcome<uri> with_srv_records(const uri& u, std::string_view txt,
+                                       std::vector<host> hosts) {
+    uri_parser p(txt, u.srv_mode_);
+    p.u_ = u;
+    const std::string& name = *u.srv_name_;
+    if (!p.parse_txt_options(name)) {
+      failure f = std::move(p.error_);
+      f.message += " (in the TXT record of " + name + ")";
+      f.offset = 0;
+      return f;
+    }
+    if (const char* conflict = p.srv_max_hosts_conflict()) {
+      return failure(errc::invalid_uri, "option srvMaxHosts=" + std::to_string(*u.srv_max_hosts_) +
+                                            " cannot be used with " + conflict +
+                                            " (from the TXT record of " + name + ")");
+    }
+    const std::size_t listed = hosts.size();
+    p.u_.hosts_ = std::move(hosts);
+    if (!p.check_deployment()) {
+      failure f = std::move(p.error_);
+      f.message += " (the SRV records of " + name + " list " + std::to_string(listed) +
+                   (listed == 1 ? " host)" : " hosts)");
+      f.offset = 0;
+      return f;
+    }
+    p.u_.srv_resolved_ = true;
+    return std::move(p.u_);
+  }
+
+ private:
+  // The TXT record's `key=value` pairs (text_) into u_, which holds the connection string's
+  // options: those win. Anything but authSource, replicaSet and loadBalanced is refused.
+  bool parse_txt_options(const std::string& name) {
+    std::size_t pos = 0;
+    while (pos < text_.size()) {
+      std::size_t amp = text_.find('&', pos);
+      if (amp == std::string_view::npos) amp = text_.size();
+      if (amp > pos) {
+        const std::string_view pair = text_.substr(pos, amp - pos);
+        const std::size_t eq = pair.find('=');
+        auto key = decode(pos, eq == std::string_view::npos ? amp : pos + eq, "option name");
+        if (!key) return false;
+        const std::string lower = lower_ascii(*key);
+        if (eq == std::string_view::npos) {
+          return fail_bool(
+              errc::invalid_uri, pos,
+              "option " + *key + " has no '=' and no value in the TXT record of " + name);
+        }
+        if (lower != "authsource" && lower != "replicaset" && lower != "loadbalanced") {
+          return fail_bool(errc::invalid_uri, pos,
+                           "the TXT record of " + name + " sets option '" + *key +
+                               "'; only authSource, replicaSet and loadBalanced may be set there");
+        }
+        const bool set_by_string = lower == "authsource"   ? u_.auth_source_.has_value()
+                                   : lower == "replicaset" ? u_.replica_set_.has_value()
+                                                           : u_.load_balanced_.has_value();
+        if (!set_by_string && !parse_option(pos, amp)) return false;
+      }
+      pos = amp + 1;
+    }
     return true;
   }
 
@@ -839,6 +897,30 @@ const uri_parser::option* uri_parser::find_option(std::string_view key) noexcept
   }
   return nullptr;
 }
+
+namespace detail {
+
+bool is_ipv4(std::string_view s) noexcept {
+  int parts = 0;
+  while (true) {
+    const auto dot = s.find('.');
+    const auto part = s.substr(0, dot);
+    if (part.empty() || part.size() > 3 || !all_digits(part)) return false;
+    int value = 0;
+    for (char c : part) value = value * 10 + (c - '0');
+    if (value > 255) return false;
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    s.remove_prefix(dot + 1);
+  }
+  return parts == 4;
+}
+
+outcome<uri> with_srv_records(const uri& u, std::string_view txt, std::vector<host> hosts) {
+  return uri_parser::with_srv_records(u, txt, std::move(hosts));
+}
+
+}  // namespace detail
 
 outcome<uri> uri::parse(std::string_view text, uri_mode mode) {
   return uri_parser(text, mode).run();
