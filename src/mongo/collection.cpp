@@ -156,15 +156,12 @@ namespace {
 outcome<bson::document> write_command(detail::client_state& s, std::string_view db,
                                       bson::document_view cmd, const write_concern& wc,
                                       bool retryable) {
-  if (!wc.is_acknowledged()) {
-    auto l = s.acquire();  // w:0: no session, no retry
-    if (!l) return l.error();
-    if (auto sent = detail::send_unacknowledged(*l, db, cmd); !sent) return std::move(sent).error();
-    return bson::document();
-  }
+  // w: 0: no session and no retry; nothing comes back.
+  const bool acknowledged = wc.is_acknowledged();
   return detail::run_command(
       s, db, cmd,
-      {.retry = retryable ? detail::retry_kind::write : detail::retry_kind::none,
+      {.retry = retryable && acknowledged ? detail::retry_kind::write : detail::retry_kind::none,
+       .acknowledged = acknowledged,
        .write_reply = true});
 }
 

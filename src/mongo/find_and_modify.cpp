@@ -38,16 +38,16 @@ void append_common(bson::builder& cmd, const modify_common& common) {
 // (w: 0): sent with moreToCome, nothing read, nothing returned (as the CRUD specification has it).
 outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_view db,
                                            bson::document_view cmd, const write_concern& wc) {
-  if (!wc.is_acknowledged()) {
-    auto l = s.acquire();  // w: 0: no session, no retry
-    if (!l) return l.error();
-    if (auto sent = detail::send_unacknowledged(*l, db, cmd); !sent) return std::move(sent).error();
-    return std::optional<bson::document>();
-  }
-  // A single-document write: retryable, and its writeConcernError a failure.
-  auto reply =
-      detail::run_command(s, db, cmd, {.retry = detail::retry_kind::write, .write_reply = true});
+  // A single-document write: retryable, and its writeConcernError a failure. w: 0: no session,
+  // no retry, nothing comes back.
+  const bool acknowledged = wc.is_acknowledged();
+  auto reply = detail::run_command(
+      s, db, cmd,
+      {.retry = acknowledged ? detail::retry_kind::write : detail::retry_kind::none,
+       .acknowledged = acknowledged,
+       .write_reply = true});
   if (!reply) return reply.error();
+  if (!acknowledged) return std::optional<bson::document>();
   const auto r = reply->view();
   const auto value = r.find("value");
   if (!value || value->type() == bson::type::null) return std::optional<bson::document>();

@@ -164,6 +164,10 @@ outcome<bson::document> run_command(client_state& s, std::string_view db, bson::
   std::optional<lease> conn;
   std::optional<bson::document> out;  // optional: a default document allocates
   auto ran = execute(s, session, conn, op, [&](attempt& a) -> outcome<done> {
+    if (!op.acknowledged) {  // w: 0: sent with moreToCome, nothing comes back
+      out.emplace();
+      return send_unacknowledged(a.conn, db, a.command(cmd));
+    }
     auto reply = command(a.conn, db, a.command(cmd));
     if (!reply) return std::move(reply).error();
     if (op.write_reply) {

@@ -135,7 +135,8 @@ outcome<lease> acquire_for_write(client_state& s, bool retries);
 outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
                       const operation& op, function_ref<outcome<done>(attempt&)> run);
 
-// One command by `execute` in its own implicit session; the reply copied out.
+// One command by `execute` in its own implicit session; the reply copied out. Unacknowledged
+// (`op.acknowledged` false, a w: 0 write): sent with moreToCome, and an empty document returned.
 outcome<bson::document> run_command(client_state& s, std::string_view db, bson::document_view cmd,
                                     const operation& op);
 
