@@ -14,13 +14,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/uri.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "mongo/auth/scram.hpp"
+#include "mongo/wire/connection.hpp"
 #include "mongo/wire/tls.hpp"
 
 namespace {

@@ -15,12 +15,12 @@
 #include <oid/bson/builder.hpp>
 #include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/mongo/connection.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "mongo/auth/scram.hpp"
+#include "mongo/wire/connection.hpp"
 #include "support/ci.hpp"
 
 namespace {

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "mongo/cluster/connection_pool.hpp"
+#include "mongo/wire/connection.hpp"
 #include "support/ci.hpp"
 #include "support/script_server.hpp"
 #include "support/spec_data.hpp"

@@ -17,13 +17,13 @@
 #include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/mongo/connection.hpp>
-#include <oid/mongo/sdam.hpp>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "mongo/sdam/sdam.hpp"
+#include "mongo/wire/connection.hpp"
 #include "support/script_server.hpp"
 
 namespace {

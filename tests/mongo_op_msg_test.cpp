@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "mongo/wire/connection.hpp"
 #include "support/matchers.hpp"
 
 namespace {

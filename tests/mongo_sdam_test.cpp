@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <iostream>
 #include <oid/bson/json_reader.hpp>
-#include <oid/mongo/sdam.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "mongo/sdam/sdam.hpp"
 #include "support/ci.hpp"
 #include "support/spec_data.hpp"
 #include "support/spec_json.hpp"

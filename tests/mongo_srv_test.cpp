@@ -17,7 +17,6 @@
 #include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/mongo/sdam.hpp>
 #include <oid/mongo/srv.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/objectid.hpp>
@@ -27,6 +26,7 @@
 #include <vector>
 
 #include "mongo/cluster/srv_poller.hpp"
+#include "mongo/sdam/sdam.hpp"
 #include "support/ci.hpp"
 #include "support/matchers.hpp"
 #include "support/run_shell.hpp"

@@ -40,12 +40,12 @@
 #include <oid/bson/builder.hpp>
 #include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/uri.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "mongo/wire/connection.hpp"
 #include "mongo/wire/tls.hpp"
 #include "support/ci.hpp"
 #include "support/matchers.hpp"

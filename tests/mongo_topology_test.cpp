@@ -23,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "mongo/wire/connection.hpp"
 #include "support/ci.hpp"
 #include "support/script_server.hpp"
 

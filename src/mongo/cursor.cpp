@@ -8,6 +8,14 @@
 
 namespace oid::mongo {
 
+// cursor_state is declared in oid::mongo (the public cursor holds it opaquely) and works with the
+// executor's types.
+using detail::attempt;
+using detail::implicit_session;
+using detail::int64_field;
+using detail::lease;
+using detail::retry_kind;
+
 outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view batch_key) {
   reply.emplace(std::move(r));
   return load(reply->view(), batch_key);

@@ -26,7 +26,6 @@
 #include <oid/bson/json_writer.hpp>
 #include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/uri.hpp>
 #include <optional>
@@ -39,6 +38,7 @@
 #include <variant>
 #include <vector>
 
+#include "mongo/wire/connection.hpp"
 #include "support/ci.hpp"
 #include "support/script_server.hpp"
 

@@ -276,14 +276,9 @@ class builder {
   std::uint32_t depth_ = 0;        // open scopes
 };
 
-namespace detail {
+/// A `std::chrono::sys_time` of any duration (a BSON datetime, in milliseconds).
 template <class T>
-inline constexpr bool always_false = false;
-template <class T>
-struct is_sys_time : std::false_type {};
-template <class D>
-struct is_sys_time<std::chrono::sys_time<D>> : std::true_type {};
-}  // namespace detail
+concept sys_time_point = std::is_same_v<T, std::chrono::sys_time<typename T::duration>>;
 
 template <class T>
 builder& builder::append(std::string_view key, const T& v) {
@@ -299,7 +294,7 @@ builder& builder::append(std::string_view key, const T& v) {
                          (std::is_unsigned_v<T> && sizeof(T) <= 4)) {
       return append_int64(key, static_cast<std::int64_t>(v));
     } else {
-      static_assert(detail::always_false<T>, "no BSON type holds every value of this integer");
+      static_assert(!std::is_same_v<T, T>, "no BSON type holds every value of this integer");
     }
   } else if constexpr (std::is_same_v<T, std::nullptr_t>) {
     return append_null(key);
@@ -321,13 +316,13 @@ builder& builder::append(std::string_view key, const T& v) {
     return append_javascript_with_scope(key, v.code, v.scope);
   } else if constexpr (std::is_same_v<T, timestamp_value>) {
     return append_timestamp(key, v);
-  } else if constexpr (detail::is_sys_time<T>::value) {
+  } else if constexpr (sys_time_point<T>) {
     return append_date_time(
         key, std::chrono::floor<std::chrono::milliseconds>(v).time_since_epoch().count());
   } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
     return append_string(key, std::string_view(v));
   } else {
-    static_assert(detail::always_false<T>, "no BSON append for this type");
+    static_assert(!std::is_same_v<T, T>, "no BSON append for this type");
   }
 }
 

@@ -98,9 +98,9 @@ inline const std::uint8_t* find_nul(const std::uint8_t* p, const std::uint8_t* e
 inline constexpr std::size_t not_fixed = static_cast<std::size_t>(-1);
 
 /// The value sizes the type byte fixes, 0xFF where it does not: a table, so that iteration pays
-/// one load for them instead of a jump through a switch. Validation (src/bson/validate.cpp) does
-/// not read it: its own switch checks each type's value (a boolean's byte, a string's length and
-/// NUL, ...) and the fixed sizes with it; bson_validate_test checks both agree.
+/// one load for them instead of a jump through a switch. Validation does not read it: it checks
+/// each type's value (a boolean's byte, a string's length and NUL, ...) and the fixed sizes with
+/// it.
 inline constexpr auto fixed_value_sizes = [] {
   std::array<std::uint8_t, 256> sizes{};
   sizes.fill(0xFF);

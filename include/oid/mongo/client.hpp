@@ -41,7 +41,7 @@
 #include <oid/bson/view.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/command_event.hpp>
-#include <oid/mongo/connection.hpp>
+#include <oid/mongo/handshake.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/sdam_event.hpp>
@@ -53,9 +53,7 @@
 
 namespace oid::mongo {
 
-namespace detail {
-struct client_state;
-}
+struct client_state;  // opaque: what the client's copies share, defined inside the library
 
 /// What a client tells the application as it works. Listeners run on the client's threads (a
 /// monitor's, or the operation's), one event at a time for SDAM events; they must return quickly
@@ -84,7 +82,7 @@ class client {
   /// certificate that cannot be read, a key that cannot be decrypted or does not match), naming
   /// the option and the file. With TLS, every connection does the TLS handshake first; a
   /// refused handshake is tls_failed, returned by the first operation. With a user name, every
-  /// pooled connection authenticates in its handshake (see oid/mongo/connection.hpp); the client's
+  /// pooled connection authenticates in its handshake (see oid/mongo/handshake.hpp); the client's
   /// connections share one cache of salted SCRAM passwords. A refused credential is
   /// authentication_failed, returned by the first operation, with the server's code and message.
   static outcome<client> create(std::string_view uri_text);
@@ -112,8 +110,8 @@ class client {
   const mongo::uri& uri() const noexcept;
 
  private:
-  explicit client(std::shared_ptr<detail::client_state> state);
-  std::shared_ptr<detail::client_state> state_;
+  explicit client(std::shared_ptr<client_state> state);
+  std::shared_ptr<client_state> state_;
   // Shared by the copies of this client: the last one to go sends endSessions.
   std::shared_ptr<void> closer_;
 };

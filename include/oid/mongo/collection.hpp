@@ -30,9 +30,7 @@
 
 namespace oid::mongo {
 
-namespace detail {
-struct client_state;
-}
+struct client_state;  // opaque: what the client's copies share, defined inside the library
 
 class client;
 
@@ -67,7 +65,7 @@ struct update_result {
   std::optional<bson::document> upserted_id;  ///< `{_id: ...}` of an upserted document
 };
 
-// ---- Index operations: options (engineer "tools"; src/mongo/indexes.cpp) -------------------
+// ---- Index operations: options ------------------------------------------------------------
 
 /// Options of an index: createIndexes' fields of the same names. Empty views and absent values
 /// are left out of the specification.
@@ -161,7 +159,7 @@ class collection {
   /// Deletes every match; returns how many were deleted.
   outcome<std::int64_t> delete_many(bson::document_view filter, const write_options& options = {});
 
-  // ---- Index operations (engineer "tools"; src/mongo/indexes.cpp) ---------------------------
+  // ---- Index operations ----------------------------------------------------------------------
   /// Creates an index on `keys` (e.g. `{name: 1}`) and returns its name (`create_indexes` of one).
   outcome<std::string> create_index(bson::document_view keys, const index_options& options = {});
   /// Creates the indexes in one createIndexes command and returns their names, in order. An index
@@ -182,7 +180,6 @@ class collection {
   outcome<done> drop();
 
   // ---- aggregate, find-and-modify, distinct, estimated count, rename, bulk write ----
-  // (src/mongo/aggregate.cpp, find_and_modify.cpp, bulk_write.cpp)
 
   /// Runs the aggregation `pipeline`, one document per stage (e.g. `{$match: {...}}`), and
   /// returns a cursor on its results. A pipeline ending in $out or $merge writes its results to
@@ -250,12 +247,12 @@ class collection {
 
  private:
   friend class client;
-  collection(std::shared_ptr<detail::client_state> state, std::string db, std::string name);
+  collection(std::shared_ptr<client_state> state, std::string db, std::string name);
   outcome<update_result> update(bson::document_view filter, const update_spec& update, bool multi,
                                 const write_options& options);
   outcome<std::int64_t> remove(bson::document_view filter, bool multi,
                                const write_options& options);
-  std::shared_ptr<detail::client_state> state_;
+  std::shared_ptr<client_state> state_;
   std::string db_, name_;
 };
 

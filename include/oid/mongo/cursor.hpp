@@ -25,9 +25,7 @@
 
 namespace oid::mongo {
 
-namespace detail {
-struct cursor_state;
-}
+struct cursor_state;  // opaque: a cursor's state between batches, defined inside the library
 
 /// A server cursor being read. Movable, not copyable; use from one thread at a time. Holds one of
 /// the client's connections until it is exhausted or destroyed.
@@ -55,8 +53,8 @@ class cursor {
  private:
   friend class collection;
   friend class client;
-  explicit cursor(std::unique_ptr<detail::cursor_state> state) noexcept;
-  std::unique_ptr<detail::cursor_state> state_;
+  explicit cursor(std::unique_ptr<cursor_state> state) noexcept;
+  std::unique_ptr<cursor_state> state_;
 };
 
 }  // namespace oid::mongo

@@ -6,15 +6,14 @@
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/command_event.hpp>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/cursor.hpp>
 #include <oid/mongo/failure.hpp>
+#include <oid/mongo/handshake.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/read_preference.hpp>
-#include <oid/mongo/sdam.hpp>
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/secret.hpp>
 #include <oid/mongo/server_codes.hpp>

@@ -100,17 +100,6 @@ result<message_header> decode_header(std::span<const std::uint8_t> bytes,
 /// invalid_message when `body_position` exceeds the number of sequences. O(size).
 result<std::vector<std::uint8_t>> encode_op_msg(const op_msg& msg);
 
-namespace detail {
-// A request as a connection sends it: `command` with `$db: db` appended, the body first, then
-// `sequences`; the same bytes as encode_op_msg of a body built with `$db`, without building it.
-// The message replaces the contents of `out`, in its capacity when it fits (a connection reuses
-// one buffer for every request). On an error `out` holds nothing of use.
-result<void> encode_request(std::int32_t request_id, std::uint32_t flags,
-                            bson::document_view command, std::string_view db,
-                            std::span<const document_sequence> sequences,
-                            std::vector<std::uint8_t>& out);
-}  // namespace detail
-
 /// Decodes one whole message: `bytes` must be exactly the message (messageLength bytes). Errors,
 /// with the absolute offset in `bytes` of what is wrong:
 ///   truncated          fewer bytes than the header needs or than messageLength says (offset 0)

@@ -1,6 +1,6 @@
 // oid/mongo/sdam_event.hpp: the events of server discovery and monitoring, as values.
 //
-// The SDAM state machine (`oid/mongo/sdam.hpp`) returns the events each change implies, in the
+// The client's SDAM state machine returns the events each change implies, in the
 // order the monitoring specification publishes them; the client hands them to the application's
 // listeners. Heartbeat events come from the monitors, which the state machine does not see.
 #pragma once

@@ -2,7 +2,7 @@
 //
 // The numbers are the server's (MongoDB's error_codes.yml, as the driver specifications cite
 // them); `failure::server->code` and `server_error::code` hold them. The client's own rules read
-// these names: which errors mark a server Unknown (oid/mongo/sdam.hpp), which are retried (the
+// these names: which errors mark a server Unknown (the SDAM state machine), which are retried (the
 // retryable reads and writes specifications), which insert is a duplicate key.
 //
 //     if (e.code == oid::mongo::server_code::duplicate_key) ...

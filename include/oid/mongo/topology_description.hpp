@@ -3,8 +3,8 @@
 // A `topology_description` is a value: the deployment's type (a standalone server, a replica set
 // with or without a primary, a sharded cluster, a load balancer), the servers in it, the replica
 // set's name and newest election, whether oid can talk to every server, and the pool generation
-// of each server (the count of times its connections were discarded). `oid/mongo/sdam.hpp` makes
-// the next one from this one and an event (a check's reply or an error).
+// of each server (the count of times its connections were discarded). The client's SDAM state
+// machine makes the next one from this one and an event (a check's reply or an error).
 #pragma once
 
 #include <cstdint>

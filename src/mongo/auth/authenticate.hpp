@@ -15,13 +15,13 @@
 
 #include <oid/bson/builder.hpp>
 #include <oid/bson/view.hpp>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "mongo/auth/scram.hpp"
+#include "mongo/wire/connection.hpp"
 
 namespace oid::mongo::detail {
 

@@ -14,12 +14,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/uri.hpp>
 #include <optional>
 #include <string>
+
+#include "mongo/wire/connection.hpp"
 
 namespace oid::mongo::detail {
 

@@ -7,10 +7,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/uri.hpp>
 #include <string>
 #include <thread>
+
+#include "mongo/wire/connection.hpp"
 
 namespace oid::mongo::detail {
 

@@ -22,7 +22,6 @@
 #include <mutex>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/read_preference.hpp>
-#include <oid/mongo/sdam.hpp>
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/server_selection.hpp>
 #include <oid/mongo/topology_description.hpp>
@@ -35,6 +34,7 @@
 #include "mongo/cluster/connection_pool.hpp"
 #include "mongo/cluster/monitor.hpp"
 #include "mongo/cluster/srv_poller.hpp"
+#include "mongo/sdam/sdam.hpp"
 
 namespace oid::mongo::detail {
 

@@ -7,7 +7,15 @@
 #include "mongo/operation/command_events.hpp"
 #include "mongo/wire/reply.hpp"
 
-namespace oid::mongo::detail {
+namespace oid::mongo {
+
+// client_state is declared in oid::mongo (the public handles hold it opaquely) and works with the
+// cluster's and the executor's types.
+using detail::clock;
+using detail::lease;
+using detail::listeners;
+using detail::scram_cache;
+using detail::tls_context;
 
 client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_context> tls)
     : uri(std::move(u)), events(std::move(l)) {
@@ -81,6 +89,10 @@ outcome<lease> client_state::acquire(const mongo::read_preference& preference,
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
 }
+
+}  // namespace oid::mongo
+
+namespace oid::mongo::detail {
 
 std::string transport_message(const oid::error& e, const connection& c) {
   const auto& h = c.host();

@@ -10,7 +10,6 @@
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/command_event.hpp>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/read_preference.hpp>
@@ -28,6 +27,7 @@
 #include "mongo/cluster/connection_pool.hpp"
 #include "mongo/cluster/topology.hpp"
 #include "mongo/operation/session_pool.hpp"
+#include "mongo/wire/connection.hpp"
 
 namespace oid::mongo::detail {
 
@@ -40,17 +40,23 @@ struct listeners {
   std::function<void(const pool_event&)> on_pool;
 };
 
+}  // namespace oid::mongo::detail
+
+namespace oid::mongo {
+
 // Shared by a client and its copies, collections and cursors; the last one to go closes the
-// topology (stopping and joining its monitors).
+// topology (stopping and joining its monitors). In oid::mongo, not detail: the public headers hold
+// it as an opaque pointer (declared there, defined only here).
 struct client_state : std::enable_shared_from_this<client_state> {
   // `tls`: the client's one TLS context (null: plain TCP), shared by every connection.
-  client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_context> tls = nullptr);
+  client_state(mongo::uri u, detail::listeners l,
+               std::shared_ptr<const detail::tls_context> tls = nullptr);
 
   // A connection to a server suitable for `kind` under `preference`. For reads, the lease's
   // commands carry the `$readPreference` the server selection specification asks for.
-  outcome<lease> acquire(const read_preference& preference, operation_kind kind);
+  outcome<detail::lease> acquire(const mongo::read_preference& preference, operation_kind kind);
   // A connection to the primary (or mongos, or the one server of a Single topology).
-  outcome<lease> acquire();
+  outcome<detail::lease> acquire();
 
   mongo::uri uri;
   connection_options options;
@@ -63,11 +69,17 @@ struct client_state : std::enable_shared_from_this<client_state> {
   const mongo::write_concern& effective(const mongo::write_concern& asked) const noexcept {
     return asked.is_default() ? write_concern : asked;
   }
-  listeners events;
+  detail::listeners events;
   std::unique_ptr<mongo::detail::topology> topology;
   // The server sessions of implicit sessions (see operation.hpp).
-  session_pool sessions;
+  detail::session_pool sessions;
 };
+
+}  // namespace oid::mongo
+
+namespace oid::mongo::detail {
+
+using mongo::client_state;
 
 // A connection checked out of a server's pool; checked in on destruction (and then closed
 // when it is broken, or older than the pool's last clear).

@@ -6,11 +6,12 @@
 #include <functional>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/command_event.hpp>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "mongo/wire/connection.hpp"
 
 namespace oid::mongo::detail {
 

@@ -18,14 +18,18 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/operation.hpp"
 
-namespace oid::mongo::detail {
+namespace oid::mongo::detail {}  // namespace oid::mongo::detail
 
+namespace oid::mongo {
+
+// What a cursor keeps between getMores. In oid::mongo, not detail: `mongo::cursor` holds it as an
+// opaque pointer (declared in its public header, defined only here).
 struct cursor_state {
   std::shared_ptr<client_state> client;
   // The implicit session of the operation that opened the cursor: its getMore and killCursors
   // carry its lsid, and it goes back to the pool when the cursor is exhausted or closed.
-  implicit_session session;
-  std::optional<lease> conn;
+  detail::implicit_session session;
+  std::optional<detail::lease> conn;
   std::string db, coll;
   std::int64_t id = 0;
   std::int32_t batch_size = 0;
@@ -43,7 +47,8 @@ struct cursor_state {
 
   // Runs `cmd` on `l` and keeps the reply in `received` (`l` gets the previous batch's buffer):
   // transport errors and ok: 0 become failures, as detail::command.
-  outcome<bson::document_view> fetch(lease& l, std::string_view db, bson::document_view cmd);
+  outcome<bson::document_view> fetch(detail::lease& l, std::string_view db,
+                                     bson::document_view cmd);
 
   // Runs `cmd`, which opens a server cursor on `coll` (find, listCollections), on a connection
   // borrowed from `client`'s pool, in an implicit session, and returns the state holding the
@@ -55,6 +60,12 @@ struct cursor_state {
                                                      std::int32_t batch_size,
                                                      bool retryable = true);
 };
+
+}  // namespace oid::mongo
+
+namespace oid::mongo::detail {
+
+using mongo::cursor_state;
 
 // Every document left in `c`, copied out (the whole result of listCollections, listIndexes).
 outcome<std::vector<bson::document>> read_all(mongo::cursor& c);

@@ -1,8 +1,9 @@
 // The SDAM state machine: a new server description in, the next topology description out, by
 // the specification's table of topology types and server types ("Updating the
 // TopologyDescription"). Each rule is one function named as the specification names it.
+#include "mongo/sdam/sdam.hpp"
+
 #include <algorithm>
-#include <oid/mongo/sdam.hpp>
 #include <utility>
 
 namespace oid::mongo {

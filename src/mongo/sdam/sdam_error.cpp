@@ -1,7 +1,7 @@
 // SDAM's error handling: what an application operation's error does to the topology.
-#include <oid/mongo/sdam.hpp>
 #include <oid/mongo/server_codes.hpp>
 
+#include "mongo/sdam/sdam.hpp"
 #include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {

@@ -1,3 +1,5 @@
+#include "mongo/wire/connection.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,7 +17,6 @@
 #include <cstring>
 #include <limits>
 #include <oid/bson/builder.hpp>
-#include <oid/mongo/connection.hpp>
 #include <oid/mongo/server_codes.hpp>
 #include <utility>
 

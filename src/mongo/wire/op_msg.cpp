@@ -7,6 +7,7 @@
 
 #include "bson/detail/validate.hpp"
 #include "mongo/wire/batch_check.hpp"
+#include "mongo/wire/connection.hpp"
 
 namespace oid::mongo {
 namespace {

@@ -1,4 +1,5 @@
-// oid/mongo/sdam.hpp: server discovery and monitoring as pure functions.
+// Server discovery and monitoring as pure functions (private: the live topology in cluster/ and
+// the SDAM specification tests use it).
 //
 // Each function takes the current `topology_description` and one thing that happened (a check's
 // `hello` reply, a failed check, an operation's error) and returns the next description with the
