@@ -235,8 +235,8 @@ void serve(int fd, replies* r) {
     }
     auto m = om::decode_op_msg(msg);
     if (!m) {
-      std::cerr << "canned_server: unreadable OP_MSG (error " << static_cast<int>(m.error().code)
-                << " at " << m.error().offset << ")\n";
+      std::cerr << "canned_server: unreadable OP_MSG (" << m.error().message() << " at "
+                << m.error().offset << ")\n";
       break;
     }
     const ob::document_view body = m->body;

@@ -129,7 +129,7 @@ std::string describe(const E& e) {
   if constexpr (requires { e.message; }) {
     return e.message;
   } else {
-    return oid::make_error_code(e.code).message() + " at offset " + std::to_string(e.offset);
+    return e.code.message() + " at offset " + std::to_string(e.offset);
   }
 }
 

@@ -71,7 +71,7 @@ std::string describe(const error& e, const bson::stream_reader& r, std::size_t m
   const std::string prefix = std::to_string(r.length_prefix().value_or(0));
   const std::uint64_t have = e.offset - r.document_offset();
   if (!r.can_continue()) {
-    switch (e.code) {
+    switch (errc_of(e.code)) {
     case errc::truncated:
       if (!r.length_prefix()) {
         return "input ends inside a length prefix (" + std::to_string(have) + " of 4 bytes)";

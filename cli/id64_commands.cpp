@@ -115,7 +115,7 @@ void run_new(context& ctx, const id64_options& o, std::uint64_t count) {
 
 std::string explain(std::string_view text, const error& e) {
   const std::string at = " at column " + std::to_string(e.offset + 1);
-  switch (e.code) {
+  switch (errc_of(e.code)) {
   case errc::invalid_length:
     return "not an id: expected 1 to 20 decimal digits or 16 hex digits, got " +
            std::to_string(text.size()) + " characters";

@@ -215,7 +215,7 @@ std::string printable(std::string_view text, bool keep_newlines) {
 }
 
 std::string explain_id_error(std::string_view input, const error& e) {
-  switch (e.code) {
+  switch (errc_of(e.code)) {
   case errc::invalid_length:
     return "invalid length: expected 24 hex or 16 base64 characters, got " +
            std::to_string(input.size());

@@ -1094,7 +1094,7 @@ struct runner {
 
   // No error message may hold the password.
   void check(const mongo::failure& f) const {
-    if (f.code == oid::errc::timeout) timed_out = true;
+    if (f.code == oid::mongo::errc::timeout) timed_out = true;
     if (!password.empty() && f.message.find(password) != std::string::npos) {
       std::fprintf(stderr, "fuzz_hostile_server: an error message holds the password: %s\n",
                    f.message.c_str());

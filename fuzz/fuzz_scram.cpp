@@ -18,8 +18,9 @@ using oid::errc;
 constexpr std::string_view client_nonce = "fyko+d2lbbFgONRv9qkxdawL";
 
 void check_error(const oid::error& e, std::size_t size, bool first) {
-  const bool known = e.code == errc::invalid_scram_message || e.code == errc::invalid_base64 ||
-                     (first && e.code == errc::authentication_failed);
+  const bool known = e.code == oid::mongo::errc::invalid_scram_message ||
+                     e.code == errc::invalid_base64 ||
+                     (first && e.code == oid::mongo::errc::authentication_failed);
   if (!known || e.offset > size) std::abort();
 }
 

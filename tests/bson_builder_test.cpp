@@ -187,7 +187,7 @@ TEST(BsonBuilderTest, RejectsNulInKeysAndRegexAndLeavesTheBuilderUnchanged) {
     b.append_string("k\0"sv, "v");
     FAIL() << "no exception";
   } catch (const oid::exception& e) {
-    EXPECT_EQ(e.code_enum(), errc::invalid_key);
+    EXPECT_EQ(e.code(), errc::invalid_key);
     EXPECT_EQ(e.offset(), 1u);
   }
   EXPECT_EQ(bytes_of(b.view()), before);

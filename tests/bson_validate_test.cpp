@@ -342,7 +342,7 @@ TEST(BsonValidateTest, RejectsEveryResizedCut) {
       continue;
     }
     ASSERT_FALSE(v.has_value());
-    const errc code = v.error().code;
+    const std::error_code code = v.error().code;
     EXPECT_TRUE(code == errc::truncated || code == errc::bad_length_prefix ||
                 code == errc::missing_terminator || code == errc::invalid_binary ||
                 code == errc::invalid_utf8)

@@ -32,6 +32,27 @@ TEST(ErrorTest, ErrcConvertsToErrorCode) {
   EXPECT_EQ(ec.value(), static_cast<int>(oid::errc::invalid_hex));
 }
 
+TEST(ErrorTest, ErrcOfReadsOnlyThisModulesCodes) {
+  EXPECT_EQ(oid::errc_of(oid::errc::truncated), oid::errc::truncated);
+  // Another category's code with the same value is not an oid::errc.
+  const std::error_code other(static_cast<int>(oid::errc::truncated), std::generic_category());
+  EXPECT_EQ(oid::errc_of(other), oid::errc{});
+  EXPECT_NE(other, oid::errc::truncated);
+}
+
+TEST(ErrorTest, AnErrorCarriesAnotherModulesCode) {
+  // What the client's codes do (oid::mongo::errc): any category rides in an oid::error.
+  const oid::error e{std::make_error_code(std::errc::timed_out), 4};
+  EXPECT_EQ(e.code, std::errc::timed_out);
+  EXPECT_EQ(e.message(), std::make_error_code(std::errc::timed_out).message());
+  try {
+    oid::throw_exception(e);
+  } catch (const oid::exception& x) {
+    EXPECT_EQ(x.code(), std::errc::timed_out);
+    EXPECT_EQ(x.offset(), 4u);
+  }
+}
+
 TEST(ErrorTest, ResultValueThrowsExceptionWithCodeAndOffset) {
   const oid::result<int> r = oid::error{oid::errc::truncated, 17};
   ASSERT_FALSE(r.has_value());
@@ -40,7 +61,7 @@ TEST(ErrorTest, ResultValueThrowsExceptionWithCodeAndOffset) {
     (void)r.value();
     FAIL() << "no exception";
   } catch (const oid::exception& e) {
-    EXPECT_EQ(e.code_enum(), oid::errc::truncated);
+    EXPECT_EQ(e.code(), oid::errc::truncated);
     EXPECT_EQ(e.code(), std::error_code(oid::errc::truncated));
     EXPECT_EQ(e.offset(), 17u);
   }

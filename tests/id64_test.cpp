@@ -310,7 +310,7 @@ TEST(Id64GeneratorTest, RequiresAMachineIdThatFits) {
       id64_generator gen(c.layout, c.first_bad);
       FAIL() << "no exception";
     } catch (const oid::exception& e) {
-      EXPECT_EQ(e.code_enum(), errc::machine_id_out_of_range);
+      EXPECT_EQ(e.code(), errc::machine_id_out_of_range);
     }
     id64_generator gen(c.layout, c.first_bad - 1);
     EXPECT_EQ(gen.machine_id(), c.first_bad - 1);
@@ -400,7 +400,7 @@ TEST(Id64GeneratorTest, ClockOutsideTheLayoutThrows) {
     (void)gen.next();
     FAIL() << "no exception";
   } catch (const oid::exception& e) {
-    EXPECT_EQ(e.code_enum(), errc::time_out_of_range);
+    EXPECT_EQ(e.code(), errc::time_out_of_range);
   }
   // The last unit: its 4,096 ids are fine, the 4,097th would need a unit past the end.
   clock.set(3487858230208);
@@ -411,7 +411,7 @@ TEST(Id64GeneratorTest, ClockOutsideTheLayoutThrows) {
     (void)gen.next();
     FAIL() << "no exception";
   } catch (const oid::exception& e) {
-    EXPECT_EQ(e.code_enum(), errc::time_out_of_range);
+    EXPECT_EQ(e.code(), errc::time_out_of_range);
   }
 }
 
@@ -472,7 +472,7 @@ TEST(Id64GeneratorTest, ForkedChildWithoutItsOwnMachineIdGetsAnError) {
       (void)gen.next();
       return 1;  // a duplicate of the parent's next id
     } catch (const oid::exception& e) {
-      return e.code_enum() == errc::forked_machine_id ? 0 : 2;
+      return e.code() == errc::forked_machine_id ? 0 : 2;
     }
   });
   EXPECT_EQ(status, 0);
@@ -505,7 +505,7 @@ TEST(Id64GeneratorTest, ForkedChildTakesItsOwnMachineIdAndMakesNoDuplicate) {
         return 4;
       } catch (const oid::exception& e) {
         const errc want = g == &same ? errc::forked_machine_id : errc::machine_id_out_of_range;
-        if (e.code_enum() != want) return 5;
+        if (e.code() != want) return 5;
       }
     }
     return gen.machine_id() == 9 ? 0 : 6;

@@ -21,7 +21,7 @@ using oid::bson::text_position;
 // Every document of `text` (as the values of their "a" keys), or the first error's code.
 struct read_all {
   std::vector<int> values;
-  std::vector<std::tuple<errc, std::size_t, text_position>> errors;
+  std::vector<std::tuple<std::error_code, std::size_t, text_position>> errors;
   bool stopped = false;  // an error the reader could not resume from
 };
 
@@ -53,7 +53,7 @@ TEST(JsonStreamReaderTest, OnePerLineWithErrors) {
   json_stream_reader reader(in);
   document doc;
   std::vector<int> seen;
-  std::vector<std::tuple<errc, std::size_t, std::size_t, std::size_t>> errors;
+  std::vector<std::tuple<std::error_code, std::size_t, std::size_t, std::size_t>> errors;
   for (;;) {
     auto more = reader.next(doc);
     if (!more) {

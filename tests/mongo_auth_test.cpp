@@ -153,7 +153,7 @@ TEST_F(MongoAuthTest, WrongPasswordIsAuthenticationFailedWithTheServersCode) {
     const std::string wrong = password_ + "-wrong";
     auto r = login(uri_for(user, wrong));
     ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+    EXPECT_EQ(r.error().code, oid::mongo::errc::authentication_failed) << r.error().message;
     ASSERT_TRUE(r.error().server.has_value()) << r.error().message;
     EXPECT_EQ(r.error().server->code, 18);
     EXPECT_EQ(r.error().server->code_name, "AuthenticationFailed");
@@ -166,7 +166,7 @@ TEST_F(MongoAuthTest, WrongPasswordIsAuthenticationFailedWithTheServersCode) {
 TEST_F(MongoAuthTest, UnknownUserIsAuthenticationFailed) {
   auto r = login(uri_for("oid-nobody-" + other_db_, password_));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::authentication_failed) << r.error().message;
   ASSERT_TRUE(r.error().server.has_value());
   EXPECT_EQ(r.error().server->code, 18);
   expect_no_password(r.error());
@@ -180,7 +180,7 @@ TEST_F(MongoAuthTest, AuthSourceNamesTheUsersDatabase) {
   EXPECT_TRUE(by_database.has_value()) << by_database.error().message;
   auto in_admin = login(uri_for(other_user_, password_));
   ASSERT_FALSE(in_admin.has_value());
-  EXPECT_EQ(in_admin.error().code, errc::authentication_failed);
+  EXPECT_EQ(in_admin.error().code, oid::mongo::errc::authentication_failed);
   ASSERT_TRUE(in_admin.error().server.has_value());
   EXPECT_EQ(in_admin.error().server->code, 18);
   expect_no_password(in_admin.error());
@@ -189,7 +189,7 @@ TEST_F(MongoAuthTest, AuthSourceNamesTheUsersDatabase) {
 TEST_F(MongoAuthTest, Sha1OnlyUserAskedForSha256ReportsTheServersCode) {
   auto r = login(uri_for(sha1_user_, password_, "", "authMechanism=SCRAM-SHA-256"));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::authentication_failed) << r.error().message;
   ASSERT_TRUE(r.error().server.has_value());
   EXPECT_EQ(r.error().server->code, 334) << r.error().message;
   EXPECT_NE(r.error().message.find("SCRAM-SHA-256"), std::string::npos) << r.error().message;

@@ -110,7 +110,7 @@ TEST(MongoAuthUriSpecTest, ConnectionStringSuite) {
       const auto parsed = uri::parse(text, uri_mode::lenient);
       EXPECT_FALSE(parsed.has_value()) << description;
       if (!parsed.has_value()) {
-        EXPECT_EQ(parsed.error().code, oid::errc::unsupported) << description;
+        EXPECT_EQ(parsed.error().code, oid::mongo::errc::unsupported) << description;
       }
       skipped.push_back(std::string(description) + " [authMechanism=" + m +
                         " is not implemented by oid: refused as unsupported]");

@@ -92,7 +92,7 @@ TEST_F(MongoClientTest, RunCommandAndServerErrors) {
   bogus.append_int32("noSuchCommandForOid", 1);
   auto bad = client_->run_command("admin", bogus.view());
   ASSERT_FALSE(bad.has_value());
-  EXPECT_EQ(bad.error().code, errc::server_error);
+  EXPECT_EQ(bad.error().code, oid::mongo::errc::server_error);
   ASSERT_TRUE(bad.error().server.has_value());
   EXPECT_EQ(bad.error().server->code, 59);
   EXPECT_EQ(bad.error().server->code_name, "CommandNotFound");
@@ -206,7 +206,7 @@ TEST_F(MongoClientTest, UniqueIndexAndDuplicateKeys) {
 
   auto dup = c.insert_one(doc("n", 1));
   ASSERT_FALSE(dup.has_value());
-  EXPECT_EQ(dup.error().code, errc::duplicate_key);
+  EXPECT_EQ(dup.error().code, oid::mongo::errc::duplicate_key);
   ASSERT_EQ(dup.error().write_errors.size(), 1u);
   EXPECT_EQ(dup.error().write_errors[0].code, 11000);
   EXPECT_EQ(dup.error().write_errors[0].index, 0u);
@@ -217,7 +217,7 @@ TEST_F(MongoClientTest, UniqueIndexAndDuplicateKeys) {
   for (int n : {10, 1, 11, 12}) batch.push_back(doc1("n", n));
   auto ordered = c.insert_many(views(batch));
   ASSERT_FALSE(ordered.has_value());
-  EXPECT_EQ(ordered.error().code, errc::duplicate_key);
+  EXPECT_EQ(ordered.error().code, oid::mongo::errc::duplicate_key);
   EXPECT_EQ(ordered.error().written, 1);
   ASSERT_EQ(ordered.error().write_errors.size(), 1u);
   EXPECT_EQ(ordered.error().write_errors[0].index, 1u);
@@ -227,7 +227,7 @@ TEST_F(MongoClientTest, UniqueIndexAndDuplicateKeys) {
   unordered.ordered = false;
   auto all = c.insert_many(views(batch2), unordered);
   ASSERT_FALSE(all.has_value());
-  EXPECT_EQ(all.error().code, errc::duplicate_key);
+  EXPECT_EQ(all.error().code, oid::mongo::errc::duplicate_key);
   EXPECT_EQ(all.error().written, 2);
   ASSERT_EQ(all.error().write_errors.size(), 2u);
   EXPECT_EQ(all.error().write_errors[0].index, 1u);

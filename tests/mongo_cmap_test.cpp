@@ -406,7 +406,7 @@ std::string run_file(const fs::path& file) {
     if (name == "clear") {
       bool interrupt = false;
       if (op["interruptInUseConnections"].get(interrupt) == simdjson::SUCCESS && interrupt) {
-        return failure(errc::unsupported, "interruptInUseConnections");
+        return failure(oid::mongo::errc::unsupported, "interruptInUseConnections");
       }
       pool.clear();
       return std::nullopt;
@@ -429,12 +429,13 @@ std::string run_file(const fs::path& file) {
       std::int64_t timeout = 10'000;
       if (op["timeout"].get(timeout) != simdjson::SUCCESS) timeout = 10'000;
       if (!run.log.wait_for(event, count, std::chrono::milliseconds(timeout))) {
-        return failure(errc::timeout, "waitForEvent " + event + " x" + std::to_string(count) +
-                                          ": saw " + std::to_string(run.log.count(event)));
+        return failure(oid::mongo::errc::timeout, "waitForEvent " + event + " x" +
+                                                      std::to_string(count) + ": saw " +
+                                                      std::to_string(run.log.count(event)));
       }
       return std::nullopt;
     }
-    return failure(errc::unsupported, "unknown operation " + std::string(name));
+    return failure(oid::mongo::errc::unsupported, "unknown operation " + std::string(name));
   };
 
   std::optional<failure> error;
@@ -467,10 +468,10 @@ std::string run_file(const fs::path& file) {
   if (test["error"].get(expected_error) == simdjson::SUCCESS) {
     // The type decides; the message is oid's own sentence (it names the server and the limits).
     const std::string_view type = expected_error["type"].get_string().value_unsafe();
-    const errc want = type == "WaitQueueTimeoutError" ? errc::timeout
-                      : type == "PoolClosedError"     ? errc::pool_closed
-                                                      : errc::end_marker;
-    if (want == errc::end_marker) return "unknown error type " + std::string(type);
+    const oid::mongo::errc want = type == "WaitQueueTimeoutError" ? oid::mongo::errc::timeout
+                                  : type == "PoolClosedError"     ? oid::mongo::errc::pool_closed
+                                                                  : oid::mongo::errc::end_marker;
+    if (want == oid::mongo::errc::end_marker) return "unknown error type " + std::string(type);
     if (!error) {
       why += "expected " + std::string(type) + ", got no error\n";
     } else if (error->code != want) {
@@ -572,7 +573,7 @@ TEST(ConnectionPool, PausedPoolRefusesWithARetryableError) {
   pool_fixture f;
   auto c = f.pool->check_out(no_deadline);
   ASSERT_FALSE(c);
-  EXPECT_EQ(c.error().code, errc::pool_cleared);
+  EXPECT_EQ(c.error().code, oid::mongo::errc::pool_cleared);
   EXPECT_NE(c.error().message.find("is paused"), std::string::npos) << c.error().message;
 }
 
@@ -592,7 +593,7 @@ TEST(ConnectionPool, ClearFailsTheWaitingRequestsWithPoolCleared) {
   f.pool->clear();
   waiter.join();
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->code, errc::pool_cleared);
+  EXPECT_EQ(error->code, oid::mongo::errc::pool_cleared);
   EXPECT_NE(error->message.find("was cleared while"), std::string::npos) << error->message;
   EXPECT_EQ(f.pool->generation(), 1u);
   EXPECT_EQ(held->generation(), 0u);
@@ -604,7 +605,7 @@ TEST(ConnectionPool, HandshakeFailureIsAConnectionError) {
   f.pool->ready();
   auto c = f.pool->check_out(no_deadline);
   ASSERT_FALSE(c);
-  EXPECT_EQ(c.error().code, errc::connection_failed) << c.error().message;
+  EXPECT_EQ(c.error().code, oid::mongo::errc::connection_failed) << c.error().message;
   const auto events = f.log.snapshot();
   ASSERT_EQ(events.size(), 6u);
   EXPECT_EQ(events[4].type, "ConnectionClosed");
@@ -626,7 +627,7 @@ TEST(ConnectionPool, TheOperationDeadlineBoundsTheWait) {
   auto c = f.pool->check_out(start + 50ms);
   const auto took = pool_clock::now() - start;
   ASSERT_FALSE(c);
-  EXPECT_EQ(c.error().code, errc::timeout);
+  EXPECT_EQ(c.error().code, oid::mongo::errc::timeout);
   EXPECT_NE(c.error().message.find("the operation's time limit"), std::string::npos)
       << c.error().message;
   EXPECT_GE(took, 50ms);
@@ -643,7 +644,7 @@ TEST(ConnectionPool, WaitQueueTimeoutSaysWhatHeldTheConnections) {
   ASSERT_TRUE(held);
   auto c = f.pool->check_out(no_deadline);
   ASSERT_FALSE(c);
-  EXPECT_EQ(c.error().code, errc::timeout);
+  EXPECT_EQ(c.error().code, oid::mongo::errc::timeout);
   const std::string& m = c.error().message;
   EXPECT_NE(m.find("waiting for a connection to 127.0.0.1:"), std::string::npos) << m;
   EXPECT_NE(m.find("waitQueueTimeoutMS 30; 1 in use, 0 being opened, maxPoolSize 1"),
@@ -658,7 +659,7 @@ TEST(ConnectionPool, AConnectionGoesBackOnlyToItsOwnPool) {
   ASSERT_TRUE(c);
   auto refused = b.pool->check_in(std::move(*c));
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, errc::unsupported);
+  EXPECT_EQ(refused.error().code, oid::mongo::errc::unsupported);
   EXPECT_NE(refused.error().message.find("belongs to the pool of " + a.pool->address()),
             std::string::npos)
       << refused.error().message;
@@ -814,7 +815,7 @@ TEST(ConnectionPool, ManyThreadsKeepTheLimits) {
       for (int i = 0; i < 100; ++i) {
         auto c = f.pool->check_out(pool_clock::now() + 20s);
         if (!c) {
-          (c.error().code == errc::pool_cleared ? cleared : other)++;
+          (c.error().code == oid::mongo::errc::pool_cleared ? cleared : other)++;
           std::this_thread::sleep_for(1ms);
           continue;
         }

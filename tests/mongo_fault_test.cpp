@@ -61,7 +61,8 @@ std::function<void(peer&, int)> first_connection(
 }
 
 // Runs ping once (expecting `want`) and again (expecting success, on a fresh connection).
-void expect_fault_then_recovery(script_server& server, std::string_view options, errc want) {
+void expect_fault_then_recovery(script_server& server, std::string_view options,
+                                std::error_code want) {
   auto c = mongo::client::create(server.uri(options)).value();
   const document cmd = ping();
   const auto started = std::chrono::steady_clock::now();
@@ -94,7 +95,7 @@ TEST(MongoFaultTest, ConnectionRefused) {
   ASSERT_FALSE(r.has_value());
   // The seed's monitor finds nothing there: selection waits for a server until
   // serverSelectionTimeoutMS, then says what the monitor saw.
-  EXPECT_EQ(r.error().code, errc::timeout);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::timeout);
   EXPECT_NE(r.error().message.find("refused"), std::string::npos) << r.error().message;
   // With directConnection=true the pool's own attempts decide: a connection error.
   auto direct =
@@ -103,7 +104,7 @@ TEST(MongoFaultTest, ConnectionRefused) {
           .value();
   r = direct.run_command("admin", cmd.view());
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::connection_failed);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::connection_failed);
   EXPECT_NE(r.error().message.find("refused"), std::string::npos) << r.error().message;
 }
 
@@ -118,14 +119,14 @@ TEST(MongoFaultTest, ServerThatNeverAnswersTheHandshake) {
   const document cmd = ping();
   auto r = c.run_command("admin", cmd.view());
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::timeout) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::timeout) << r.error().message;
 }
 
 TEST(MongoFaultTest, StalledServerIsATimeoutAndTheNextOperationRecovers) {
   script_server server(first_connection([](peer&, const mongo::op_msg&) {
     std::this_thread::sleep_for(1500ms);  // never answers this command
   }));
-  expect_fault_then_recovery(server, "&socketTimeoutMS=200", errc::timeout);
+  expect_fault_then_recovery(server, "&socketTimeoutMS=200", oid::mongo::errc::timeout);
 }
 
 TEST(MongoFaultTest, MalformedReply) {
@@ -137,7 +138,7 @@ TEST(MongoFaultTest, MalformedReply) {
     bad[12] = 1;  // OP_REPLY
     p.send(bad);
   }));
-  expect_fault_then_recovery(server, "", errc::invalid_message);
+  expect_fault_then_recovery(server, "", oid::mongo::errc::invalid_message);
 }
 
 TEST(MongoFaultTest, ReplyWithAnImpossibleLength) {
@@ -158,7 +159,7 @@ TEST(MongoFaultTest, TruncatedReply) {
     p.send(bytes);
     p.close();
   }));
-  expect_fault_then_recovery(server, "", errc::connection_closed);
+  expect_fault_then_recovery(server, "", oid::mongo::errc::connection_closed);
 }
 
 // A reply of a few megabytes (the size of a cursor batch) as the bytes of `m`'s answer: ok: 1 and
@@ -213,7 +214,7 @@ TEST(MongoFaultTest, ALargeReplyCutShortIsConnectionClosed) {
     send_slowly(p, bytes, 0, bytes.size() - 1000);
     p.close();
   }));
-  expect_fault_then_recovery(server, "", errc::connection_closed);
+  expect_fault_then_recovery(server, "", oid::mongo::errc::connection_closed);
 }
 
 TEST(MongoFaultTest, ALargeReplyThatStallsIsATimeout) {
@@ -222,7 +223,7 @@ TEST(MongoFaultTest, ALargeReplyThatStallsIsATimeout) {
     send_slowly(p, bytes, 0, bytes.size() - 1000);
     std::this_thread::sleep_for(1500ms);  // the last 1,000 bytes never come
   }));
-  expect_fault_then_recovery(server, "&socketTimeoutMS=300", errc::timeout);
+  expect_fault_then_recovery(server, "&socketTimeoutMS=300", oid::mongo::errc::timeout);
 }
 
 TEST(MongoFaultTest, CorruptChecksum) {
@@ -236,7 +237,7 @@ TEST(MongoFaultTest, CorruptChecksum) {
     bytes.back() ^= 1;
     p.send(bytes);
   }));
-  expect_fault_then_recovery(server, "", errc::checksum_mismatch);
+  expect_fault_then_recovery(server, "", oid::mongo::errc::checksum_mismatch);
 }
 
 TEST(MongoFaultTest, ReplyToTheWrongRequest) {
@@ -244,7 +245,7 @@ TEST(MongoFaultTest, ReplyToTheWrongRequest) {
     const document ok = ok_reply();
     p.reply(m, ok.view(), m.request_id + 77);
   }));
-  expect_fault_then_recovery(server, "", errc::unexpected_reply);
+  expect_fault_then_recovery(server, "", oid::mongo::errc::unexpected_reply);
 }
 
 TEST(MongoFaultTest, ResetInTheMiddleOfACursor) {
@@ -275,7 +276,7 @@ TEST(MongoFaultTest, ResetInTheMiddleOfACursor) {
   EXPECT_EQ(cur->current().find("n")->get_int32().value(), 1);
   auto more = cur->next();
   ASSERT_FALSE(more.has_value());
-  EXPECT_EQ(more.error().code, errc::connection_closed);
+  EXPECT_EQ(more.error().code, oid::mongo::errc::connection_closed);
   EXPECT_EQ(cur->id(), 0);
   EXPECT_FALSE(cur->next().value());  // exhausted after the error
   const document cmd = ping();
@@ -498,7 +499,7 @@ TEST(MongoFaultTest, ServerErrorsAreTyped) {
   const std::vector<document_view> docs{a.view(), b2.view()};
   auto dup = coll.insert_many(docs);
   ASSERT_FALSE(dup.has_value());
-  EXPECT_EQ(dup.error().code, errc::duplicate_key);
+  EXPECT_EQ(dup.error().code, oid::mongo::errc::duplicate_key);
   EXPECT_EQ(dup.error().written, 1);
   ASSERT_EQ(dup.error().write_errors.size(), 1u);
   const auto& we = dup.error().write_errors[0];
@@ -511,14 +512,14 @@ TEST(MongoFaultTest, ServerErrorsAreTyped) {
 
   auto wc = coll.delete_one({});
   ASSERT_FALSE(wc.has_value());
-  EXPECT_EQ(wc.error().code, errc::write_concern_failed);
+  EXPECT_EQ(wc.error().code, oid::mongo::errc::write_concern_failed);
   ASSERT_TRUE(wc.error().write_concern_error.has_value());
   EXPECT_EQ(wc.error().write_concern_error->code_name, "WriteConcernFailed");
 
   const document cmd = ping();
   auto refused = c.run_command("admin", cmd.view());
   ASSERT_FALSE(refused.has_value());
-  EXPECT_EQ(refused.error().code, errc::server_error);
+  EXPECT_EQ(refused.error().code, oid::mongo::errc::server_error);
   ASSERT_TRUE(refused.error().server.has_value());
   EXPECT_EQ(refused.error().server->code, 13);
   EXPECT_EQ(refused.error().server->code_name, "Unauthorized");
@@ -845,7 +846,7 @@ TEST(MongoFaultTest, DishonestScramServersAreRefused) {
     const document cmd = ping();
     auto r = c.run_command("admin", cmd.view());
     ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+    EXPECT_EQ(r.error().code, oid::mongo::errc::authentication_failed) << r.error().message;
     EXPECT_NE(r.error().message.find(t.words), std::string::npos) << r.error().message;
     EXPECT_EQ(r.error().message.find("pencil"), std::string::npos) << r.error().message;
     // Refused at once: no retry until serverSelectionTimeoutMS, no command sent unauthenticated.
@@ -919,7 +920,7 @@ TEST(MongoFaultTest, NoPasswordInCommandEventsOrFailures) {
     ASSERT_TRUE(c.has_value()) << c.error().message;
     auto r = c->run_command("admin", cmd.view());
     ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+    EXPECT_EQ(r.error().code, oid::mongo::errc::authentication_failed) << r.error().message;
     EXPECT_EQ(r.error().message.find("Pw-wrong-7319"), std::string::npos) << r.error().message;
     EXPECT_EQ(seen.text().find("Pw-wrong-7319"), std::string::npos) << seen.text();
   }
@@ -939,7 +940,7 @@ TEST(MongoFaultTest, NoPasswordInCommandEventsOrFailures) {
     ASSERT_TRUE(c.has_value()) << c.error().message;
     auto r = c->run_command("admin", cmd.view());
     ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code, errc::authentication_failed) << r.error().message;
+    EXPECT_EQ(r.error().code, oid::mongo::errc::authentication_failed) << r.error().message;
     EXPECT_EQ(r.error().message.find("Pw-plain-7319"), std::string::npos) << r.error().message;
     EXPECT_EQ(seen.text().find("Pw-plain-7319"), std::string::npos) << seen.text();
   }

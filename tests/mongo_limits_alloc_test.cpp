@@ -127,11 +127,11 @@ TEST(MongoLimitsAllocTest, ADeclaredLengthIsNotAllocatedBeforeItArrives) {
     const char* name;
     std::uint32_t declared;
     bool close;  // else stall until the client gives up
-    errc want;
+    std::error_code want;
   };
   const test_case cases[] = {
-      {"47 MB, then a stall", 47'000'000u, false, errc::timeout},
-      {"47 MB, then close", 47'000'000u, true, errc::connection_closed},
+      {"47 MB, then a stall", 47'000'000u, false, oid::mongo::errc::timeout},
+      {"47 MB, then close", 47'000'000u, true, oid::mongo::errc::connection_closed},
       // Above the 48,000,000 bytes the client accepts, whatever the hello said.
       {"2 GiB - 1, then a stall", 0x7FFFFFFFu, false, errc::bad_length_prefix},
   };

@@ -171,7 +171,7 @@ TEST(MongoOpMsgTest, EveryFlagBit) {
     const auto decoded = decode_op_msg(wire);
     if (bit >= 2 && bit <= 15) {
       // Required bits oid does not know: the specification says to reject the message.
-      EXPECT_THAT(decoded, HasErrorAt(errc::invalid_message, 16));
+      EXPECT_THAT(decoded, HasErrorAt(oid::mongo::errc::invalid_message, 16));
     } else {
       // 0 checksumPresent, 1 moreToCome, 16 exhaustAllowed; 17-31 optional and ignored.
       ASSERT_TRUE(decoded.has_value()) << decoded.error().message();
@@ -198,7 +198,8 @@ TEST(MongoOpMsgTest, ChecksumIsWrittenAndCheckedOnEveryByte) {
     SCOPED_TRACE("byte " + std::to_string(i));
     bytes damaged = wire;
     damaged[i] ^= 0x20;
-    EXPECT_THAT(decode_op_msg(damaged), HasErrorAt(errc::checksum_mismatch, wire.size() - 4));
+    EXPECT_THAT(decode_op_msg(damaged),
+                HasErrorAt(oid::mongo::errc::checksum_mismatch, wire.size() - 4));
   }
   // A message with the checksum bit but too short to hold a checksum.
   bytes short_one = raw_message(flags::checksum_present, kind0(document()));
@@ -226,7 +227,7 @@ TEST(MongoOpMsgTest, BadMessageLengths) {
   struct test_case {
     const char* name;
     std::uint32_t length;
-    errc want;
+    std::error_code want;
     std::size_t offset;
   };
   const test_case cases[] = {
@@ -268,7 +269,7 @@ TEST(MongoOpMsgTest, MalformedSections) {
   struct test_case {
     const char* name;
     bytes wire;
-    errc want;
+    std::error_code want;
     std::size_t offset;
   };
   const bytes id = {'d', 'o', 'c', 's', 0};
@@ -278,12 +279,12 @@ TEST(MongoOpMsgTest, MalformedSections) {
          write_u32(w, 12, 2004);  // OP_QUERY
          return w;
        }(),
-       errc::invalid_message, 12},
-      {"no kind-0 section", raw_message(0, seq(4 + 5, id)), errc::invalid_message, s + 10},
-      {"two kind-0 sections", raw_message(0, body_bytes + body_bytes), errc::invalid_message,
+       oid::mongo::errc::invalid_message, 12},
+      {"no kind-0 section", raw_message(0, seq(4 + 5, id)), oid::mongo::errc::invalid_message, s + 10},
+      {"two kind-0 sections", raw_message(0, body_bytes + body_bytes), oid::mongo::errc::invalid_message,
        s + body_bytes.size()},
       {"unknown section kind", raw_message(0, body_bytes + bytes{2, 0, 0, 0, 0, 0}),
-       errc::invalid_message, s + body_bytes.size()},
+       oid::mongo::errc::invalid_message, s + body_bytes.size()},
       {"kind-1 size below minimum", raw_message(0, body_bytes + seq(4, {})),
        errc::bad_length_prefix, s + body_bytes.size() + 1},
       {"kind-1 size past the end", raw_message(0, body_bytes + seq(100, id)),
@@ -322,7 +323,7 @@ TEST(MongoOpMsgTest, EncodeRejectsWhatCannotBeWritten) {
   EXPECT_THAT(encode_op_msg(msg), HasErrorAt(errc::invalid_key, 1));
   msg.sequences.pop_back();
   msg.body_position = 2;
-  EXPECT_THAT(encode_op_msg(msg), HasErrorAt(errc::invalid_message, 0));
+  EXPECT_THAT(encode_op_msg(msg), HasErrorAt(oid::mongo::errc::invalid_message, 0));
 }
 
 TEST(MongoOpMsgTest, DecodeHeader) {

@@ -122,7 +122,7 @@ TEST_F(MongoOpsTest, AggregateUnknownStageIsTheServersRefusal) {
   const std::vector<document_view> pipeline{j_(R"({"$nosuchstage": {}})")};
   auto cur = coll().aggregate(pipeline);
   ASSERT_FALSE(cur.has_value());
-  EXPECT_EQ(cur.error().code, errc::server_error);
+  EXPECT_EQ(cur.error().code, oid::mongo::errc::server_error);
   ASSERT_TRUE(cur.error().server.has_value());
   EXPECT_EQ(cur.error().server->code, 40234);  // "Unrecognized pipeline stage name"
 }
@@ -284,7 +284,7 @@ TEST_F(MongoOpsTest, RenameMovesTheDocuments) {
   insert(coll("c"), {R"({"_id": 3})"});
   auto onto = b->rename("c");
   ASSERT_FALSE(onto.has_value());
-  EXPECT_EQ(onto.error().code, errc::server_error);
+  EXPECT_EQ(onto.error().code, oid::mongo::errc::server_error);
   ASSERT_TRUE(onto.error().server.has_value());
   EXPECT_EQ(onto.error().server->code, 48);
   // From a collection that does not exist: NamespaceNotFound.
@@ -351,7 +351,7 @@ TEST_F(MongoOpsTest, OrderedBulkWriteStopsAtTheFirstError) {
   };
   auto r = c.bulk_write(models);
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::duplicate_key);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::duplicate_key);
   ASSERT_EQ(r.error().write_errors.size(), 1u);
   EXPECT_EQ(r.error().write_errors[0].index, 2u);
   EXPECT_EQ(r.error().write_errors[0].code, 11000);
@@ -381,7 +381,7 @@ TEST_F(MongoOpsTest, UnorderedBulkWriteTriesEveryModel) {
   };
   auto r = c.bulk_write(models, {.ordered = false});
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::server_error);  // not all duplicates
+  EXPECT_EQ(r.error().code, oid::mongo::errc::server_error);  // not all duplicates
   ASSERT_EQ(r.error().write_errors.size(), 3u);
   EXPECT_EQ(r.error().write_errors[0].index, 0u);
   EXPECT_EQ(r.error().write_errors[0].code, 11000);
@@ -454,7 +454,7 @@ TEST_F(MongoOpsTest, InsertManyFailureKeepsThePartialResultAcrossTheMessageSplit
   auto r = ordered.insert_many(views);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(inserts, 2);
-  EXPECT_EQ(r.error().code, errc::duplicate_key);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::duplicate_key);
   ASSERT_EQ(r.error().write_errors.size(), 1u);
   EXPECT_EQ(r.error().write_errors[0].index, 48u);  // in `views`, not in the second command
   EXPECT_EQ(r.error().partial_result.inserted, 48);
@@ -473,7 +473,7 @@ TEST_F(MongoOpsTest, InsertManyFailureKeepsThePartialResultAcrossTheMessageSplit
   auto u = unordered.insert_many(views, unordered_options);
   ASSERT_FALSE(u.has_value());
   EXPECT_EQ(inserts, 2);
-  EXPECT_EQ(u.error().code, errc::duplicate_key);
+  EXPECT_EQ(u.error().code, oid::mongo::errc::duplicate_key);
   ASSERT_EQ(u.error().write_errors.size(), 2u);
   EXPECT_EQ(u.error().write_errors[0].index, 10u);
   EXPECT_EQ(u.error().write_errors[1].index, 48u);
@@ -495,7 +495,7 @@ TEST_F(MongoOpsTest, BulkWriteValueThrowsTheExceptionWithThePartialResult) {
     (void)c.bulk_write(models).value();
     ADD_FAILURE() << "no exception";
   } catch (const mongo::bulk_write_exception& e) {
-    EXPECT_EQ(e.code_enum(), errc::duplicate_key);
+    EXPECT_EQ(e.code(), oid::mongo::errc::duplicate_key);
     EXPECT_EQ(e.failure().write_errors.size(), 1u);
     EXPECT_EQ(e.partial_result().inserted, 1);
     EXPECT_EQ(indexes(e.partial_result().inserted_ids), std::vector<std::size_t>{0});
@@ -726,12 +726,12 @@ TEST(MongoOpsScriptTest, FindAndModifyWriteConcernErrorAndDuplicateKey) {
   documents j;
   auto wce = c.find_one_and_delete({});
   ASSERT_FALSE(wce.has_value());
-  EXPECT_EQ(wce.error().code, errc::write_concern_failed);
+  EXPECT_EQ(wce.error().code, oid::mongo::errc::write_concern_failed);
   ASSERT_TRUE(wce.error().write_concern_error.has_value());
   EXPECT_EQ(wce.error().write_concern_error->code, 64);
   auto dup = c.find_one_and_update({}, j(R"({"$set": {"k": 1}})"));
   ASSERT_FALSE(dup.has_value());
-  EXPECT_EQ(dup.error().code, errc::duplicate_key);
+  EXPECT_EQ(dup.error().code, oid::mongo::errc::duplicate_key);
   EXPECT_EQ(dup.error().server->index_name, "k_1");
 }
 
@@ -794,7 +794,7 @@ TEST(MongoOpsScriptTest, BulkWriteSplitsRunsAtMaxWriteBatchSizeAndMapsIndexes) {
 
   auto r = c.bulk_write(models, {.ordered = false, .bypass_document_validation = true});
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::duplicate_key);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::duplicate_key);
   ASSERT_EQ(r.error().write_errors.size(), 1u);
   EXPECT_EQ(r.error().write_errors[0].index, 3u);
   EXPECT_EQ(r.error().written, 2 + 1 + 2 + 2 + 1 + 1);
@@ -829,7 +829,7 @@ TEST(MongoOpsScriptTest, BulkWriteSplitsRunsAtMaxWriteBatchSizeAndMapsIndexes) {
       2);
   auto ordered = again.client().collection("db", "c").bulk_write(models);
   ASSERT_FALSE(ordered.has_value());
-  EXPECT_EQ(ordered.error().code, errc::server_error);
+  EXPECT_EQ(ordered.error().code, oid::mongo::errc::server_error);
   ASSERT_EQ(ordered.error().write_errors.size(), 1u);
   EXPECT_EQ(ordered.error().write_errors[0].index, 3u);
   EXPECT_EQ(ordered.error().written, 3);
@@ -944,7 +944,7 @@ TEST(MongoOpsScriptTest, BulkWriteWriteConcernErrorKeepsTheWholeResult) {
   options.write_concern.timeout = 100ms;
   auto r = c.bulk_write(models, options);
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::write_concern_failed);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::write_concern_failed);
   ASSERT_TRUE(r.error().write_concern_error.has_value());
   EXPECT_EQ(r.error().write_concern_error->code, 64);
   EXPECT_EQ(r.error().write_concern_error->code_name, "WriteConcernFailed");
@@ -977,7 +977,7 @@ TEST(MongoOpsScriptTest, BulkWriteCommandFailureKeepsWhatCameBefore) {
   unordered.ordered = false;
   auto r = c.insert_many(docs, unordered);
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::server_error);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::server_error);
   ASSERT_TRUE(r.error().server.has_value());
   EXPECT_EQ(r.error().server->code, 13);
   EXPECT_EQ(r.error().partial_result.inserted, 2);
@@ -1294,7 +1294,7 @@ TEST(MongoOpsScriptTest, WriteConcernFailureKeepsTheReplysLabels) {
   documents j;
   auto r = c.insert_one(j(R"({"_id": 1})"));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::write_concern_failed);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::write_concern_failed);
   EXPECT_TRUE(r.error().has_label("RetryableWriteError")) << r.error().message;
   auto old = c.insert_one(j(R"({"_id": 2})"));
   ASSERT_FALSE(old.has_value());

@@ -242,7 +242,7 @@ TEST(MongoPoolTest, WaitQueueTimeoutMSEndsTheWaitWithATimeoutNamingThePool) {
                .value();
   const auto [second, waited] = ping_while_busy(c, slow_started);
   ASSERT_FALSE(second.has_value());
-  EXPECT_EQ(second.error().code, errc::timeout) << second.error().message;
+  EXPECT_EQ(second.error().code, oid::mongo::errc::timeout) << second.error().message;
   const std::string& why = second.error().message;
   EXPECT_NE(why.find("waiting for a connection to 127.0.0.1:"), std::string::npos) << why;
   EXPECT_NE(why.find("waitQueueTimeoutMS 100"), std::string::npos) << why;
@@ -271,7 +271,7 @@ TEST(MongoPoolTest, ANetworkErrorClearsThePoolAndTheNextOperationOpensANewConnec
   const document ping = command("ping");
   auto first = c.run_command("admin", ping.view());
   ASSERT_FALSE(first.has_value());
-  EXPECT_EQ(first.error().code, errc::connection_closed) << first.error().message;
+  EXPECT_EQ(first.error().code, oid::mongo::errc::connection_closed) << first.error().message;
   auto names = log.names();
   ASSERT_TRUE(contains(names, "PoolCleared")) << joined(names);
   // The broken connection, opened before the clear, is closed when it comes back.
@@ -372,7 +372,7 @@ TEST(MongoPoolTest, ConnectionStringPoolOptions) {
     SCOPED_TRACE(r.text);
     auto bad = mongo::uri::parse(r.text);
     ASSERT_FALSE(bad.has_value());
-    EXPECT_EQ(bad.error().code, errc::invalid_uri);
+    EXPECT_EQ(bad.error().code, oid::mongo::errc::invalid_uri);
     EXPECT_NE(bad.error().message.find(r.names), std::string::npos) << bad.error().message;
   }
   // Lenient mode ignores an invalid value with a warning, but not a contradiction.

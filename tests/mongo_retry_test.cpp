@@ -574,7 +574,7 @@ TEST(MongoRetryTest, ABulkWriteBatchWithARetryableWriteConcernErrorIsRetriedOnce
   const std::vector<mongo::write_model> one = {mongo::insert_one_model{d3.view()}};
   auto refused = coll.bulk_write(one);
   ASSERT_FALSE(refused.has_value());
-  EXPECT_EQ(refused.error().code, errc::write_concern_failed);
+  EXPECT_EQ(refused.error().code, oid::mongo::errc::write_concern_failed);
   ASSERT_TRUE(refused.error().write_concern_error.has_value());
   EXPECT_EQ(refused.error().write_concern_error->code, 64);
   EXPECT_EQ(refused.error().partial_result.inserted, 1);
@@ -589,7 +589,7 @@ TEST(MongoRetryTest, ANonRetryableErrorIsNotRetried) {
   const document d = with_id(1);
   auto r = coll.insert_one(d.view());
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::server_error);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::server_error);
   ASSERT_TRUE(r.error().server.has_value());
   EXPECT_EQ(r.error().server->code, 2);
   EXPECT_EQ(rs.seen("insert").size(), 1u);
@@ -597,7 +597,7 @@ TEST(MongoRetryTest, ANonRetryableErrorIsNotRetried) {
   ASSERT_TRUE(coll.insert_one(d.view()).has_value());
   auto dup = coll.insert_one(d.view());
   ASSERT_FALSE(dup.has_value());
-  EXPECT_EQ(dup.error().code, errc::duplicate_key);
+  EXPECT_EQ(dup.error().code, oid::mongo::errc::duplicate_key);
   EXPECT_EQ(rs.seen("insert").size(), 3u);
   EXPECT_EQ(rs.documents(), 1u);
 }
@@ -660,7 +660,7 @@ TEST(MongoRetryTest, RetryWritesFalseAndRetryReadsFalseRetryNothing) {
   rs.add_fault({"find", fault::action::reset, 0, {}, -1});
   auto r = coll.find();
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::connection_closed);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::connection_closed);
   EXPECT_EQ(rs.seen("find").size(), 1u);
 }
 
@@ -693,7 +693,7 @@ TEST(MongoRetryTest, ReadsAreRetriedOnceAndGetMoreIsNot) {
   ASSERT_TRUE(lost->next().value());
   auto failed = lost->next();
   ASSERT_FALSE(failed.has_value());
-  EXPECT_EQ(failed.error().code, errc::connection_closed);
+  EXPECT_EQ(failed.error().code, oid::mongo::errc::connection_closed);
   EXPECT_EQ(rs.seen("getMore").size(), 2u);
 
   // Each retryable read, refused once by a member that is no longer primary.

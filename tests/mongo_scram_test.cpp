@@ -30,7 +30,7 @@ std::string hex(std::span<const std::uint8_t> bytes) {
 // A malformed server message and the error it must give.
 struct bad_message {
   const char* message;
-  errc code;
+  std::error_code code;
   std::size_t offset;
 };
 
@@ -106,18 +106,18 @@ TEST(ScramTest, RefusesAWrongOrMissingServerSignature) {
   ASSERT_TRUE(c);
   // Before client_final there is no signature to check against.
   EXPECT_THAT(c->verify_server_final("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="),
-              HasErrorAt(errc::authentication_failed, 2));
+              HasErrorAt(oid::mongo::errc::authentication_failed, 2));
   ASSERT_TRUE(c->client_final(
       "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"));
   // One bit off, a truncated one, the SHA-1 vector's, and the server's own refusal.
   EXPECT_THAT(c->verify_server_final("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G0="),
-              HasErrorAt(errc::authentication_failed, 2));
+              HasErrorAt(oid::mongo::errc::authentication_failed, 2));
   EXPECT_THAT(c->verify_server_final("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl9"),
-              HasErrorAt(errc::authentication_failed, 2));
+              HasErrorAt(oid::mongo::errc::authentication_failed, 2));
   EXPECT_THAT(c->verify_server_final("v=UMWeI25JD1yNYZRMpZ4VHvhZ9e0="),
-              HasErrorAt(errc::authentication_failed, 2));
+              HasErrorAt(oid::mongo::errc::authentication_failed, 2));
   EXPECT_THAT(c->verify_server_final("e=invalid-proof"),
-              HasErrorAt(errc::authentication_failed, 2));
+              HasErrorAt(oid::mongo::errc::authentication_failed, 2));
   EXPECT_THAT(c->verify_server_final("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4"),
               HasErrorAt(errc::invalid_base64, 45));
   EXPECT_TRUE(c->verify_server_final("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="));
@@ -132,7 +132,7 @@ TEST(ScramTest, WrongPasswordGivesAnotherProof) {
   ASSERT_TRUE(final);
   EXPECT_EQ(final->find("dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="), std::string::npos);
   EXPECT_THAT(c->verify_server_final("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="),
-              HasErrorAt(errc::authentication_failed, 2));
+              HasErrorAt(oid::mongo::errc::authentication_failed, 2));
 }
 
 TEST(ScramTest, EscapesTheUserNameAndKeepsItUnnormalised) {
@@ -174,11 +174,14 @@ TEST(ScramTest, SaslPrep) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->reveal(), c.want);
   }
-  EXPECT_THAT(saslprep("\u0007"), HasErrorAt(errc::invalid_password, 0));        // control
-  EXPECT_THAT(saslprep("\u0627\u0031"), HasErrorAt(errc::invalid_password, 0));  // bidi rule
-  EXPECT_THAT(saslprep(std::string_view("ab\0c", 4)), HasErrorAt(errc::invalid_password, 2));
+  EXPECT_THAT(saslprep("\u0007"), HasErrorAt(oid::mongo::errc::invalid_password, 0));  // control
+  EXPECT_THAT(saslprep("\u0627\u0031"),
+              HasErrorAt(oid::mongo::errc::invalid_password, 0));  // bidi rule
+  EXPECT_THAT(saslprep(std::string_view("ab\0c", 4)),
+              HasErrorAt(oid::mongo::errc::invalid_password, 2));
   EXPECT_THAT(saslprep("a\xff"), HasErrorAt(errc::invalid_utf8, 0));
-  EXPECT_THAT(saslprep("\U000E0001"), HasErrorAt(errc::invalid_password, 0));  // tagging char
+  EXPECT_THAT(saslprep("\U000E0001"),
+              HasErrorAt(oid::mongo::errc::invalid_password, 0));  // tagging char
 }
 
 TEST(ScramTest, PasswordPreparationPerMechanism) {
@@ -189,7 +192,7 @@ TEST(ScramTest, PasswordPreparationPerMechanism) {
   ASSERT_TRUE(b);
   EXPECT_EQ(*a, *b);
   EXPECT_THAT(scram_prepare_password(scram_mechanism::sha256, "u", secret("\u0007")),
-              HasError(errc::invalid_password));
+              HasError(oid::mongo::errc::invalid_password));
   // SHA-1: no SASLprep, the bytes as given, and even a control character is fine.
   const auto c = scram_prepare_password(scram_mechanism::sha1, "IX", secret("I\u00ADX"));
   const auto d = scram_prepare_password(scram_mechanism::sha1, "IX", secret("IX"));
@@ -222,45 +225,49 @@ TEST(ScramTest, ParsesServerFirst) {
 
 TEST(ScramTest, RefusesMalformedServerFirst) {
   const bad_message cases[] = {
-      {"", errc::invalid_scram_message, 0},
-      {"r", errc::invalid_scram_message, 0},
-      {"m=x,r=abcdef,s=QUJD,i=4096", errc::invalid_scram_message, 0},  // mandatory extension
-      {"s=QUJD,r=abcdef,i=4096", errc::invalid_scram_message, 0},      // out of order
-      {"R=abcdef,s=QUJD,i=4096", errc::invalid_scram_message, 0},
-      {"r:abcdef,s=QUJD,i=4096", errc::invalid_scram_message, 0},
-      {"r=,s=QUJD,i=4096", errc::invalid_scram_message, 2},
-      {"r=abc def,s=QUJD,i=4096", errc::invalid_scram_message, 2},  // not printable
-      {"r=abc\x7f,s=QUJD,i=4096", errc::invalid_scram_message, 2},
-      {"r=xyzdef,s=QUJD,i=4096", errc::authentication_failed, 2},  // not the client's nonce
-      {"r=abc,s=QUJD,i=4096", errc::authentication_failed, 2},     // nothing added
-      {"r=ab,s=QUJD,i=4096", errc::authentication_failed, 2},
-      {"r=abcdef", errc::invalid_scram_message, 8},  // missing s
-      {"r=abcdef,", errc::invalid_scram_message, 8},
-      {"r=abcdef,i=4096,s=QUJD", errc::invalid_scram_message, 9},
-      {"r=abcdef,r=abcdef,s=QUJD,i=4096", errc::invalid_scram_message, 9},  // repeated
-      {"r=abcdef,s=,i=4096", errc::invalid_scram_message, 11},
+      {"", oid::mongo::errc::invalid_scram_message, 0},
+      {"r", oid::mongo::errc::invalid_scram_message, 0},
+      {"m=x,r=abcdef,s=QUJD,i=4096", oid::mongo::errc::invalid_scram_message,
+       0},  // mandatory extension
+      {"s=QUJD,r=abcdef,i=4096", oid::mongo::errc::invalid_scram_message, 0},  // out of order
+      {"R=abcdef,s=QUJD,i=4096", oid::mongo::errc::invalid_scram_message, 0},
+      {"r:abcdef,s=QUJD,i=4096", oid::mongo::errc::invalid_scram_message, 0},
+      {"r=,s=QUJD,i=4096", oid::mongo::errc::invalid_scram_message, 2},
+      {"r=abc def,s=QUJD,i=4096", oid::mongo::errc::invalid_scram_message, 2},  // not printable
+      {"r=abc\x7f,s=QUJD,i=4096", oid::mongo::errc::invalid_scram_message, 2},
+      {"r=xyzdef,s=QUJD,i=4096", oid::mongo::errc::authentication_failed,
+       2},  // not the client's nonce
+      {"r=abc,s=QUJD,i=4096", oid::mongo::errc::authentication_failed, 2},  // nothing added
+      {"r=ab,s=QUJD,i=4096", oid::mongo::errc::authentication_failed, 2},
+      {"r=abcdef", oid::mongo::errc::invalid_scram_message, 8},  // missing s
+      {"r=abcdef,", oid::mongo::errc::invalid_scram_message, 8},
+      {"r=abcdef,i=4096,s=QUJD", oid::mongo::errc::invalid_scram_message, 9},
+      {"r=abcdef,r=abcdef,s=QUJD,i=4096", oid::mongo::errc::invalid_scram_message, 9},  // repeated
+      {"r=abcdef,s=,i=4096", oid::mongo::errc::invalid_scram_message, 11},
       {"r=abcdef,s=QUJ,i=4096", errc::invalid_base64, 14},   // not a multiple of 4
       {"r=abcdef,s=QU!D,i=4096", errc::invalid_base64, 13},  // outside the alphabet
       {"r=abcdef,s=QUJ=,i=4096", errc::invalid_base64, 13},  // bits after the last byte
       {"r=abcdef,s=QR==,i=4096", errc::invalid_base64, 12},
       {"r=abcdef,s=Q===,i=4096", errc::invalid_base64, 12},
-      {"r=abcdef,s=QUJD", errc::invalid_scram_message, 15},  // missing i
-      {"r=abcdef,s=QUJD,s=QUJD,i=4096", errc::invalid_scram_message, 16},
-      {"r=abcdef,s=QUJD,i=", errc::invalid_scram_message, 18},
-      {"r=abcdef,s=QUJD,i=04096", errc::invalid_scram_message, 18},  // leading zero
-      {"r=abcdef,s=QUJD,i=+4096", errc::invalid_scram_message, 18},
-      {"r=abcdef,s=QUJD,i=4096x", errc::invalid_scram_message, 18},
-      {"r=abcdef,s=QUJD,i=4294967296", errc::invalid_scram_message, 18},  // beyond 32 bits
-      {"r=abcdef,s=QUJD,i=99999999999", errc::invalid_scram_message, 18},
-      {"r=abcdef,s=QUJD,i=4095", errc::authentication_failed, 18},  // too few iterations
-      {"r=abcdef,s=QUJD,i=1", errc::authentication_failed, 18},
-      {"r=abcdef,s=QUJD,i=4096,", errc::invalid_scram_message, 22},  // trailing comma
-      {"r=abcdef,s=QUJD,i=4096,i=4096", errc::invalid_scram_message, 23},
-      {"r=abcdef,s=QUJD,i=4096,r=abcdef", errc::invalid_scram_message, 23},
-      {"r=abcdef,s=QUJD,i=4096,m=x", errc::invalid_scram_message, 23},
-      {"r=abcdef,s=QUJD,i=4096,x=", errc::invalid_scram_message, 25},
-      {"r=abcdef,s=QUJD,i=4096,5=x", errc::invalid_scram_message, 23},
-      {"r=abcdef,s=QUJD,i=4096,,x=1", errc::invalid_scram_message, 23},
+      {"r=abcdef,s=QUJD", oid::mongo::errc::invalid_scram_message, 15},  // missing i
+      {"r=abcdef,s=QUJD,s=QUJD,i=4096", oid::mongo::errc::invalid_scram_message, 16},
+      {"r=abcdef,s=QUJD,i=", oid::mongo::errc::invalid_scram_message, 18},
+      {"r=abcdef,s=QUJD,i=04096", oid::mongo::errc::invalid_scram_message, 18},  // leading zero
+      {"r=abcdef,s=QUJD,i=+4096", oid::mongo::errc::invalid_scram_message, 18},
+      {"r=abcdef,s=QUJD,i=4096x", oid::mongo::errc::invalid_scram_message, 18},
+      {"r=abcdef,s=QUJD,i=4294967296", oid::mongo::errc::invalid_scram_message,
+       18},  // beyond 32 bits
+      {"r=abcdef,s=QUJD,i=99999999999", oid::mongo::errc::invalid_scram_message, 18},
+      {"r=abcdef,s=QUJD,i=4095", oid::mongo::errc::authentication_failed,
+       18},  // too few iterations
+      {"r=abcdef,s=QUJD,i=1", oid::mongo::errc::authentication_failed, 18},
+      {"r=abcdef,s=QUJD,i=4096,", oid::mongo::errc::invalid_scram_message, 22},  // trailing comma
+      {"r=abcdef,s=QUJD,i=4096,i=4096", oid::mongo::errc::invalid_scram_message, 23},
+      {"r=abcdef,s=QUJD,i=4096,r=abcdef", oid::mongo::errc::invalid_scram_message, 23},
+      {"r=abcdef,s=QUJD,i=4096,m=x", oid::mongo::errc::invalid_scram_message, 23},
+      {"r=abcdef,s=QUJD,i=4096,x=", oid::mongo::errc::invalid_scram_message, 25},
+      {"r=abcdef,s=QUJD,i=4096,5=x", oid::mongo::errc::invalid_scram_message, 23},
+      {"r=abcdef,s=QUJD,i=4096,,x=1", oid::mongo::errc::invalid_scram_message, 23},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.message);
@@ -270,7 +277,7 @@ TEST(ScramTest, RefusesMalformedServerFirst) {
   EXPECT_THAT(parse_scram_server_first("r=fyko+d2lbbFgONRv9qkxdawLHo+Vgk7qvUOKUwuWLIWg4l/9SraGMHEE,"
                                        "s=rQ9ZY3MntBeuP3E1TDVC4w==,i=4095",
                                        "fyko+d2lbbFgONRv9qkxdawL"),
-              HasErrorAt(errc::authentication_failed, 88));
+              HasErrorAt(oid::mongo::errc::authentication_failed, 88));
 }
 
 TEST(ScramTest, ClientFinalReportsTheServerFirstError) {
@@ -278,8 +285,9 @@ TEST(ScramTest, ClientFinalReportsTheServerFirstError) {
       scram_conversation::start(scram_mechanism::sha256, "user", secret("pencil"), nullptr, "abc");
   ASSERT_TRUE(c);
   EXPECT_THAT(c->client_final("r=abcdef,s=QUJD,i=4095"),
-              HasErrorAt(errc::authentication_failed, 18));
-  EXPECT_THAT(c->client_final("r=zzz,s=QUJD,i=4096"), HasErrorAt(errc::authentication_failed, 2));
+              HasErrorAt(oid::mongo::errc::authentication_failed, 18));
+  EXPECT_THAT(c->client_final("r=zzz,s=QUJD,i=4096"),
+              HasErrorAt(oid::mongo::errc::authentication_failed, 2));
 }
 
 TEST(ScramTest, ParsesServerFinal) {
@@ -298,21 +306,21 @@ TEST(ScramTest, ParsesServerFinal) {
 
 TEST(ScramTest, RefusesMalformedServerFinal) {
   const bad_message cases[] = {
-      {"", errc::invalid_scram_message, 0},
-      {"v", errc::invalid_scram_message, 0},
-      {"x=QUJD", errc::invalid_scram_message, 0},
-      {"r=abc,v=QUJD", errc::invalid_scram_message, 0},
-      {"v=", errc::invalid_scram_message, 2},
-      {"e=", errc::invalid_scram_message, 2},
-      {"v=,e=x", errc::invalid_scram_message, 2},
+      {"", oid::mongo::errc::invalid_scram_message, 0},
+      {"v", oid::mongo::errc::invalid_scram_message, 0},
+      {"x=QUJD", oid::mongo::errc::invalid_scram_message, 0},
+      {"r=abc,v=QUJD", oid::mongo::errc::invalid_scram_message, 0},
+      {"v=", oid::mongo::errc::invalid_scram_message, 2},
+      {"e=", oid::mongo::errc::invalid_scram_message, 2},
+      {"v=,e=x", oid::mongo::errc::invalid_scram_message, 2},
       {"v=QUJ", errc::invalid_base64, 5},
       {"v=Q!JD", errc::invalid_base64, 3},
-      {"v=QUJD,", errc::invalid_scram_message, 6},
-      {"v=QUJD,v=QUJD", errc::invalid_scram_message, 7},
-      {"v=QUJD,e=oops", errc::invalid_scram_message, 7},
-      {"e=oops,v=QUJD", errc::invalid_scram_message, 7},
-      {"v=QUJD,m=x", errc::invalid_scram_message, 7},
-      {"v=QUJD,x=", errc::invalid_scram_message, 9},
+      {"v=QUJD,", oid::mongo::errc::invalid_scram_message, 6},
+      {"v=QUJD,v=QUJD", oid::mongo::errc::invalid_scram_message, 7},
+      {"v=QUJD,e=oops", oid::mongo::errc::invalid_scram_message, 7},
+      {"e=oops,v=QUJD", oid::mongo::errc::invalid_scram_message, 7},
+      {"v=QUJD,m=x", oid::mongo::errc::invalid_scram_message, 7},
+      {"v=QUJD,x=", oid::mongo::errc::invalid_scram_message, 9},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.message);
@@ -397,20 +405,20 @@ TEST(ScramTest, RefusesIterationCountsAboveTheMaximum) {
     SCOPED_TRACE(count);
     const std::string message = std::string("r=abcdef,s=QUJD,i=") + count;
     EXPECT_THAT(parse_scram_server_first(message, "abc"),
-                HasErrorAt(errc::authentication_failed, 18));
+                HasErrorAt(oid::mongo::errc::authentication_failed, 18));
     scram_cache cache;
     auto c =
         scram_conversation::start(scram_mechanism::sha256, "user", secret("pencil"), &cache, "abc");
     ASSERT_TRUE(c);
-    EXPECT_THAT(c->client_final(message), HasErrorAt(errc::authentication_failed, 18));
+    EXPECT_THAT(c->client_final(message), HasErrorAt(oid::mongo::errc::authentication_failed, 18));
     EXPECT_EQ(cache.computed(), 0u);
     // No signature to check against: whatever the server sends is refused.
     EXPECT_THAT(c->verify_server_final("v=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="),
-                HasError(errc::authentication_failed));
+                HasError(oid::mongo::errc::authentication_failed));
   }
   // Above 32 bits the count is not a number SCRAM allows at all.
   EXPECT_THAT(parse_scram_server_first("r=abcdef,s=QUJD,i=4294967296", "abc"),
-              HasErrorAt(errc::invalid_scram_message, 18));
+              HasErrorAt(oid::mongo::errc::invalid_scram_message, 18));
 }
 
 // Called directly, PBKDF2 refuses what OpenSSL cannot take instead of returning zeros, and the
@@ -421,10 +429,10 @@ TEST(ScramTest, SaltingFailsInsteadOfGivingZeros) {
   for (std::uint32_t count : {0u, 2147483648u, 4294967295u}) {
     SCOPED_TRACE(count);
     EXPECT_THAT(scram_salt_password(scram_mechanism::sha256, pw, salt, count),
-                HasError(errc::crypto_failed));
+                HasError(oid::mongo::errc::crypto_failed));
     scram_cache cache;
     EXPECT_THAT(cache.salted_password(scram_mechanism::sha256, pw, salt, count),
-                HasError(errc::crypto_failed));
+                HasError(oid::mongo::errc::crypto_failed));
     EXPECT_EQ(cache.computed(), 0u);
   }
   const auto fine = scram_salt_password(scram_mechanism::sha1, pw, salt, 4096);

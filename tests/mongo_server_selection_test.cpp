@@ -168,7 +168,7 @@ std::string run_selection_file(element doc) {
   if (want_error) {
     if (got.has_value()) {
       why << "want an error, got " << join(addresses(got->suitable));
-    } else if (got.error().code != oid::errc::invalid_read_preference) {
+    } else if (got.error().code != oid::mongo::errc::invalid_read_preference) {
       why << "want invalid_read_preference, got " << got.error().message();
     }
     return why.str();
@@ -282,9 +282,9 @@ TEST(ReadPreferenceTest, ModeNamesRoundTripInAnyCase) {
   EXPECT_THAT(read_mode_from_string("SECONDARYpreferred"),
               oid::testing::HasValue(read_mode::secondary_preferred));
   EXPECT_THAT(read_mode_from_string("secondary_preferred"),
-              oid::testing::HasError(oid::errc::invalid_read_preference));
+              oid::testing::HasError(oid::mongo::errc::invalid_read_preference));
   EXPECT_THAT(read_mode_from_string(""),
-              oid::testing::HasError(oid::errc::invalid_read_preference));
+              oid::testing::HasError(oid::mongo::errc::invalid_read_preference));
 }
 
 TEST(ReadPreferenceTest, ValidateRejectsWhatTheSpecificationRejects) {
@@ -310,14 +310,14 @@ TEST(ReadPreferenceTest, ValidateRejectsWhatTheSpecificationRejects) {
     if (c.valid) {
       EXPECT_TRUE(r.has_value());
     } else {
-      EXPECT_THAT(r, oid::testing::HasError(oid::errc::invalid_read_preference));
+      EXPECT_THAT(r, oid::testing::HasError(oid::mongo::errc::invalid_read_preference));
     }
   }
   // 100 s is enough with 10 s heartbeats but not with 95 s ones (95 + 10 > 100).
   const read_preference p{read_mode::secondary, {}, seconds(100)};
   EXPECT_TRUE(p.validate(heartbeat).has_value());
   EXPECT_THAT(p.validate(std::chrono::milliseconds(95000)),
-              oid::testing::HasError(oid::errc::invalid_read_preference));
+              oid::testing::HasError(oid::mongo::errc::invalid_read_preference));
 }
 
 TEST(ReadPreferenceTest, CommandFieldFollowsTheServerType) {
@@ -353,7 +353,7 @@ TEST(ServerSelectionTest, IncompatibleTopologyIsAnError) {
   t.type = topology_type::single;
   t.compatible = false;
   EXPECT_THAT(select_servers(t, {}, operation_kind::read),
-              oid::testing::HasError(oid::errc::unsupported));
+              oid::testing::HasError(oid::mongo::errc::unsupported));
 }
 
 TEST(ServerSelectionTest, ChooseServerPrefersFewerOperations) {

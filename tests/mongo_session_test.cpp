@@ -148,19 +148,21 @@ server_error with_code(std::int32_t code) {
 }
 
 failure server_failure(std::int32_t code) {
-  failure f(errc::server_error, "insert: refused");
+  failure f(oid::mongo::errc::server_error, "insert: refused");
   f.server = with_code(code);
   return f;
 }
 
 TEST(RetryTest, NetworkFailuresAreRetryableWritesOnEveryServerVersion) {
-  for (const errc code : {errc::connection_failed, errc::connection_closed, errc::timeout}) {
+  for (const oid::mongo::errc code :
+       {oid::mongo::errc::connection_failed, oid::mongo::errc::connection_closed,
+        oid::mongo::errc::timeout}) {
     failure f(code, "gone");
     oid::mongo::detail::add_retryable_write_label(f, 17);
     EXPECT_TRUE(oid::mongo::detail::is_retryable_write_failure(f));
     EXPECT_TRUE(oid::mongo::detail::is_retryable_read_failure(f));
   }
-  failure refused(errc::unexpected_reply, "reply to another request");
+  failure refused(oid::mongo::errc::unexpected_reply, "reply to another request");
   oid::mongo::detail::add_retryable_write_label(refused, 17);
   EXPECT_FALSE(oid::mongo::detail::is_retryable_write_failure(refused));
 }
@@ -181,7 +183,7 @@ TEST(RetryTest, OldServersGetTheLabelFromTheCodeNewOnesMustSendIt) {
   auto duplicate = server_failure(11000);
   oid::mongo::detail::add_retryable_write_label(duplicate, 8);
   EXPECT_FALSE(oid::mongo::detail::is_retryable_write_failure(duplicate));
-  failure wc(errc::write_concern_failed, "insert: write concern");
+  failure wc(oid::mongo::errc::write_concern_failed, "insert: write concern");
   wc.write_concern_error = with_code(91);  // ShutdownInProgress
   oid::mongo::detail::add_retryable_write_label(wc, 8);
   EXPECT_TRUE(oid::mongo::detail::is_retryable_write_failure(wc));

@@ -117,7 +117,7 @@ TEST(MongoSrvTest, RefusesWhatTheSpecificationRefusesBeforeDns) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
     const auto u = uri::parse(c.text, uri_mode::strict);
-    ASSERT_THAT(u, HasErrorAt(errc::invalid_uri, c.offset));
+    ASSERT_THAT(u, HasErrorAt(oid::mongo::errc::invalid_uri, c.offset));
     EXPECT_THAT(u.error().message, HasSubstr(c.says));
   }
   // Lenient mode ignores a bad value with a warning, as for any option.
@@ -133,7 +133,7 @@ TEST(MongoSrvTest, AMongodbUriIsResolvedAsItIs) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(seed(r->hosts()[0]), "h:1");
   EXPECT_FALSE(r->srv_resolved());
-  EXPECT_THAT(rescan_srv(*u, u->hosts()), HasError(errc::invalid_uri));
+  EXPECT_THAT(rescan_srv(*u, u->hosts()), HasError(oid::mongo::errc::invalid_uri));
 }
 
 #define OID_DNS_SERVER_OR_SKIP()                                         \
@@ -170,7 +170,7 @@ TEST(MongoSrvTest, ResolvesIntoTheUriItStandsFor) {
 TEST(MongoSrvTest, FailedLookupsNameTheRecordAndTheServer) {
   OID_DNS_SERVER_OR_SKIP();
   const auto none = resolve_srv(*uri::parse("mongodb+srv://test4.test.build.10gen.cc/"));
-  ASSERT_THAT(none, HasError(errc::connection_failed));
+  ASSERT_THAT(none, HasError(oid::mongo::errc::connection_failed));
   EXPECT_THAT(none.error().message,
               HasSubstr("SRV lookup of _mongodb._tcp.test4.test.build.10gen.cc"));
   EXPECT_THAT(none.error().message, HasSubstr("NXDOMAIN"));
@@ -178,23 +178,23 @@ TEST(MongoSrvTest, FailedLookupsNameTheRecordAndTheServer) {
 
   const auto service =
       resolve_srv(*uri::parse("mongodb+srv://test1.test.build.10gen.cc/?srvServiceName=other"));
-  ASSERT_THAT(service, HasError(errc::connection_failed));
+  ASSERT_THAT(service, HasError(oid::mongo::errc::connection_failed));
   EXPECT_THAT(service.error().message, HasSubstr("_other._tcp.test1.test.build.10gen.cc"));
 
   const auto two_txt = resolve_srv(*uri::parse("mongodb+srv://test6.test.build.10gen.cc/"));
-  ASSERT_THAT(two_txt, HasError(errc::invalid_uri));
+  ASSERT_THAT(two_txt, HasError(oid::mongo::errc::invalid_uri));
   EXPECT_THAT(two_txt.error().message, HasSubstr("2 TXT records"));
   const auto txt_option = resolve_srv(*uri::parse("mongodb+srv://test10.test.build.10gen.cc/"));
-  ASSERT_THAT(txt_option, HasError(errc::invalid_uri));
+  ASSERT_THAT(txt_option, HasError(oid::mongo::errc::invalid_uri));
   EXPECT_THAT(txt_option.error().message, HasSubstr("socketTimeoutMS"));
   const auto domain = resolve_srv(*uri::parse("mongodb+srv://test19.test.build.10gen.cc/"));
-  ASSERT_THAT(domain, HasError(errc::invalid_uri));
+  ASSERT_THAT(domain, HasError(oid::mongo::errc::invalid_uri));
   EXPECT_THAT(domain.error().message, HasSubstr("localhost.evil.build.10gen.cc"));
 
   {
     scoped_env bad("OID_DNS_SERVER", "dns.example.com:53");
     const auto r = resolve_srv(*uri::parse("mongodb+srv://test1.test.build.10gen.cc/"));
-    ASSERT_THAT(r, HasError(errc::connection_failed));
+    ASSERT_THAT(r, HasError(oid::mongo::errc::connection_failed));
     EXPECT_THAT(r.error().message, HasSubstr("OID_DNS_SERVER"));
   }
 }
@@ -224,9 +224,9 @@ TEST(MongoSrvTest, RescanKeepsListedHostsAndAddsNewOnesUpToSrvMaxHosts) {
 
   // A name whose one record is outside the domain: nothing valid, keep the current hosts.
   EXPECT_THAT(rescan_srv(*uri::parse("mongodb+srv://test12.test.build.10gen.cc/"), {kept}),
-              HasError(errc::connection_failed));
+              HasError(oid::mongo::errc::connection_failed));
   EXPECT_THAT(rescan_srv(*uri::parse("mongodb+srv://test4.test.build.10gen.cc/"), {kept}),
-              HasError(errc::connection_failed));
+              HasError(oid::mongo::errc::connection_failed));
 }
 
 // The port of a mongodb://127.0.0.1:PORT/ connection string; 0 when it has another form.

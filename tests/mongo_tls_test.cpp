@@ -130,14 +130,14 @@ TEST(MongoTlsUriTest, ForbiddenCombinationsAreErrorsNamingBothOptions) {
     SCOPED_TRACE(c.options);
     for (const auto mode : {mongo::uri_mode::strict, mongo::uri_mode::lenient}) {
       const auto u = mongo::uri::parse(std::string("mongodb://h/?") + c.options, mode);
-      ASSERT_THAT(u, oid::testing::HasErrorAt(errc::invalid_uri, 10));
+      ASSERT_THAT(u, oid::testing::HasErrorAt(oid::mongo::errc::invalid_uri, 10));
       EXPECT_THAT(u.error().message, HasSubstr(c.first));
       EXPECT_THAT(u.error().message, HasSubstr(c.second));
     }
   }
   // An invalid value: an error naming the option in strict mode, a warning in lenient mode.
   EXPECT_THAT(mongo::uri::parse("mongodb://h/?tlsInsecure=yes"),
-              oid::testing::HasErrorAt(errc::invalid_uri, 25));
+              oid::testing::HasErrorAt(oid::mongo::errc::invalid_uri, 25));
   auto lenient = mongo::uri::parse("mongodb://h/?tlsInsecure=yes", mongo::uri_mode::lenient);
   ASSERT_TRUE(lenient.has_value());
   EXPECT_EQ(lenient->warnings().size(), 1u);
@@ -153,7 +153,7 @@ TEST(MongoTlsUriTest, CrlFileIsParsedAndRefusedWithTheOptionsThatTurnItsCheckOff
     SCOPED_TRACE(off);
     const auto refused =
         mongo::uri::parse(std::string("mongodb://h/?tlsCRLFile=crl.pem&") + off + "=true");
-    ASSERT_THAT(refused, oid::testing::HasErrorAt(errc::invalid_uri, 10));
+    ASSERT_THAT(refused, oid::testing::HasErrorAt(oid::mongo::errc::invalid_uri, 10));
     EXPECT_THAT(refused.error().message, HasSubstr(std::string("tlsCRLFile and ") + off));
     EXPECT_TRUE(
         mongo::uri::parse(std::string("mongodb://h/?tlsCRLFile=crl.pem&") + off + "=false"));
@@ -382,7 +382,7 @@ TEST(MongoTlsTest, ClientCreateNamesTheFileItCannotUse) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.options);
     const auto r = mongo::client::create("mongodb://h/?tls=true&" + c.options);
-    ASSERT_THAT(r, oid::testing::HasErrorAt(errc::tls_failed, 0));
+    ASSERT_THAT(r, oid::testing::HasErrorAt(oid::mongo::errc::tls_failed, 0));
     EXPECT_THAT(r.error().message, HasSubstr(c.words));
     EXPECT_THAT(r.error().message, Not(HasSubstr("not-the-password")));
   }
@@ -411,7 +411,7 @@ TEST(MongoTlsTest, ExpiredServerCertificateIsRefused) {
   tls_server server(serving("expired"));
   const auto r = open_as(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
   EXPECT_THAT(r.error().message, HasSubstr("certificate has expired"));
   // Through a client the same sentence is the failure's message.
   const auto through_client = ping(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
@@ -423,7 +423,7 @@ TEST(MongoTlsTest, ExpiredServerCertificateIsRefused) {
                                          "tlsAllowInvalidCertificates=true&"
                                          "socketTimeoutMS=300&connectTimeoutMS=300"));
   ASSERT_FALSE(allowed.has_value());
-  EXPECT_EQ(allowed.error().code, errc::timeout) << allowed.error().message;
+  EXPECT_EQ(allowed.error().code, oid::mongo::errc::timeout) << allowed.error().message;
   EXPECT_GE(server.handshakes_done(), 1);
 }
 
@@ -431,7 +431,7 @@ TEST(MongoTlsTest, CertificateForAnotherHostIsRefusedUnlessAllowed) {
   tls_server server(serving("wrong-host"));
   const auto r = open_as(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
   EXPECT_THAT(r.error().message, HasSubstr("host name mismatch"));
   EXPECT_THAT(r.error().message, HasSubstr("127.0.0.1"));
 }
@@ -440,7 +440,7 @@ TEST(MongoTlsTest, SelfSignedServerCertificateIsAnUnknownCa) {
   tls_server server(serving("ca"));
   const auto r = open_as(local_uri(server.port(), "tlsCAFile=" + cert("other-ca.pem")));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
   EXPECT_THAT(r.error().message, HasSubstr("unknown CA"));
 }
 
@@ -453,7 +453,7 @@ TEST(MongoTlsTest, MissingClientCertificateIsNamedUnderTls12And13) {
     tls_server server(o);
     const auto r = open_as(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
     ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+    EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
     EXPECT_THAT(r.error().message, HasSubstr("no client certificate"));
   }
 }
@@ -477,7 +477,7 @@ TEST(MongoTlsTest, StalledHandshakeTimesOutWithinConnectTimeout) {
   const auto took = std::chrono::steady_clock::now() - start;
   done = true;
   ASSERT_FALSE(c.has_value());
-  EXPECT_EQ(c.error().code, errc::timeout) << c.error().message;
+  EXPECT_EQ(c.error().code, oid::mongo::errc::timeout) << c.error().message;
   EXPECT_THAT(c.error().message, HasSubstr("TLS handshake"));
   EXPECT_GE(took, 290ms);
   EXPECT_LT(took, 1500ms);
@@ -503,7 +503,7 @@ TEST(MongoTlsTest, StalledReplyTimesOutWithinSocketTimeout) {
   const auto took = std::chrono::steady_clock::now() - start;
   done = true;
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::timeout) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::timeout) << r.error().message;
   EXPECT_GE(took, 290ms);
   EXPECT_LT(took, 1500ms);
 }
@@ -699,7 +699,7 @@ class MongoOcspTest : public ::testing::Test {
 // The handshake was refused for revocation: tls_failed, with `words` in the message.
 void expect_refused(const mongo::outcome<mongo::connection>& r, const std::string& words) {
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
   EXPECT_THAT(r.error().message, HasSubstr(words));
 }
 
@@ -817,7 +817,7 @@ TEST_F(MongoOcspTest, CrlFileRefusesARevokedCertificate) {
   EXPECT_EQ(pki().requests(), before);
   // A CRL file without a CRL.
   const auto none = mongo::client::create("mongodb://h/?tlsCRLFile=" + pki().file("ca.pem"));
-  ASSERT_THAT(none, oid::testing::HasErrorAt(errc::tls_failed, 0));
+  ASSERT_THAT(none, oid::testing::HasErrorAt(oid::mongo::errc::tls_failed, 0));
   EXPECT_THAT(none.error().message, HasSubstr("no CRL in it"));
 }
 
@@ -878,7 +878,7 @@ TEST_F(MongoTlsFerretTest, ScramOverTlsPingAndCrudFromSeveralThreads) {
 TEST_F(MongoTlsFerretTest, WrongCaIsRefused) {
   const auto r = open_as(with(certs_ + "/ca.pem", certs_ + "/other-ca.pem"));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
   EXPECT_THAT(r.error().message, HasSubstr("unknown CA"));
   EXPECT_THAT(r.error().message,
               Not(HasSubstr(std::string(mongo::uri::parse(uri_)->password()->reveal()))));
@@ -887,7 +887,7 @@ TEST_F(MongoTlsFerretTest, WrongCaIsRefused) {
 TEST_F(MongoTlsFerretTest, MissingClientCertificateIsNamed) {
   const auto r = open_as(with("&tlsCertificateKeyFile=" + certs_ + "/client-bundle.pem", ""));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
   EXPECT_THAT(r.error().message, HasSubstr("no client certificate"));
 }
 
@@ -895,7 +895,7 @@ TEST_F(MongoTlsFerretTest, ClientCertificateFromAnotherCaIsRefused) {
   const auto r =
       open_as(with(certs_ + "/client-bundle.pem", certs_ + "/other-ca-client-bundle.pem"));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
   EXPECT_THAT(r.error().message, HasSubstr("refused the client certificate"));
 }
 
@@ -950,7 +950,7 @@ TEST_F(MongoTlsFerretTest, HostNameMismatchAndTheOptionsThatAllowIt) {
   const auto r = open_as(with(direct, host));
   EXPECT_FALSE(r.has_value());
   if (!r) {
-    EXPECT_EQ(r.error().code, errc::tls_failed) << r.error().message;
+    EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
     EXPECT_THAT(r.error().message, HasSubstr("host name mismatch"));
     EXPECT_THAT(r.error().message, HasSubstr("127.0.0.2"));
   }

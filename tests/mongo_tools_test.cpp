@@ -88,7 +88,7 @@ TEST_F(MongoIndexTest, CreatesSeveralWithOptionsListsAndDropsThem) {
   // The unique index refuses a duplicate key.
   auto dup = c.insert_one(json(R"({"a": 1, "b": "x"})"));
   ASSERT_FALSE(dup.has_value());
-  EXPECT_EQ(dup.error().code, errc::duplicate_key);
+  EXPECT_EQ(dup.error().code, oid::mongo::errc::duplicate_key);
 
   // create_index is create_indexes of one; the same specification again is not an error.
   auto again = c.create_index(json(R"({"b": 1})"), models[1].options);
@@ -99,7 +99,7 @@ TEST_F(MongoIndexTest, CreatesSeveralWithOptionsListsAndDropsThem) {
   EXPECT_EQ(names(c), (std::vector<std::string>{"_id_", "a_1_b_-1", "p_1"}));
   auto missing = c.drop_index("no_such_index");
   ASSERT_FALSE(missing.has_value());
-  EXPECT_EQ(missing.error().code, errc::server_error);
+  EXPECT_EQ(missing.error().code, oid::mongo::errc::server_error);
   EXPECT_EQ(c.drop_index("*").error().code, errc::invalid_value);
   ASSERT_TRUE(c.drop_indexes().has_value());
   EXPECT_EQ(names(c), (std::vector<std::string>{"_id_"}));
@@ -123,7 +123,7 @@ TEST_F(MongoIndexTest, OptionsFerretDbRefuses) {
     auto made = c.create_index(json(R"({"t": 1, "u": 1})"), options);
     if (ferret) {
       ASSERT_FALSE(made.has_value());
-      EXPECT_EQ(made.error().code, errc::server_error);
+      EXPECT_EQ(made.error().code, oid::mongo::errc::server_error);
       ASSERT_TRUE(made.error().server.has_value());
       EXPECT_EQ(made.error().server->code, 238) << made.error().message;
       continue;

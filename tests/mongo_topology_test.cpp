@@ -247,9 +247,10 @@ TEST(MongoTopologyTest, AStepdownFailsTheWriteAndTheNextGoesToTheNewPrimary) {
     auto refused = coll.insert_one(d.view());
     ASSERT_FALSE(refused.has_value());
     if (code == 0) {
-      EXPECT_EQ(refused.error().code, errc::connection_closed) << refused.error().message;
+      EXPECT_EQ(refused.error().code, oid::mongo::errc::connection_closed)
+          << refused.error().message;
     } else {
-      EXPECT_EQ(refused.error().code, errc::server_error);
+      EXPECT_EQ(refused.error().code, oid::mongo::errc::server_error);
       ASSERT_TRUE(refused.error().server.has_value());
       EXPECT_EQ(refused.error().server->code, code);
     }
@@ -273,7 +274,8 @@ TEST(MongoTopologyTest, AWriteConcernErrorSayingNotPrimaryMovesWritesToTheNewPri
     rs.step_down_on_next_write(2, code, true);
     auto refused = coll.insert_one(d.view());
     ASSERT_FALSE(refused.has_value());
-    EXPECT_EQ(refused.error().code, errc::write_concern_failed) << refused.error().message;
+    EXPECT_EQ(refused.error().code, oid::mongo::errc::write_concern_failed)
+        << refused.error().message;
     ASSERT_TRUE(refused.error().write_concern_error.has_value());
     EXPECT_EQ(refused.error().write_concern_error->code, code);
     auto next = coll.insert_one(d.view());
@@ -291,7 +293,7 @@ TEST(MongoTopologyTest, AWriteConcernErrorSayingNotPrimaryMovesWritesToTheNewPri
   rs.step_down_on_next_write(2, 64, true);
   auto failed = coll.insert_one(d.view());
   ASSERT_FALSE(failed.has_value());
-  EXPECT_EQ(failed.error().code, errc::write_concern_failed) << failed.error().message;
+  EXPECT_EQ(failed.error().code, oid::mongo::errc::write_concern_failed) << failed.error().message;
   EXPECT_EQ(c.topology().find(rs.address(1))->type, mongo::server_type::rs_primary);
   ASSERT_TRUE(coll.insert_one(d.view()).has_value());
   EXPECT_EQ(rs.seen(), (std::vector<std::string>{"1 insert -", "1 insert -", "1 insert -"}));
@@ -388,7 +390,7 @@ TEST(MongoTopologyTest, SelectionTimeoutNamesEachServerAndTheReadPreference) {
   auto r = c.collection("db", "c").insert_one(d.view());
   const auto took = std::chrono::steady_clock::now() - started;
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::timeout);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::timeout);
   EXPECT_GE(took, 650ms);
   EXPECT_LT(took, 5s);
   const std::string& m = r.error().message;
@@ -420,7 +422,7 @@ TEST(MongoTopologyTest, AWrongSetNameFailsSelectionSayingWhatTheServerAnswered) 
   const document cmd = ping();
   auto r = c.run_command("admin", cmd.view());
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::timeout);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::timeout);
   EXPECT_NE(r.error().message.find(rs.address(0) +
                                    " removed after answering as RSSecondary of replica set rs0"),
             std::string::npos)
@@ -441,7 +443,7 @@ TEST(MongoTopologyTest, AnUnreachableMemberIsUnknownWithItsError) {
   const document cmd = ping();
   auto r = c.run_command("admin", cmd.view());
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::timeout);
+  EXPECT_EQ(r.error().code, oid::mongo::errc::timeout);
   EXPECT_NE(r.error().message.find(dead + " Unknown (last error: "), std::string::npos)
       << r.error().message;
 }
@@ -729,7 +731,7 @@ TEST_F(MongoReplicaSetFerretTest, AWrongSetNameFailsSelectionWithinTheTimeoutSay
   auto r = c->run_command("admin", cmd.view());
   const auto took = std::chrono::steady_clock::now() - started;
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::timeout) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::timeout) << r.error().message;
   EXPECT_GE(took, 950ms);
   EXPECT_LT(took, 5s);
   const std::string& m = r.error().message;
@@ -818,7 +820,7 @@ TEST(MongoTopologyTest, LoadBalancedClientFailsAtOnceWithoutServiceId) {
   ping.append_int32("ping", 1);
   auto r = client->run_command("admin", ping.view());
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, errc::unsupported) << r.error().message;
+  EXPECT_EQ(r.error().code, oid::mongo::errc::unsupported) << r.error().message;
   EXPECT_EQ(server.hellos(), (std::vector<std::string>{"loadBalanced"}));
 }
 
@@ -829,7 +831,7 @@ TEST(MongoTopologyTest, LoadBalancedModeRefusesAServerWithoutServiceId) {
   auto u = mongo::uri::parse("mongodb://" + server.address() + "/").value();
   auto conn = mongo::connection::open(u.hosts().front(), o);
   ASSERT_FALSE(conn.has_value());
-  EXPECT_EQ(conn.error().code, errc::unsupported);
+  EXPECT_EQ(conn.error().code, oid::mongo::errc::unsupported);
   EXPECT_NE(conn.error().message.find("without a serviceId"), std::string::npos)
       << conn.error().message;
   // The load balancer specification's words, which its tests look for.

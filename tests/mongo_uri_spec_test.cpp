@@ -291,7 +291,8 @@ std::string unsupported_reason(std::string_view text) {
   }
   std::string out;
   for (const auto& name : unknown) out += (out.empty() ? "option " : ", ") + name;
-  // Mechanisms oid does not implement are refused (errc::unsupported) however valid the case.
+  // Mechanisms oid does not implement are refused (oid::mongo::errc::unsupported) however valid the
+  // case.
   const std::string lowered = lower(text);
   for (const char* m : {"gssapi", "mongodb-aws", "mongodb-oidc"}) {
     if (lowered.find(std::string("authmechanism=") + m) != std::string::npos) {

@@ -72,37 +72,39 @@ TEST(MongoUriTest, RejectsMalformedStringsWithOffsets) {
   struct test_case {
     const char* name;
     const char* text;
-    errc want;
+    oid::mongo::errc want;
     std::size_t offset;
   };
   const test_case cases[] = {
-      {"empty", "", errc::invalid_uri, 0},
-      {"other scheme", "mongo://localhost", errc::invalid_uri, 0},
-      {"srv with a port", "mongodb+srv://cluster.example.com:27017", errc::invalid_uri, 14},
-      {"no host", "mongodb://", errc::invalid_uri, 10},
-      {"empty host in list", "mongodb://a,,b", errc::invalid_uri, 12},
-      {"port zero", "mongodb://localhost:0", errc::invalid_uri, 20},
-      {"port too big", "mongodb://localhost:65536/", errc::invalid_uri, 20},
-      {"port negative", "mongodb://localhost:-1", errc::invalid_uri, 20},
-      {"port letters", "mongodb://localhost:foo", errc::invalid_uri, 20},
-      {"port with plus", "mongodb://localhost:+1", errc::invalid_uri, 20},
-      {"double colon", "mongodb://localhost::27017", errc::invalid_uri, 20},
-      {"bare ipv6", "mongodb://::1", errc::invalid_uri, 11},
-      {"unclosed literal", "mongodb://[::1", errc::invalid_uri, 10},
-      {"junk after literal", "mongodb://[::1]x", errc::invalid_uri, 15},
-      {"literal port", "mongodb://[::1]:0", errc::invalid_uri, 16},
-      {"two colons in userinfo", "mongodb://a:b:c@h", errc::invalid_uri, 13},
-      {"at sign in userinfo", "mongodb://a@b@h", errc::invalid_uri, 11},
-      {"bad escape in user", "mongodb://a%zz:b@h", errc::invalid_uri, 11},
-      {"escape cut short", "mongodb://a%2:b@h", errc::invalid_uri, 11},
-      {"empty user", "mongodb://:pw@h", errc::invalid_uri, 10},
-      {"socket not .sock", "mongodb://%2Ftmp%2Fmongodb", errc::invalid_uri, 10},
-      {"db with dollar", "mongodb://h/a$b", errc::invalid_uri, 12},
-      {"db with slash", "mongodb://h/a/b", errc::invalid_uri, 12},
-      {"option without =", "mongodb://h/?w", errc::invalid_uri, 13},
-      {"bad escape in value", "mongodb://h/?appName=%g0", errc::invalid_uri, 21},
-      {"tls vs ssl", "mongodb://h/?tls=true&ssl=false", errc::invalid_uri, 10},
-      {"direct with two hosts", "mongodb://a,b/?directConnection=true", errc::invalid_uri, 10},
+      {"empty", "", oid::mongo::errc::invalid_uri, 0},
+      {"other scheme", "mongo://localhost", oid::mongo::errc::invalid_uri, 0},
+      {"srv with a port", "mongodb+srv://cluster.example.com:27017", oid::mongo::errc::invalid_uri,
+       14},
+      {"no host", "mongodb://", oid::mongo::errc::invalid_uri, 10},
+      {"empty host in list", "mongodb://a,,b", oid::mongo::errc::invalid_uri, 12},
+      {"port zero", "mongodb://localhost:0", oid::mongo::errc::invalid_uri, 20},
+      {"port too big", "mongodb://localhost:65536/", oid::mongo::errc::invalid_uri, 20},
+      {"port negative", "mongodb://localhost:-1", oid::mongo::errc::invalid_uri, 20},
+      {"port letters", "mongodb://localhost:foo", oid::mongo::errc::invalid_uri, 20},
+      {"port with plus", "mongodb://localhost:+1", oid::mongo::errc::invalid_uri, 20},
+      {"double colon", "mongodb://localhost::27017", oid::mongo::errc::invalid_uri, 20},
+      {"bare ipv6", "mongodb://::1", oid::mongo::errc::invalid_uri, 11},
+      {"unclosed literal", "mongodb://[::1", oid::mongo::errc::invalid_uri, 10},
+      {"junk after literal", "mongodb://[::1]x", oid::mongo::errc::invalid_uri, 15},
+      {"literal port", "mongodb://[::1]:0", oid::mongo::errc::invalid_uri, 16},
+      {"two colons in userinfo", "mongodb://a:b:c@h", oid::mongo::errc::invalid_uri, 13},
+      {"at sign in userinfo", "mongodb://a@b@h", oid::mongo::errc::invalid_uri, 11},
+      {"bad escape in user", "mongodb://a%zz:b@h", oid::mongo::errc::invalid_uri, 11},
+      {"escape cut short", "mongodb://a%2:b@h", oid::mongo::errc::invalid_uri, 11},
+      {"empty user", "mongodb://:pw@h", oid::mongo::errc::invalid_uri, 10},
+      {"socket not .sock", "mongodb://%2Ftmp%2Fmongodb", oid::mongo::errc::invalid_uri, 10},
+      {"db with dollar", "mongodb://h/a$b", oid::mongo::errc::invalid_uri, 12},
+      {"db with slash", "mongodb://h/a/b", oid::mongo::errc::invalid_uri, 12},
+      {"option without =", "mongodb://h/?w", oid::mongo::errc::invalid_uri, 13},
+      {"bad escape in value", "mongodb://h/?appName=%g0", oid::mongo::errc::invalid_uri, 21},
+      {"tls vs ssl", "mongodb://h/?tls=true&ssl=false", oid::mongo::errc::invalid_uri, 10},
+      {"direct with two hosts", "mongodb://a,b/?directConnection=true",
+       oid::mongo::errc::invalid_uri, 10},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -145,7 +147,7 @@ TEST(MongoUriTest, InvalidValuesAreErrorsNamingTheOptionInStrictMode) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
     const auto strict = uri::parse(c.text, uri_mode::strict);
-    ASSERT_THAT(strict, HasErrorAt(errc::invalid_uri, c.offset));
+    ASSERT_THAT(strict, HasErrorAt(oid::mongo::errc::invalid_uri, c.offset));
     EXPECT_NE(strict.error().message.find(c.option), std::string::npos) << strict.error().message;
     // The specification's behaviour: ignored, with a warning naming the option.
     const auto lenient = uri::parse(c.text, uri_mode::lenient);
@@ -169,7 +171,7 @@ TEST(MongoUriTest, PasswordIsASecretAndNeverInToString) {
   EXPECT_EQ(plain->to_string(), "mongodb://ann@h/");
   // A malformed password is refused without quoting it.
   const auto bad = uri::parse("mongodb://ann:s3cr%zz@h/");
-  ASSERT_THAT(bad, HasErrorAt(errc::invalid_uri, 18));
+  ASSERT_THAT(bad, HasErrorAt(oid::mongo::errc::invalid_uri, 18));
   EXPECT_EQ(bad.error().message.find("s3cr"), std::string::npos) << bad.error().message;
 }
 
@@ -209,7 +211,7 @@ TEST(MongoUriTest, MalformedUrisNeverShowThePassword) {
         }
         continue;
       }
-      EXPECT_EQ(u.error().code, errc::invalid_uri);
+      EXPECT_EQ(u.error().code, oid::mongo::errc::invalid_uri);
       EXPECT_EQ(u.error().message.find(c.secret), std::string::npos) << u.error().message;
     }
   }
@@ -231,7 +233,7 @@ TEST(MongoUriTest, RefusesAnUnescapedSlashBeforeTheLastAt) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.uri);
-    EXPECT_THAT(uri::parse(c.uri), HasErrorAt(errc::invalid_uri, c.offset));
+    EXPECT_THAT(uri::parse(c.uri), HasErrorAt(oid::mongo::errc::invalid_uri, c.offset));
   }
   // Escaped, and '@' after the options begin, are fine.
   EXPECT_TRUE(uri::parse("mongodb://a:12%2F34@h/x"));
@@ -260,27 +262,28 @@ TEST(MongoUriTest, AuthOptionsRefusedAsTheSpecificationSays) {
     SCOPED_TRACE(text);
     for (auto mode : {uri_mode::strict, uri_mode::lenient}) {
       const auto u = uri::parse(text, mode);
-      ASSERT_THAT(u, HasErrorAt(errc::unsupported, 29));
+      ASSERT_THAT(u, HasErrorAt(oid::mongo::errc::unsupported, 29));
       EXPECT_NE(u.error().message.find(m), std::string::npos) << u.error().message;
     }
   }
   EXPECT_THAT(uri::parse("mongodb://h/?authMechanism=SCRAM-SHA-256"),
-              HasErrorAt(errc::invalid_uri, 10));
-  EXPECT_THAT(uri::parse("mongodb://h/?authMechanism=PLAIN"), HasErrorAt(errc::invalid_uri, 10));
+              HasErrorAt(oid::mongo::errc::invalid_uri, 10));
+  EXPECT_THAT(uri::parse("mongodb://h/?authMechanism=PLAIN"),
+              HasErrorAt(oid::mongo::errc::invalid_uri, 10));
   // PLAIN's message is authzid NUL user NUL password (RFC 4616): a NUL inside either would move
   // the fields, so the connection string is refused, at the user name or at the password.
   EXPECT_THAT(uri::parse("mongodb://user%00name:pw@h/?authMechanism=PLAIN"),
-              HasErrorAt(errc::invalid_uri, 10));
+              HasErrorAt(oid::mongo::errc::invalid_uri, 10));
   EXPECT_THAT(uri::parse("mongodb://u:pass%00word@h/?authMechanism=PLAIN", uri_mode::lenient),
-              HasErrorAt(errc::invalid_uri, 12));
+              HasErrorAt(oid::mongo::errc::invalid_uri, 12));
   EXPECT_THAT(uri::parse("mongodb://u:p@h/?authMechanism=MONGODB-X509"),
-              HasErrorAt(errc::invalid_uri, 12));
+              HasErrorAt(oid::mongo::errc::invalid_uri, 12));
   EXPECT_THAT(uri::parse("mongodb://u@h/?authMechanism=MONGODB-X509&authSource=admin"),
-              HasErrorAt(errc::invalid_uri, 10));
+              HasErrorAt(oid::mongo::errc::invalid_uri, 10));
   EXPECT_THAT(uri::parse("mongodb://u:p@h/?authSource=", uri_mode::lenient),
-              HasErrorAt(errc::invalid_uri, 28));
+              HasErrorAt(oid::mongo::errc::invalid_uri, 28));
   EXPECT_THAT(uri::parse("mongodb://u:p@h/?authMechanismProperties=NOCOLON"),
-              HasErrorAt(errc::invalid_uri, 41));
+              HasErrorAt(oid::mongo::errc::invalid_uri, 41));
   const auto props = uri::parse("mongodb://u:p@h/?authMechanismProperties=A:1,B:x:y");
   ASSERT_TRUE(props.has_value()) << props.error().message;
   using pairs = std::vector<std::pair<std::string, std::string>>;

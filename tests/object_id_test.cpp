@@ -147,7 +147,7 @@ TEST(ObjectIdTest, ThrowingConstructor) {
   try {
     object_id("00000g000000000000000000");
   } catch (const oid::exception& e) {
-    EXPECT_EQ(e.code_enum(), oid::errc::invalid_hex);
+    EXPECT_EQ(e.code(), oid::errc::invalid_hex);
     EXPECT_EQ(e.offset(), 5u);
   }
 }

@@ -189,7 +189,7 @@ TEST(UniquenessTest, UnwritableTempDirIsAnIoError) {
     finder.add(ids);
     ADD_FAILURE() << "no exception";
   } catch (const oid::exception& e) {
-    EXPECT_EQ(e.code_enum(), oid::errc::io_error);
+    EXPECT_EQ(e.code(), oid::errc::io_error);
     EXPECT_NE(std::string(e.what()).find("/nonexistent/oid-test"), std::string::npos) << e.what();
   }
 }

@@ -1,9 +1,13 @@
 // oid/error.hpp: the project's one error vocabulary.
 //
 // Every function that reads input the caller does not control returns `oid::result<T>`, whose error
-// is an `oid::error`: a code from `oid::errc` plus the byte (or character) offset where reading
-// stopped. Codes plug into `std::error_code` through `oid::error_category()`. The throwing
-// convenience layer throws `oid::exception`, a `std::system_error` that also carries the offset.
+// is an `oid::error`: a `std::error_code` plus the byte (or character) offset where reading
+// stopped. Each module owns its codes: `oid::errc` here (ids, times, BSON, JSON, files), the
+// client's `oid::mongo::errc` in oid/mongo/error.hpp, each an error code enum with its own
+// `std::error_category`, so that `e.code == oid::errc::truncated` and
+// `e.code == oid::mongo::errc::timeout` both read as they should and a new client failure never
+// changes this library. The throwing convenience layer throws `oid::exception`, a
+// `std::system_error` that also carries the offset.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +16,8 @@
 
 namespace oid {
 
-/// Every failure oid reports. Values are stable within a major version; 0 is never used. New codes
+/// The failures of the ids, times, BSON and Extended JSON. Values are stable within a major
+/// version; 0 is never used. New codes
 /// go just above `end_marker`, which is not a code: it is one past the last, so that tests and
 /// tables can visit every code from `invalid_length` up to it without naming the last one.
 enum class errc {
@@ -45,59 +50,57 @@ enum class errc {
   invalid_decimal128,     ///< text that is not a decimal128 value, or one that would need rounding
   invalid_json,           ///< text that is not JSON
   invalid_extended_json,  ///< JSON that breaks an Extended JSON rule
-  // Wire protocol and client.
-  invalid_uri,           ///< a connection string the specification rejects
-  invalid_message,       ///< a wire message that breaks the OP_MSG rules
-  checksum_mismatch,     ///< an OP_MSG CRC-32C that does not match the message
-  connection_failed,     ///< could not connect to any host
-  connection_closed,     ///< the peer closed the connection or reset it
-  timeout,               ///< an operation did not finish within its configured time
-  server_error,          ///< the server answered ok: 0
-  duplicate_key,         ///< a write broke a unique index (server code 11000)
-  write_concern_failed,  ///< the write happened but its write concern was not satisfied
-  unexpected_reply,      ///< a reply to another request, or of the wrong shape
-  unsupported,           ///< a feature oid does not provide (named in the message)
-  io_error,              ///< reading or writing a file or stream failed
-  // Authentication.
-  authentication_failed,  ///< the server refused the credentials, or could not prove it knew them
-  invalid_scram_message,  ///< a SCRAM message that breaks RFC 5802's grammar
-  invalid_password,       ///< a password SASLprep (RFC 4013) refuses: a prohibited character
+  // Files and streams.
+  io_error,  ///< reading or writing a file or stream failed
   // 64-bit ids.
   invalid_decimal,          ///< not a decimal id: a non-digit, a leading zero, or above 2^64 - 1
   machine_id_out_of_range,  ///< a machine id too large for the id layout's machine field
   forked_machine_id,        ///< a forked child would reuse its parent's machine id
-  // Server selection.
-  invalid_read_preference,  ///< a read preference the specifications reject
-  // Connection pools.
-  pool_cleared,  ///< the server's pool was cleared (paused) after an error; retryable
-  pool_closed,   ///< the server's pool is closed
-  // TLS.
-  tls_failed,  ///< the TLS handshake or session failed (the message says what: CA, expiry, name)
-  // Cryptography.
-  crypto_failed,  ///< an OpenSSL primitive (digest, HMAC, PBKDF2) failed; nothing it made is used
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };
 
 /// The category of `oid::errc`: `name()` is "oid", `message()` describes each code in a few words.
-const std::error_category& error_category() noexcept;
+/// Its one instance is a constant-initialized object, so that making an `oid::error` (a BSON
+/// getter's type mismatch, say) costs two stores and no call.
+class errc_category final : public std::error_category {
+ public:
+  constexpr errc_category() noexcept = default;
+  const char* name() const noexcept override;
+  std::string message(int value) const override;
+};
+
+/// The one `errc_category`.
+extern const errc_category errc_category_instance;
+
+/// The category of `oid::errc`.
+inline const std::error_category& error_category() noexcept { return errc_category_instance; }
 
 /// Wraps `e` as a `std::error_code` in `oid::error_category()`.
-std::error_code make_error_code(errc e) noexcept;
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), errc_category_instance};
+}
 
-/// A failure: what went wrong (`code`) and where reading stopped (`offset`, in bytes or characters
-/// from the start of the input; 0 when there is no position, such as a full-length check).
+/// `code` as an `oid::errc` when it is one (its category is `oid::error_category()`), else
+/// `errc{}` (0, which no code uses): what a `switch` over this module's codes needs.
+inline errc errc_of(const std::error_code& code) noexcept {
+  return &code.category() == &errc_category_instance ? static_cast<errc>(code.value()) : errc{};
+}
+
+/// A failure: what went wrong (`code`: an `oid::errc`, or another module's code such as
+/// `oid::mongo::errc`) and where reading stopped (`offset`, in bytes or characters from the start
+/// of the input; 0 when there is no position, such as a full-length check).
 struct error {
-  errc code{};
+  std::error_code code{};
   std::size_t offset = 0;
 
   /// The code's description, e.g. "invalid hex character".
-  std::string message() const { return make_error_code(code).message(); }
+  std::string message() const { return code.message(); }
   friend bool operator==(const error&, const error&) = default;
 };
 
-/// The exception thrown by oid's convenience layer: a `std::system_error` with `code()` in
-/// `oid::error_category()` and the offset where reading stopped.
+/// The exception thrown by oid's convenience layer: a `std::system_error` with the error's `code()`
+/// and the offset where reading stopped.
 class exception : public std::system_error {
  public:
   explicit exception(const error& e);
@@ -105,8 +108,6 @@ class exception : public std::system_error {
 
   /// Where reading stopped, as in `oid::error::offset`.
   std::size_t offset() const noexcept { return offset_; }
-  /// The code as `oid::errc`.
-  errc code_enum() const noexcept { return static_cast<errc>(code().value()); }
 
  private:
   std::size_t offset_;

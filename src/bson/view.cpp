@@ -124,7 +124,7 @@ result<element> document_view::find(std::string_view key) const noexcept {
 // The getters not inline in the header: the rare types, which need a scan.
 
 result<regex_view> element::get_regex() const noexcept {
-  if (type() != bson::type::regex) return mismatch;
+  if (type() != bson::type::regex) return mismatch();
   const auto v = raw_value();
   const char* p = reinterpret_cast<const char*>(v.data());
   const std::size_t plen = std::strlen(p);  // the value holds two NULs (validated or built)
@@ -132,7 +132,7 @@ result<regex_view> element::get_regex() const noexcept {
 }
 
 result<db_pointer_view> element::get_db_pointer() const noexcept {
-  if (type() != bson::type::db_pointer) return mismatch;
+  if (type() != bson::type::db_pointer) return mismatch();
   const auto v = raw_value();
   object_id::bytes_type b;
   std::memcpy(b.data(), v.data() + v.size() - 12, b.size());

@@ -35,7 +35,7 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
     const auto first = pipeline[i].begin();
     const bool one_field = first != pipeline[i].end() && std::next(first) == pipeline[i].end();
     if (!one_field || first->key().size() < 2 || first->key().front() != '$') {
-      return failure(errc::invalid_value,
+      return failure(oid::errc::invalid_value,
                      "pipeline stage " + std::to_string(i) +
                          " is not a document of one field named after a stage ({$match: ...})");
     }
@@ -71,7 +71,7 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
 
 outcome<bson::document> collection::distinct(std::string_view field, bson::document_view filter,
                                              const read_options& options) {
-  if (field.empty()) return failure(errc::invalid_value, "distinct needs a field name");
+  if (field.empty()) return failure(oid::errc::invalid_value, "distinct needs a field name");
   bson::builder cmd;
   cmd.append_string("distinct", name_).append_string("key", field);
   cmd.append_document("query", filter);
@@ -99,7 +99,7 @@ outcome<std::int64_t> collection::estimated_document_count(const read_options& o
 }
 
 outcome<collection> collection::rename(std::string_view new_name, bool drop_target) {
-  if (new_name.empty()) return failure(errc::invalid_value, "a collection name is not empty");
+  if (new_name.empty()) return failure(oid::errc::invalid_value, "a collection name is not empty");
   bson::builder cmd;
   cmd.append_string("renameCollection", db_ + "." + name_);
   cmd.append_string("to", db_ + "." + std::string(new_name));

@@ -107,7 +107,8 @@ void throw_exception(const bulk_write_error& e) { throw bulk_write_exception(e);
 bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const write_model> models,
                                                              const bulk_write_options& options) {
   if (models.empty()) {
-    return bulk_write_error(failure(errc::invalid_value, "a bulk write needs at least one model"));
+    return bulk_write_error(
+        failure(oid::errc::invalid_value, "a bulk write needs at least one model"));
   }
   bulk_write_result out;
   // The `_id` of each insert model, by statement; moved into `out.inserted_ids` once the server
@@ -205,10 +206,11 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     const std::size_t limit = static_cast<std::size_t>(std::max(0, server.max_bson_object_size)) +
                               (insert ? 0 : 16 * 1024);
     if (statements[i].doc.size() > limit) {
-      return bulk_write_error(failure(
-          errc::too_large, (insert ? "document " : "write ") + std::to_string(i) + " has " +
-                               std::to_string(statements[i].doc.size()) +
-                               " bytes, above the server's limit of " + std::to_string(limit)));
+      return bulk_write_error(
+          failure(oid::errc::too_large, (insert ? "document " : "write ") + std::to_string(i) +
+                                            " has " + std::to_string(statements[i].doc.size()) +
+                                            " bytes, above the server's limit of " +
+                                            std::to_string(limit)));
     }
   }
 

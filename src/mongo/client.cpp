@@ -69,7 +69,7 @@ outcome<std::vector<bson::document>> client::list_databases() {
   std::vector<bson::document> out;
   const auto dbs = reply->view().find("databases");
   auto arr =
-      dbs ? dbs->get_array() : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
+      dbs ? dbs->get_array() : result<bson::document_view>(oid::error{oid::errc::type_mismatch, 0});
   if (!arr) return failure(errc::unexpected_reply, "no databases array");
   for (const auto& e : *arr) {
     if (auto d = e.get_document()) out.emplace_back(*d);

@@ -121,7 +121,7 @@ outcome<cursor> collection::find_created_between(std::chrono::sys_seconds from,
                                                  const find_options& options) {
   const auto f = created_between_filter(from, to, filter);
   if (!f) {
-    return failure(errc::time_out_of_range,
+    return failure(oid::errc::time_out_of_range,
                    "an ObjectId holds times from 1970-01-01T00:00:00Z to "
                    "2106-02-07T06:28:15Z");
   }

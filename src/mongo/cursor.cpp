@@ -24,11 +24,11 @@ outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view ba
 outcome<done> detail::cursor_state::load(bson::document_view r, std::string_view batch_key) {
   const auto c = r.find("cursor");
   auto doc =
-      c ? c->get_document() : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
+      c ? c->get_document() : result<bson::document_view>(oid::error{oid::errc::type_mismatch, 0});
   if (!doc) return failure(errc::unexpected_reply, "reply without a cursor document");
   const auto batch = doc->find(batch_key);
-  auto arr =
-      batch ? batch->get_array() : result<bson::document_view>(oid::error{errc::type_mismatch, 0});
+  auto arr = batch ? batch->get_array()
+                   : result<bson::document_view>(oid::error{oid::errc::type_mismatch, 0});
   if (!arr)
     return failure(errc::unexpected_reply, "cursor reply without " + std::string(batch_key));
   id = int64_field(*doc, "id", 0);

@@ -49,7 +49,8 @@ outcome<std::string> collection::create_index(bson::document_view keys,
 }
 
 outcome<std::vector<std::string>> collection::create_indexes(std::span<const index_model> models) {
-  if (models.empty()) return failure(errc::invalid_value, "createIndexes needs at least one index");
+  if (models.empty())
+    return failure(oid::errc::invalid_value, "createIndexes needs at least one index");
   std::vector<std::string> names;
   names.reserve(models.size());
   bson::builder cmd;
@@ -59,7 +60,7 @@ outcome<std::vector<std::string>> collection::create_indexes(std::span<const ind
     const auto& m = models[i];
     const auto& o = m.options;
     if (m.keys.empty()) {
-      return failure(errc::invalid_value, "index " + std::to_string(i) + " has no keys");
+      return failure(oid::errc::invalid_value, "index " + std::to_string(i) + " has no keys");
     }
     names.push_back(o.name.empty() ? default_name(m.keys) : o.name);
     cmd.open_document(std::to_string(i));
@@ -102,7 +103,8 @@ outcome<std::vector<bson::document>> collection::list_indexes() {
 
 outcome<done> collection::drop_index(std::string_view name) {
   if (name == "*") {
-    return failure(errc::invalid_value, "drop_index(\"*\") would drop every index: drop_indexes()");
+    return failure(oid::errc::invalid_value,
+                   "drop_index(\"*\") would drop every index: drop_indexes()");
   }
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", name);

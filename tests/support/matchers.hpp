@@ -6,6 +6,7 @@
 
 #include <oid/result.hpp>
 #include <string>
+#include <system_error>
 
 namespace oid::testing {
 
@@ -19,6 +20,12 @@ std::string error_text(const E& e) {
   }
 }
 
+/// A code for a failure message: its category, value and description ("oid.mongo:6 (timed out)").
+inline std::string code_text(const std::error_code& c) {
+  return std::string(c.category().name()) + ":" + std::to_string(c.value()) + " (" + c.message() +
+         ")";
+}
+
 MATCHER_P(HasValue, m, "has a value that " + ::testing::DescribeMatcher<decltype(m)>(m)) {
   if (!arg.has_value()) {
     *result_listener << "has error " << error_text(arg.error()) << " at " << arg.error().offset;
@@ -27,7 +34,7 @@ MATCHER_P(HasValue, m, "has a value that " + ::testing::DescribeMatcher<decltype
   return ::testing::ExplainMatchResult(m, *arg, result_listener);
 }
 
-MATCHER_P(HasError, code, "has error code " + ::testing::PrintToString(static_cast<int>(code))) {
+MATCHER_P(HasError, code, "has error code " + code_text(code)) {
   if (arg.has_value()) {
     *result_listener << "has a value";
     return false;
@@ -37,8 +44,7 @@ MATCHER_P(HasError, code, "has error code " + ::testing::PrintToString(static_ca
 }
 
 MATCHER_P2(HasErrorAt, code, offset,
-           "has error code " + ::testing::PrintToString(static_cast<int>(code)) + " at offset " +
-               ::testing::PrintToString(offset)) {
+           "has error code " + code_text(code) + " at offset " + ::testing::PrintToString(offset)) {
   if (arg.has_value()) {
     *result_listener << "has a value";
     return false;

@@ -768,7 +768,7 @@ TEST_F(FailpointProxyTest, CloseConnectionClosesTheClientsSocketWithoutAReply) {
   const auto r = c.run(db_, doc(R"({"find": "c"})").view());
   ASSERT_FALSE(r.has_value()) << json(r->view());
   EXPECT_TRUE(c.broken());
-  EXPECT_EQ(r.error().code, oid::errc::connection_closed) << r.error().message();
+  EXPECT_EQ(r.error().code, oid::mongo::errc::connection_closed) << r.error().message();
   // The next connection works (times: 1 is spent).
   auto again = open();
   EXPECT_EQ(ok_of(again.run(db_, doc(R"({"find": "c"})").view()).value()), 1.0);
@@ -843,7 +843,7 @@ TEST_F(FailpointProxyTest, WriteConcernErrorIsAddedToTheServersReply) {
                    "writeConcernError": {"code": 64, "errmsg": "waiting for replication timed out"}}})");
   const auto w = client_->collection(db_, "c").insert_one(doc(R"({"_id": 3})").view());
   ASSERT_FALSE(w.has_value());
-  EXPECT_EQ(w.error().code, oid::errc::write_concern_failed) << w.error().message;
+  EXPECT_EQ(w.error().code, oid::mongo::errc::write_concern_failed) << w.error().message;
   ASSERT_TRUE(w.error().write_concern_error.has_value());
   EXPECT_EQ(w.error().write_concern_error->code, 64);
   EXPECT_EQ(client_->collection(db_, "c").count_documents().value(), 3);
@@ -896,7 +896,7 @@ TEST_F(FailpointProxyTest, OtherFailPointsAreRefusedByName) {
   const auto c = client_->run_command(
       "admin", doc(R"({"configureFailPoint": "maxTimeAlwaysTimeOut", "mode": "off"})").view());
   ASSERT_FALSE(c.has_value());
-  EXPECT_EQ(c.error().code, oid::errc::server_error);
+  EXPECT_EQ(c.error().code, oid::mongo::errc::server_error);
   EXPECT_NE(c.error().message.find("maxTimeAlwaysTimeOut"), std::string::npos) << c.error().message;
 }
 

@@ -68,8 +68,8 @@ op_outcome unsupported(std::string line) {
 // errors ("parameter validation errors before a command is sent to the server; network errors").
 bool is_client_side(const mongo::failure& f) {
   if (f.server || !f.write_errors.empty() || f.write_concern_error) return false;
-  return f.code != errc::server_error && f.code != errc::duplicate_key &&
-         f.code != errc::write_concern_failed;
+  return f.code != oid::mongo::errc::server_error && f.code != oid::mongo::errc::duplicate_key &&
+         f.code != oid::mongo::errc::write_concern_failed;
 }
 
 op_outcome failed(mongo::failure f) {
@@ -211,7 +211,8 @@ op_outcome names_of(mongo::outcome<std::vector<bson::document>> docs) {
   for (const auto& d : *docs) {
     const auto n = d.view().find("name");
     const auto s = n ? n->get_string() : result<std::string_view>(n.error());
-    if (!s) return failed(mongo::failure(errc::unexpected_reply, "an entry without a name"));
+    if (!s)
+      return failed(mongo::failure(oid::mongo::errc::unexpected_reply, "an entry without a name"));
     names.emplace_back(*s);
   }
   return with_result(result_strings(names));

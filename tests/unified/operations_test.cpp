@@ -100,7 +100,7 @@ TEST_F(UnifiedOperationsTest, DuplicateKeyIsAServerError11000) {
   seed();
   const auto r = coll("insertOne", R"({"document": {"_id": 1}})");
   ASSERT_TRUE(r.error) << what(r);
-  EXPECT_EQ(r.error->code, errc::duplicate_key);
+  EXPECT_EQ(r.error->code, oid::mongo::errc::duplicate_key);
   EXPECT_EQ(server_code(r), 11000);
   EXPECT_FALSE(r.client_error);
   EXPECT_FALSE(r.result);
@@ -301,7 +301,7 @@ TEST_F(UnifiedOperationsTest, ClientAndDatabaseOperations) {
           R"({"commandName": "noSuchCommand", "command": {"noSuchCommand": 1}})");
   ASSERT_TRUE(r.error) << what(r);
   EXPECT_FALSE(r.client_error);
-  EXPECT_EQ(r.error->code, errc::server_error);
+  EXPECT_EQ(r.error->code, oid::mongo::errc::server_error);
   r = run("database0", "dropCollection", R"({"collection": "coll0"})");
   EXPECT_FALSE(r.error) << what(r);
   r = run("database0", "listCollectionNames");

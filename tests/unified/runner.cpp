@@ -742,7 +742,8 @@ void make_client(test_context& t, bson::document_view spec) {
   };
   auto made = mongo::client::create(c.uri, std::move(options));
   if (!made) {
-    if (made.error().code == errc::unsupported || made.error().code == errc::invalid_uri) {
+    if (made.error().code == oid::mongo::errc::unsupported ||
+        made.error().code == oid::mongo::errc::invalid_uri) {
       throw skip_oid{"client: " + made.error().message};
     }
     fail("client " + id + ": " + made.error().message);
@@ -1204,7 +1205,7 @@ void check_error(test_context& t, const op_outcome& r, bson::document_view expec
   }
   if (auto e = field(expect, "isTimeoutError")) {
     if (*e->get_bool()) throw skip_oid{"client-side operation timeout (timeoutMS)"};
-    if (f.code == errc::timeout) fail("expected no timeout, got " + error_text(f));
+    if (f.code == oid::mongo::errc::timeout) fail("expected no timeout, got " + error_text(f));
   }
   if (auto s = optional_string(expect, "errorContains")) {
     std::string all = f.message;

@@ -197,7 +197,7 @@ class element {
   static std::string_view string_at(const std::uint8_t* v) noexcept {
     return {reinterpret_cast<const char*>(v + 4), oid::detail::load_le_u32(v) - 1};
   }
-  static constexpr oid::error mismatch{errc::type_mismatch, 0};
+  static oid::error mismatch() noexcept { return {errc::type_mismatch, 0}; }
 
   const std::uint8_t* p_ = no_bytes_;  // the type byte
   std::uint32_t key_size_ = 0;
@@ -365,23 +365,23 @@ struct code_with_scope_view {
 }
 
 inline result<double> element::get_double() const noexcept {
-  if (type() != bson::type::double_) return mismatch;
+  if (type() != bson::type::double_) return mismatch();
   return std::bit_cast<double>(oid::detail::load_le_u64(value()));
 }
 inline result<std::string_view> element::get_string() const noexcept {
-  if (type() != bson::type::string) return mismatch;
+  if (type() != bson::type::string) return mismatch();
   return string_at(value());
 }
 inline result<document_view> element::get_document() const noexcept {
-  if (type() != bson::type::document) return mismatch;
+  if (type() != bson::type::document) return mismatch();
   return document_view::unchecked(raw_value());
 }
 inline result<document_view> element::get_array() const noexcept {
-  if (type() != bson::type::array) return mismatch;
+  if (type() != bson::type::array) return mismatch();
   return document_view::unchecked(raw_value());
 }
 inline result<binary_view> element::get_binary() const noexcept {
-  if (type() != bson::type::binary) return mismatch;
+  if (type() != bson::type::binary) return mismatch();
   const std::uint8_t* v = value();
   binary_view b{v[4], {v + 5, value_size_ - 5}};
   // The old subtype repeats the length inside the payload; validation checked it matches.
@@ -389,49 +389,49 @@ inline result<binary_view> element::get_binary() const noexcept {
   return b;
 }
 inline result<object_id> element::get_object_id() const noexcept {
-  if (type() != bson::type::object_id) return mismatch;
+  if (type() != bson::type::object_id) return mismatch();
   object_id::bytes_type b;
   std::memcpy(b.data(), value(), b.size());
   return object_id(b);
 }
 inline result<bool> element::get_bool() const noexcept {
-  if (type() != bson::type::boolean) return mismatch;
+  if (type() != bson::type::boolean) return mismatch();
   return *value() != 0;
 }
 inline result<std::int64_t> element::get_date_time() const noexcept {
-  if (type() != bson::type::date_time) return mismatch;
+  if (type() != bson::type::date_time) return mismatch();
   return static_cast<std::int64_t>(oid::detail::load_le_u64(value()));
 }
 inline result<std::string_view> element::get_javascript() const noexcept {
-  if (type() != bson::type::javascript) return mismatch;
+  if (type() != bson::type::javascript) return mismatch();
   return string_at(value());
 }
 inline result<std::string_view> element::get_symbol() const noexcept {
-  if (type() != bson::type::symbol) return mismatch;
+  if (type() != bson::type::symbol) return mismatch();
   return string_at(value());
 }
 inline result<code_with_scope_view> element::get_javascript_with_scope() const noexcept {
-  if (type() != bson::type::javascript_with_scope) return mismatch;
+  if (type() != bson::type::javascript_with_scope) return mismatch();
   const auto v = raw_value();
   const std::string_view code = string_at(v.data() + 4);
   const std::size_t scope_at = 4 + 4 + code.size() + 1;
   return code_with_scope_view{code, document_view::unchecked(v.subspan(scope_at))};
 }
 inline result<std::int32_t> element::get_int32() const noexcept {
-  if (type() != bson::type::int32) return mismatch;
+  if (type() != bson::type::int32) return mismatch();
   return static_cast<std::int32_t>(oid::detail::load_le_u32(value()));
 }
 inline result<timestamp_value> element::get_timestamp() const noexcept {
-  if (type() != bson::type::timestamp) return mismatch;
+  if (type() != bson::type::timestamp) return mismatch();
   const std::uint64_t u = oid::detail::load_le_u64(value());
   return timestamp_value{static_cast<std::uint32_t>(u >> 32), static_cast<std::uint32_t>(u)};
 }
 inline result<std::int64_t> element::get_int64() const noexcept {
-  if (type() != bson::type::int64) return mismatch;
+  if (type() != bson::type::int64) return mismatch();
   return static_cast<std::int64_t>(oid::detail::load_le_u64(value()));
 }
 inline result<decimal128> element::get_decimal128() const noexcept {
-  if (type() != bson::type::decimal128) return mismatch;
+  if (type() != bson::type::decimal128) return mismatch();
   return decimal128{oid::detail::load_le_u64(value()), oid::detail::load_le_u64(value() + 8)};
 }
 

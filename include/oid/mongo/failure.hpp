@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <oid/bson/document.hpp>
 #include <oid/error.hpp>
+#include <oid/mongo/error.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,14 +41,16 @@ struct failure {
   failure() = default;
   /// A failure with a code, a sentence and, for text the caller gave (a connection string), the
   /// offset where reading stopped.
-  failure(errc c, std::string m, std::size_t at = 0) : code(c), message(std::move(m)), offset(at) {}
+  failure(std::error_code c, std::string m, std::size_t at = 0)
+      : code(c), message(std::move(m)), offset(at) {}
   /// The failure of a codec or a transport step: its code and offset, and the code's description
   /// as the message.
   explicit failure(const oid::error& e) : code(e.code), message(e.message()), offset(e.offset) {}
 
-  /// What kind of failure: a transport code, duplicate_key, write_concern_failed, server_error,
-  /// or the code of the input that was refused (invalid_uri, unsupported, ...).
-  errc code{};
+  /// What kind of failure: an `oid::mongo::errc` (a transport code, duplicate_key,
+  /// write_concern_failed, server_error, invalid_uri, unsupported, ...) or, for a reply that is
+  /// not well-formed BSON, the `oid::errc` of the codec.
+  std::error_code code{};
   /// A sentence for people, naming what failed (the server's message when it gave one; the
   /// option or the host when there is one).
   std::string message;

@@ -1,5 +1,5 @@
 // oid/mongo/mongo.hpp: the whole oid::mongo module in one include: connection strings, OP_MSG, the
-// connection, the client, cursors, write concerns and what operations return.
+// client, cursors, write concerns, what operations return and how they fail.
 #pragma once
 
 #include <oid/mongo/bulk_write.hpp>
@@ -7,6 +7,7 @@
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/cursor.hpp>
+#include <oid/mongo/error.hpp>
 #include <oid/mongo/failure.hpp>
 #include <oid/mongo/handshake.hpp>
 #include <oid/mongo/op_msg.hpp>

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <oid/bson/document.hpp>
+#include <oid/mongo/error.hpp>
 #include <oid/mongo/server_description.hpp>
 #include <oid/mongo/topology_description.hpp>
 #include <oid/result.hpp>

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <oid/mongo/error.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/server_description.hpp>
 #include <oid/mongo/topology_description.hpp>

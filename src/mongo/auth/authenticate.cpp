@@ -87,7 +87,7 @@ outcome<handshake_auth> handshake_auth::prepare(const credential& c, scram_cache
     const auto m = c.mechanism == sha1_name ? scram_mechanism::sha1 : scram_mechanism::sha256;
     auto conv = scram_conversation::start(m, c.user, c.password, cache);
     if (!conv) {
-      if (conv.error().code == errc::entropy_unavailable ||
+      if (conv.error().code == oid::errc::entropy_unavailable ||
           conv.error().code == errc::crypto_failed) {
         return failure(conv.error());
       }

@@ -198,7 +198,8 @@ result<secret> saslprep(std::string_view text) {
                                     "SASLprep", STRINGPREP_NO_UNASSIGNED);
   if (rc != STRINGPREP_OK) {
     if (out != nullptr) idn_free(out);
-    return error{rc == STRINGPREP_ICONV_ERROR ? errc::invalid_utf8 : errc::invalid_password, 0};
+    if (rc == STRINGPREP_ICONV_ERROR) return error{oid::errc::invalid_utf8, 0};
+    return error{errc::invalid_password, 0};
   }
   const std::size_t n = std::strlen(out);
   secret prepared(std::string_view(out, n));
@@ -236,7 +237,7 @@ result<secret> scram_prepare_password(scram_mechanism m, std::string_view user,
 result<std::string> scram_client_nonce() {
   std::array<std::uint8_t, 24> raw{};
   if (RAND_bytes(raw.data(), static_cast<int>(raw.size())) != 1) {
-    return error{errc::entropy_unavailable, 0};
+    return error{oid::errc::entropy_unavailable, 0};
   }
   return base64_encode(raw.data(), raw.size());
 }
@@ -268,7 +269,7 @@ result<scram_server_first> parse_scram_server_first(std::string_view message,
   if (s->value.empty()) return error{errc::invalid_scram_message, s->offset};
   std::size_t bad = 0;
   auto salt = base64_decode(s->value, bad);
-  if (!salt) return error{errc::invalid_base64, s->offset + bad};
+  if (!salt) return error{oid::errc::invalid_base64, s->offset + bad};
 
   auto i = next_attribute(message, pos, 'i');
   if (!i) return i.error();
@@ -310,7 +311,7 @@ result<scram_server_final> parse_scram_server_final(std::string_view message) {
   } else {
     std::size_t bad = 0;
     auto v = base64_decode(a->value, bad);
-    if (!v) return error{errc::invalid_base64, a->offset + bad};
+    if (!v) return error{oid::errc::invalid_base64, a->offset + bad};
     out.verifier = std::move(*v);
   }
   auto ext = read_extensions(message, pos, "ve");

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <oid/mongo/error.hpp>
 #include <oid/mongo/secret.hpp>
 #include <oid/result.hpp>
 #include <optional>

@@ -63,7 +63,7 @@ outcome<lease> client_state::acquire(const mongo::read_preference& preference,
       return l;
     }
     // The pool's failures to open a connection have gone to SDAM already (topology::factory_for).
-    const errc code = c.error().code;
+    const std::error_code code = c.error().code;
     if (code == errc::pool_cleared || code == errc::pool_closed) {
       // Cleared (the server was marked Unknown) or removed since it was selected: select again.
       if (clock::now() >= deadline) return std::move(c).error();

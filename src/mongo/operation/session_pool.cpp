@@ -13,7 +13,7 @@ server_session server_session::make(clock::time_point now) {
   // OpenSSL's generator (already linked for SCRAM's nonces) rather than std::random_device:
   // session ids must not repeat across the processes of a fleet.
   if (RAND_bytes(s.id.data(), static_cast<int>(s.id.size())) != 1) {
-    throw oid::exception(oid::error{errc::entropy_unavailable, 0});
+    throw oid::exception(oid::error{oid::errc::entropy_unavailable, 0});
   }
   s.id[6] = static_cast<std::uint8_t>((s.id[6] & 0x0F) | 0x40);  // version 4
   s.id[8] = static_cast<std::uint8_t>((s.id[8] & 0x3F) | 0x80);  // RFC 4122 variant

@@ -30,17 +30,18 @@ inline bool is_replacement(bson::document_view d) {
 }
 /// The failure of an update document that is not one; `where` says which, e.g. " (model 3)".
 inline failure not_an_update(const std::string& where = "") {
-  return failure(errc::invalid_value,
+  return failure(oid::errc::invalid_value,
                  "an update document holds only update operators ($set, ...)" + where);
 }
 /// The failure of a replacement document holding an update operator.
 inline failure not_a_replacement(const std::string& where = "") {
-  return failure(errc::invalid_value, "a replacement document holds no update operators" + where);
+  return failure(oid::errc::invalid_value,
+                 "a replacement document holds no update operators" + where);
 }
 
 /// The failure of array filters given with a replacement, which has no operators to apply them to.
 inline failure array_filters_in_a_replacement(const std::string& where = "") {
-  return failure(errc::invalid_value,
+  return failure(oid::errc::invalid_value,
                  "array filters apply to updates, not to a replacement" + where);
 }
 
@@ -61,18 +62,18 @@ inline std::optional<failure> check_update(const update_spec& u, bool has_array_
     return std::nullopt;
   }
   if (u.pipeline().empty()) {
-    return failure(errc::invalid_value, "an update pipeline needs at least one stage" + where);
+    return failure(oid::errc::invalid_value, "an update pipeline needs at least one stage" + where);
   }
   for (std::size_t i = 0; i < u.pipeline().size(); ++i) {
     if (!is_stage(u.pipeline()[i])) {
-      return failure(errc::invalid_value,
+      return failure(oid::errc::invalid_value,
                      "update pipeline stage " + std::to_string(i) +
                          " is not a document of one field named after a stage ({$set: ...})" +
                          where);
     }
   }
   if (has_array_filters) {
-    return failure(errc::invalid_value,
+    return failure(oid::errc::invalid_value,
                    "array filters apply to update operators, not to a "
                    "pipeline" +
                        where);

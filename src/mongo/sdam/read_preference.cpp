@@ -1,5 +1,6 @@
 // Read preference names, validation and the `$readPreference` field.
 #include <oid/bson/builder.hpp>
+#include <oid/mongo/error.hpp>
 #include <oid/mongo/read_preference.hpp>
 
 #include "detail/ascii.hpp"
@@ -29,19 +30,19 @@ result<read_mode> read_mode_from_string(std::string_view name) {
   for (const read_mode m : all_modes) {
     if (oid::detail::equal_ignoring_ascii_case(name, to_string(m))) return m;
   }
-  return oid::error{errc::invalid_read_preference, 0};
+  return oid::error{mongo::errc::invalid_read_preference, 0};
 }
 
 result<void> read_preference::validate(std::chrono::milliseconds heartbeat_frequency) const {
   if (mode == read_mode::primary) {
-    if (max_staleness) return oid::error{errc::invalid_read_preference, 0};
+    if (max_staleness) return oid::error{mongo::errc::invalid_read_preference, 0};
     for (const auto& set : tag_sets) {
-      if (!set.empty()) return oid::error{errc::invalid_read_preference, 0};
+      if (!set.empty()) return oid::error{mongo::errc::invalid_read_preference, 0};
     }
   }
   if (max_staleness && (*max_staleness < min_max_staleness ||
                         *max_staleness < heartbeat_frequency + idle_write_period)) {
-    return oid::error{errc::invalid_read_preference, 0};
+    return oid::error{mongo::errc::invalid_read_preference, 0};
   }
   return {};
 }

@@ -2,6 +2,7 @@
 // max staleness, and the choice within the window.
 #include <algorithm>
 #include <functional>
+#include <oid/mongo/error.hpp>
 #include <oid/mongo/server_selection.hpp>
 
 namespace oid::mongo {
@@ -148,7 +149,7 @@ result<void> select_servers(const topology_description& topology, const read_pre
                             operation_kind kind, const selection_options& options, selection& out) {
   out.suitable.clear();
   out.in_window.clear();
-  if (!topology.compatible) return oid::error{errc::unsupported, 0};
+  if (!topology.compatible) return oid::error{mongo::errc::unsupported, 0};
   const bool replica_set = topology.type == topology_type::replica_set_no_primary ||
                            topology.type == topology_type::replica_set_with_primary;
   if (replica_set && kind == operation_kind::read) {

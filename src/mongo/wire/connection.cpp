@@ -410,7 +410,7 @@ result<std::span<const std::uint8_t>> connection::encode(
   if (!encoded ||
       out_.size() > static_cast<std::size_t>(std::max(0, server_.max_message_size_bytes))) {
     sent();
-    return encoded ? oid::error{errc::too_large, 0} : encoded.error();
+    return encoded ? oid::error{oid::errc::too_large, 0} : encoded.error();
   }
   return std::span<const std::uint8_t>(out_);
 }

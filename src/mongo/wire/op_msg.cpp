@@ -51,7 +51,7 @@ result<bson::document_view> section_document(std::span<const std::uint8_t> bytes
     const std::int32_t declared = load_le_i32(span.data());
     // validate_prefix would call a too-long document "truncated": here it runs past its section.
     if (declared >= 5 && static_cast<std::size_t>(declared) > span.size()) {
-      return oid::error{errc::bad_length_prefix, at};
+      return oid::error{oid::errc::bad_length_prefix, at};
     }
   }
   const auto options = detail::section_options(limits);
@@ -78,7 +78,7 @@ std::uint32_t crc32c(std::span<const std::uint8_t> bytes) noexcept {
 
 result<message_header> decode_header(std::span<const std::uint8_t> bytes,
                                      const op_msg_limits& limits) noexcept {
-  if (bytes.size() < message_header_size) return oid::error{errc::truncated, 0};
+  if (bytes.size() < message_header_size) return oid::error{oid::errc::truncated, 0};
   message_header h;
   h.message_length = load_le_i32(bytes.data());
   h.request_id = load_le_i32(bytes.data() + 4);
@@ -86,7 +86,7 @@ result<message_header> decode_header(std::span<const std::uint8_t> bytes,
   h.op_code = load_le_i32(bytes.data() + 12);
   if (h.message_length < static_cast<std::int32_t>(message_header_size) ||
       static_cast<std::size_t>(h.message_length) > limits.max_message_size) {
-    return oid::error{errc::bad_length_prefix, 0};
+    return oid::error{oid::errc::bad_length_prefix, 0};
   }
   return h;
 }
@@ -108,14 +108,14 @@ result<void> encode(std::int32_t request_id, std::int32_t response_to, std::uint
   for (std::size_t i = 0; i < sequences.size(); ++i) {
     const auto& seq = sequences[i];
     if (seq.identifier.find('\0') != std::string_view::npos) {
-      return oid::error{errc::invalid_key, i};
+      return oid::error{oid::errc::invalid_key, i};
     }
     total += 1 + 4 + seq.identifier.size() + 1;
     for (const auto& d : seq.documents) total += d.size();
   }
   if (flags & op_msg_flags::checksum_present) total += 4;
   if (total > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-    return oid::error{errc::too_large, 0};
+    return oid::error{oid::errc::too_large, 0};
   }
 
   out.clear();
@@ -182,15 +182,15 @@ result<op_msg> decode_op_msg(std::span<const std::uint8_t> bytes, const op_msg_l
 
 result<op_msg> detail::decode_op_msg(std::span<const std::uint8_t> bytes,
                                      const op_msg_limits& limits, checked_batch checked) {
-  if (bytes.size() < 4) return oid::error{errc::truncated, 0};
+  if (bytes.size() < 4) return oid::error{oid::errc::truncated, 0};
   const std::int32_t declared = load_le_i32(bytes.data());
   if (declared < static_cast<std::int32_t>(min_message) ||
       static_cast<std::size_t>(declared) > limits.max_message_size) {
-    return oid::error{errc::bad_length_prefix, 0};
+    return oid::error{oid::errc::bad_length_prefix, 0};
   }
   const auto length = static_cast<std::size_t>(declared);
-  if (bytes.size() < length) return oid::error{errc::truncated, 0};
-  if (bytes.size() > length) return oid::error{errc::trailing_bytes, length};
+  if (bytes.size() < length) return oid::error{oid::errc::truncated, 0};
+  if (bytes.size() > length) return oid::error{oid::errc::trailing_bytes, length};
 
   op_msg msg;
   msg.request_id = load_le_i32(bytes.data() + 4);
@@ -202,7 +202,7 @@ result<op_msg> detail::decode_op_msg(std::span<const std::uint8_t> bytes,
   }
   std::size_t end = length;
   if (msg.flags & op_msg_flags::checksum_present) {
-    if (length < min_message + 4) return oid::error{errc::bad_length_prefix, 0};
+    if (length < min_message + 4) return oid::error{oid::errc::bad_length_prefix, 0};
     end = length - 4;
     if (crc32c(bytes.first(end)) != load_le_u32(bytes.data() + end)) {
       return oid::error{errc::checksum_mismatch, end};
@@ -225,18 +225,18 @@ result<op_msg> detail::decode_op_msg(std::span<const std::uint8_t> bytes,
       pos += 1 + doc->size();
     } else if (kind == 1) {
       const std::size_t size_at = pos + 1;
-      if (end - size_at < 4) return oid::error{errc::bad_length_prefix, size_at};
+      if (end - size_at < 4) return oid::error{oid::errc::bad_length_prefix, size_at};
       const std::int32_t size = load_le_i32(bytes.data() + size_at);
       // At least the size itself and an identifier's NUL, and inside the sections.
       if (size < 5 || static_cast<std::size_t>(size) > end - size_at) {
-        return oid::error{errc::bad_length_prefix, size_at};
+        return oid::error{oid::errc::bad_length_prefix, size_at};
       }
       const std::size_t section_end = size_at + static_cast<std::size_t>(size);
       const std::size_t id_at = size_at + 4;
       const auto* id_begin = bytes.data() + id_at;
       const auto* nul =
           static_cast<const std::uint8_t*>(std::memchr(id_begin, 0, section_end - id_at));
-      if (nul == nullptr) return oid::error{errc::missing_terminator, id_at};
+      if (nul == nullptr) return oid::error{oid::errc::missing_terminator, id_at};
       document_sequence seq;
       seq.identifier = std::string_view(reinterpret_cast<const char*>(id_begin),
                                         static_cast<std::size_t>(nul - id_begin));
