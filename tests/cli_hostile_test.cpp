@@ -273,6 +273,7 @@ TEST(ConfigFileTest, RefusesAFileOthersMayReadAsSshDoes) {
   ASSERT_TRUE(std::holds_alternative<oid::cli::config_error>(directory));
   EXPECT_NE(std::get<oid::cli::config_error>(directory).message.find("not a regular file"),
             std::string::npos);
+  ::rmdir(dir.c_str());
   const std::string big = write_config(std::string(oid::cli::max_config_size + 1, '#'), 0600);
   const auto large = oid::cli::read_connection_config(big);
   ASSERT_TRUE(std::holds_alternative<oid::cli::config_error>(large));
