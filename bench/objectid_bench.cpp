@@ -12,9 +12,9 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <oid/generator.hpp>
-#include <oid/id64_generator.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/generator.hpp>
+#include <oid/objectid/id64_generator.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <random>
 #include <string>
 #include <vector>

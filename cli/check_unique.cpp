@@ -4,7 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <ostream>
 #include <string>
 #include <vector>

@@ -1,9 +1,9 @@
 // oid new | inspect | range with --layout compact64|snowflake|sonyflake: the 64-bit id commands.
 // id_commands.cpp registers the subcommands and calls in here when --layout is given.
 #include <charconv>
-#include <oid/id64.hpp>
-#include <oid/id64_generator.hpp>
-#include <oid/time.hpp>
+#include <oid/objectid/id64.hpp>
+#include <oid/objectid/id64_generator.hpp>
+#include <oid/objectid/time.hpp>
 #include <ostream>
 #include <string>
 #include <vector>

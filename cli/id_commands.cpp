@@ -1,10 +1,10 @@
 // oid new | inspect | convert | range: the ObjectId commands.
 #include <charconv>
 #include <memory>
-#include <oid/generator.hpp>
-#include <oid/inspect.hpp>
-#include <oid/object_id.hpp>
-#include <oid/time.hpp>
+#include <oid/objectid/generator.hpp>
+#include <oid/objectid/inspect.hpp>
+#include <oid/objectid/object_id.hpp>
+#include <oid/objectid/time.hpp>
 #include <ostream>
 #include <string>
 #include <vector>

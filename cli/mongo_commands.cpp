@@ -23,7 +23,7 @@
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/server_codes.hpp>
-#include <oid/time.hpp>
+#include <oid/objectid/time.hpp>
 #include <optional>
 #include <ostream>
 #include <sstream>

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <span>
 #include <string>
 

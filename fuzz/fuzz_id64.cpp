@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
-#include <oid/id64.hpp>
+#include <oid/objectid/id64.hpp>
 #include <string_view>
 
 namespace {

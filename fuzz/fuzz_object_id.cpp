@@ -3,8 +3,8 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
-#include <oid/object_id.hpp>
-#include <oid/time.hpp>
+#include <oid/objectid/object_id.hpp>
+#include <oid/objectid/time.hpp>
 #include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <oid/detail/endian.hpp>
-#include <oid/generator.hpp>
+#include <oid/objectid/generator.hpp>
 #include <string>
 #include <type_traits>
 

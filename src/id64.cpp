@@ -1,4 +1,4 @@
-#include <oid/id64.hpp>
+#include <oid/objectid/id64.hpp>
 
 #include "detail/hex.hpp"
 

@@ -1,7 +1,7 @@
 #include <time.h>
 
 #include <algorithm>
-#include <oid/id64_generator.hpp>
+#include <oid/objectid/id64_generator.hpp>
 
 #include "detail/fork_cookie.hpp"
 

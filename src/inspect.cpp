@@ -1,5 +1,5 @@
-#include <oid/inspect.hpp>
-#include <oid/time.hpp>
+#include <oid/objectid/inspect.hpp>
+#include <oid/objectid/time.hpp>
 
 #include "detail/hex.hpp"
 

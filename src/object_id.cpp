@@ -1,6 +1,6 @@
 #include <cstring>
 #include <oid/detail/endian.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <ostream>
 
 #include "detail/base64.hpp"

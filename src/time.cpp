@@ -1,6 +1,6 @@
 #include <cstdio>
 #include <limits>
-#include <oid/time.hpp>
+#include <oid/objectid/time.hpp>
 
 #include "detail/iso8601.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <sstream>
 #include <string>
 

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <sstream>
 #include <string>
 #include <vector>

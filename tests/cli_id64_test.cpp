@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <oid/id64.hpp>
+#include <oid/objectid/id64.hpp>
 #include <sstream>
 #include <string>
 #include <vector>

@@ -8,8 +8,8 @@
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/object_id.hpp>
-#include <oid/time.hpp>
+#include <oid/objectid/object_id.hpp>
+#include <oid/objectid/time.hpp>
 #include <string>
 #include <vector>
 

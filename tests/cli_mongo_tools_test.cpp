@@ -12,10 +12,10 @@
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <oid/bson/stream_reader.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/object_id.hpp>
-#include <oid/time.hpp>
+#include <oid/objectid/generator.hpp>
+#include <oid/objectid/object_id.hpp>
+#include <oid/objectid/time.hpp>
 #include <optional>
 #include <span>
 #include <sstream>

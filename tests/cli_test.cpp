@@ -1,7 +1,7 @@
 // The command in-process: run_cli() with string streams. cli_binary_test.cpp runs the built binary.
 #include <gtest/gtest.h>
 
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <sstream>
 #include <string>
 #include <vector>

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <oid/generator.hpp>
-#include <oid/inspect.hpp>
+#include <oid/objectid/generator.hpp>
+#include <oid/objectid/inspect.hpp>
 #include <thread>
 #include <vector>
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <oid/id64.hpp>
-#include <oid/id64_generator.hpp>
+#include <oid/objectid/id64.hpp>
+#include <oid/objectid/id64_generator.hpp>
 #include <string>
 #include <thread>
 #include <vector>

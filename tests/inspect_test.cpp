@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include <oid/inspect.hpp>
+#include <oid/objectid/inspect.hpp>
 
 namespace {
 

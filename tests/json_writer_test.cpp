@@ -7,7 +7,7 @@
 #include <limits>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_writer.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -13,8 +13,8 @@
 #include <iostream>
 #include <memory>
 #include <oid/bson/builder.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/objectid/generator.hpp>
 #include <string>
 #include <thread>
 #include <vector>

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <oid/bson/builder.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/generator.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <sstream>
 #include <string>
 #include <thread>

@@ -24,6 +24,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <oid/mongo/server_description.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "mongo/cluster/connection_pool.hpp"
+#include "mongo/sdam/address.hpp"
 #include "mongo/wire/connection.hpp"
 #include "support/ci.hpp"
 #include "support/script_server.hpp"
@@ -786,14 +788,34 @@ TEST(ConnectionPool, AListenerMayCallThePoolAndThrow) {
   EXPECT_EQ(calls.load(), 8);  // created, ready, started, created, ready, out, in, cleared
 }
 
-TEST(ConnectionPool, AddressesAreHostAndPort) {
+TEST(ServerAddress, OneNameForAHostWhereverItComesFrom) {
   using kind = oid::mongo::host::kind;
-  EXPECT_EQ(detail::address_of({kind::hostname, "DB.Example.com", std::nullopt}),
-            "db.example.com:27017");
-  EXPECT_EQ(detail::address_of({kind::ipv4, "10.0.0.1", 27018}), "10.0.0.1:27018");
-  EXPECT_EQ(detail::address_of({kind::ip_literal, "::1", 27017}), "[::1]:27017");
-  EXPECT_EQ(detail::address_of({kind::unix_socket, "/tmp/mongodb-27017.sock", std::nullopt}),
+  using detail::server_address;
+  const auto name_of = [](const oid::mongo::host& h) { return server_address::of(h).name; };
+  EXPECT_EQ(name_of({kind::hostname, "DB.Example.com", std::nullopt}), "db.example.com:27017");
+  EXPECT_EQ(name_of({kind::ipv4, "10.0.0.1", 27018}), "10.0.0.1:27018");
+  EXPECT_EQ(name_of({kind::ip_literal, "::1", 27017}), "[::1]:27017");
+  EXPECT_EQ(name_of({kind::unix_socket, "/tmp/mongodb-27017.sock", std::nullopt}),
             "/tmp/mongodb-27017.sock");
+  // A name a server sends reads back into the same host, and into the same name SDAM uses (a
+  // socket path was "/tmp/mongodb-27017.sock:27017" to SDAM and the path to its pool before).
+  for (const char* text : {"db.example.com:27017", "10.0.0.1:27018", "[::1]:27017",
+                           "/tmp/mongodb-27017.sock", "Mixed.Case:1"}) {
+    SCOPED_TRACE(text);
+    const auto a = server_address::parse(text);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(server_address::of(a->host).name, a->name);
+    EXPECT_EQ(oid::mongo::normalize_address(text), a->name);
+  }
+  EXPECT_EQ(server_address::parse("[::1]")->host.type, kind::ip_literal);
+  EXPECT_EQ(server_address::parse("10.0.0.1")->host.type, kind::ipv4);
+  EXPECT_EQ(server_address::parse("h")->name, "h:27017");
+  // What a hostile server may send instead of an address.
+  for (const char* bad : {"", ":27017", "h:", "h:0", "h:65536", "h:1x", "a:b:c", "[::1", "[]:1",
+                          "[::1]x", "/etc/passwd"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(server_address::parse(bad).has_value());
+  }
 }
 
 // Many threads checking out and in while the pool is cleared and made ready again: the limits

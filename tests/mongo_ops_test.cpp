@@ -11,8 +11,8 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/objectid/generator.hpp>
 #include <string>
 #include <vector>
 

@@ -15,8 +15,8 @@
 #include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_writer.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/objectid/generator.hpp>
 #include <optional>
 #include <set>
 #include <string>

@@ -38,9 +38,9 @@
 #include <iterator>
 #include <mutex>
 #include <oid/bson/builder.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/uri.hpp>
+#include <oid/objectid/generator.hpp>
 #include <string>
 #include <thread>
 #include <vector>

@@ -6,8 +6,8 @@
 #include <deque>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/objectid/generator.hpp>
 #include <optional>
 #include <string>
 #include <vector>

@@ -15,8 +15,8 @@
 #include <csignal>
 #include <memory>
 #include <mutex>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/objectid/generator.hpp>
 #include <optional>
 #include <string>
 #include <thread>

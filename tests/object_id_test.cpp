@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <oid/fmt.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/fmt.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <sstream>
 #include <type_traits>
 #include <unordered_set>

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <oid/generator.hpp>
+#include <oid/objectid/generator.hpp>
 #include <string_view>
 #include <thread>
 #include <vector>

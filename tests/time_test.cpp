@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include <oid/time.hpp>
+#include <oid/objectid/time.hpp>
 
 #include "support/matchers.hpp"
 

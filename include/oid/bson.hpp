@@ -1,4 +1,4 @@
-// oid/bson/bson.hpp: the whole oid::bson module in one include: types, validation, views, the
+// oid/bson.hpp: the whole oid::bson module in one include: types, validation, views, the
 // builder, the owning document, decimal128, ensure_id, Extended JSON (reader and writer) and the
 // stream readers (BSON and Extended JSON).
 #pragma once

@@ -1,4 +1,4 @@
-// oid/mongo/mongo.hpp: the whole oid::mongo module in one include: connection strings, OP_MSG, the
+// oid/mongo.hpp: the whole oid::mongo module in one include: connection strings, OP_MSG, the
 // client, cursors, write concerns, what operations return and how they fail.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/cursor.hpp>
+#include <oid/mongo/database.hpp>
 #include <oid/mongo/error.hpp>
 #include <oid/mongo/failure.hpp>
 #include <oid/mongo/handshake.hpp>

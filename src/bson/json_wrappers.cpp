@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <oid/bson/decimal128.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 
 #include "bson/detail/json_parser.hpp"
 #include "detail/base64.hpp"

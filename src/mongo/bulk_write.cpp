@@ -5,9 +5,9 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/ensure_id.hpp>
 #include <oid/detail/endian.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/server_codes.hpp>
+#include <oid/objectid/generator.hpp>
 #include <optional>
 #include <string>
 #include <utility>

@@ -55,6 +55,10 @@ outcome<bson::document> client::run_command(std::string_view db, bson::document_
   return detail::run_command(*state_, db, cmd, {});
 }
 
+database client::database(std::string_view name) const {
+  return mongo::database(state_, std::string(name));
+}
+
 collection client::collection(std::string_view db, std::string_view name) const {
   return mongo::collection(state_, std::string(db), std::string(name));
 }
@@ -78,14 +82,7 @@ outcome<std::vector<bson::document>> client::list_databases() {
 }
 
 outcome<std::vector<bson::document>> client::list_collections(std::string_view db) {
-  bson::builder cmd;
-  cmd.append_int32("listCollections", 1);
-  cmd.open_document("cursor").close();
-  auto state =
-      detail::cursor_state::open(state_, std::string(db), "$cmd.listCollections", cmd.view(), 0);
-  if (!state) return std::move(state).error();
-  mongo::cursor c(std::move(*state));
-  return detail::read_all(c);
+  return database(db).list_collections();
 }
 
 outcome<handshake_info> client::server() {

@@ -3,7 +3,7 @@
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/server_codes.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <string>
 #include <utility>
 
@@ -32,14 +32,17 @@ insert_many_result inserted(bulk_write_result&& r) {
 
 }  // namespace
 
-outcome<insert_many_result> collection::insert_one(bson::document_view doc,
-                                                   const insert_options& options) {
+outcome<insert_one_result> collection::insert_one(bson::document_view doc,
+                                                  const insert_options& options) {
   // insert_many's path, without its vector of models.
   const write_model model{insert_one_model{doc}};
   auto r = bulk_write(std::span(&model, 1),
                       {.ordered = options.ordered, .write_concern = options.write_concern});
   if (!r) return failure(std::move(r).error());  // one document: no partial result to speak of
-  return inserted(std::move(*r));
+  insert_one_result out;
+  out.inserted = r->inserted;
+  if (!r->inserted_ids.empty()) out.id = std::move(r->inserted_ids.front().id);
+  return out;
 }
 
 bulk_write_outcome<insert_many_result> collection::insert_many(

@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
-#include <oid/time.hpp>
+#include <oid/objectid/generator.hpp>
+#include <oid/objectid/time.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <oid/bson/builder.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/objectid/generator.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

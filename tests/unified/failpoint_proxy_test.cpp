@@ -24,10 +24,10 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
-#include <oid/generator.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/uri.hpp>
+#include <oid/objectid/generator.hpp>
 #include <optional>
 #include <random>
 #include <span>

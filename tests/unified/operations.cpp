@@ -718,7 +718,7 @@ op_outcome insert_one(collection_context& c, args& a) {
   if (!c.options.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
   bson::builder b;
   b.open_document("v");
-  if (!r->ids.empty()) append_id(b, "insertedId", r->ids.front());
+  append_id(b, "insertedId", r->id);
   b.close();
   return with_result(std::move(b).extract());
 }

@@ -32,8 +32,8 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <oid/generator.hpp>
-#include <oid/id64_generator.hpp>
+#include <oid/objectid/generator.hpp>
+#include <oid/objectid/id64_generator.hpp>
 #include <optional>
 #include <string>
 #include <thread>

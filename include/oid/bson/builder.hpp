@@ -31,7 +31,7 @@
 #include <oid/bson/type.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/error.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <oid/result.hpp>
 #include <span>
 #include <string_view>

@@ -8,8 +8,8 @@
 
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
-#include <oid/generator.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/generator.hpp>
+#include <oid/objectid/object_id.hpp>
 
 namespace oid::bson {
 

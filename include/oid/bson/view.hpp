@@ -25,7 +25,7 @@
 #include <oid/bson/decimal128.hpp>
 #include <oid/bson/type.hpp>
 #include <oid/detail/endian.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <oid/result.hpp>
 #include <span>
 #include <string_view>

@@ -69,9 +69,12 @@ class update_spec {
 struct insert_one_model {
   bson::document_view document{};
 };
-/// Applies `update` (update operators such as `{$set: {...}}`, or a pipeline) to the first
-/// match of `filter`.
-struct update_one_model {
+/// Applies `update` (update operators such as `{$set: {...}}`, or a pipeline) to the first match
+/// of `filter` (`Many` false: `update_one_model`) or to every match (`update_many_model`). One
+/// template so that the two models cannot drift apart, two types so that a `write_model` says
+/// which it is.
+template <bool Many>
+struct update_model {
   bson::document_view filter{};
   update_spec update{};
   bool upsert = false;  ///< insert a document when none matches
@@ -80,16 +83,10 @@ struct update_one_model {
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
   index_hint hint{};                ///< the index to use (empty: the server's choice)
 };
-/// Applies `update` to every match of `filter`.
-struct update_many_model {
-  bson::document_view filter{};
-  update_spec update{};
-  bool upsert = false;  ///< insert a document when none matches
-  /// Which array elements `$[name]` updates (`arrayFilters`; not with a pipeline).
-  std::span<const bson::document_view> array_filters{};
-  bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
-  index_hint hint{};                ///< the index to use (empty: the server's choice)
-};
+/// Updates the first match of `filter`.
+using update_one_model = update_model<false>;
+/// Updates every match of `filter`.
+using update_many_model = update_model<true>;
 /// Replaces the first match of `filter` by `replacement` (a document without update operators).
 struct replace_one_model {
   bson::document_view filter{};

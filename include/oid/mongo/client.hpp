@@ -40,6 +40,7 @@
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/database.hpp>
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/handshake.hpp>
 #include <oid/mongo/outcome.hpp>
@@ -96,11 +97,15 @@ class client {
   /// (ok: 0) as server_error (duplicate_key for code 11000) with code, codeName and message;
   /// transport codes.
   outcome<bson::document> run_command(std::string_view db, bson::document_view command);
-  /// A collection handle (no server round trip).
+  /// A database handle (no server round trip): its collections, commands, listing, creating and
+  /// dropping collections, dropping it (oid/mongo/database.hpp).
+  mongo::database database(std::string_view name) const;
+  /// A collection handle (no server round trip); the same as `database(db).collection(name)`.
   mongo::collection collection(std::string_view db, std::string_view name) const;
   /// `listDatabases`: one document per database (`name`, `sizeOnDisk`, `empty`).
   outcome<std::vector<bson::document>> list_databases();
-  /// `listCollections` of `db`: one document per collection (`name`, `type`, `options`, ...).
+  /// `listCollections` of `db`: one document per collection (`name`, `type`, `options`, ...);
+  /// the same as `database(db).list_collections()`.
   outcome<std::vector<bson::document>> list_collections(std::string_view db);
   /// What the handshake of a pooled connection learnt (connecting if none is open).
   outcome<handshake_info> server();

@@ -58,6 +58,13 @@ struct insert_many_result {
   std::vector<bson::document> ids;  ///< `{_id: ...}` of each document, in input order
 };
 
+/// The result of `insert_one`: the document's `_id`, as the one-field document `{_id: value}`
+/// (a new ObjectId unless the document brought its own).
+struct insert_one_result {
+  std::int64_t inserted = 0;  ///< 1, or 0 for w: 0 (nothing is read back)
+  bson::document id;          ///< `{_id: ...}` of the document
+};
+
 /// The result of an update or replacement.
 struct update_result {
   std::int64_t matched = 0;                   ///< documents that matched the filter
@@ -104,8 +111,8 @@ result<bson::document> created_between_filter(std::optional<std::chrono::sys_sec
 class collection {
  public:
   /// `{_id: ...}` first, then inserted. See `insert_many`.
-  outcome<insert_many_result> insert_one(bson::document_view doc,
-                                         const insert_options& options = {});
+  outcome<insert_one_result> insert_one(bson::document_view doc,
+                                        const insert_options& options = {});
   /// Gives every document an `_id` first when it has none (a new ObjectId; `bson::ensure_id`),
   /// then inserts them in batches that respect the server's maxWriteBatchSize,
   /// maxMessageSizeBytes and maxBsonObjectSize, each sent as an OP_MSG document sequence.
@@ -247,6 +254,7 @@ class collection {
 
  private:
   friend class client;
+  friend class database;
   collection(std::shared_ptr<client_state> state, std::string db, std::string name);
   outcome<update_result> update(bson::document_view filter, const update_spec& update, bool multi,
                                 const write_options& options);

@@ -53,6 +53,7 @@ class cursor {
  private:
   friend class collection;
   friend class client;
+  friend class database;
   explicit cursor(std::unique_ptr<cursor_state> state) noexcept;
   std::unique_ptr<cursor_state> state_;
 };

@@ -6,7 +6,7 @@
 #include <oid/bson/document.hpp>
 #include <oid/mongo/secret.hpp>
 #include <oid/mongo/uri.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <optional>
 #include <string>
 

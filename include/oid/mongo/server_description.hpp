@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <oid/bson/view.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

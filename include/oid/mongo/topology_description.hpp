@@ -11,7 +11,7 @@
 #include <functional>
 #include <map>
 #include <oid/mongo/server_description.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-// oid/fmt.hpp: a {fmt} formatter for `oid::object_id` (fmt 9 or later).
+// oid/objectid/fmt.hpp: a {fmt} formatter for `oid::object_id` (fmt 9 or later).
 //
 // Header only; include it where you format ids with fmt and link fmt yourself. `{}` writes the hex
 // form; the spec `{:b}` writes base64.
@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 
 template <>
 struct fmt::formatter<oid::object_id> {

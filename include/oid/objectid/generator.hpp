@@ -1,4 +1,4 @@
-// oid/generator.hpp: making ObjectIds.
+// oid/objectid/generator.hpp: making ObjectIds.
 //
 // `oid::generate()` returns a new id from the process-wide generator; `object_id_generator` is the
 // same machine as an object, with an injectable clock and random source for exact tests.
@@ -55,7 +55,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <span>
 
 namespace oid {

@@ -1,4 +1,5 @@
-// oid/id64.hpp: 64-bit ids (one BIGINT column) and the layouts that give their bits a meaning.
+// oid/objectid/id64.hpp: 64-bit ids (one BIGINT column) and the layouts that give their bits a
+// meaning.
 //
 // `oid::id64` is the 64-bit value: ordered, hashable, written as decimal (how these ids are usually
 // shown) or as 16 hex digits. `oid::id64_layout` says what the bits mean; three are named:
@@ -14,8 +15,8 @@
 // every layout the time is the highest field, so numeric order is creation order to the unit, and
 // `min_for_time`/`max_for_time` bound a range query as they do for ObjectIds.
 //
-// Making ids is the job of oid/id64_generator.hpp: these layouts have too few machine bits for a
-// random machine id (docs/uniqueness.md), so the generator requires an assigned one.
+// Making ids is the job of oid/objectid/id64_generator.hpp: these layouts have too few machine bits
+// for a random machine id (docs/uniqueness.md), so the generator requires an assigned one.
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,5 @@
-// oid/id64_generator.hpp: making 64-bit ids (compact64, Snowflake, Sonyflake) without duplicates.
+// oid/objectid/id64_generator.hpp: making 64-bit ids (compact64, Snowflake, Sonyflake) without
+// duplicates.
 //
 // `id64_generator` makes ids in one `id64_layout` for one machine id, which the caller must
 // assign: with 8 or 10 machine bits, machine ids drawn at random collide between 2 of 20
@@ -42,7 +43,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <oid/id64.hpp>
+#include <oid/objectid/id64.hpp>
 #include <span>
 
 namespace oid {

@@ -1,4 +1,4 @@
-// oid/inspect.hpp: what an ObjectId says about itself.
+// oid/objectid/inspect.hpp: what an ObjectId says about itself.
 //
 // Kept off `object_id` on purpose: the specification forbids accessors for the random value and the
 // counter on the id type, because neither means anything to an application. A person debugging
@@ -8,7 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <string>
 
 namespace oid {

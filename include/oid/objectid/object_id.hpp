@@ -1,4 +1,4 @@
-// oid/object_id.hpp: `oid::object_id`, MongoDB's 12-byte ObjectId as a regular value type.
+// oid/objectid/object_id.hpp: `oid::object_id`, MongoDB's 12-byte ObjectId as a regular value type.
 //
 // Layout (MongoDB ObjectId specification): bytes 0-3 are Unix seconds, big-endian and unsigned (ids
 // run until 2106-02-07T06:28:15Z); bytes 4-8 a random value chosen once per process; bytes 9-11 a
@@ -6,7 +6,8 @@
 // and largest ids of a second bound a range query on `_id`.
 //
 // As the specification asks, the class has no accessors for the random value or the counter: read
-// them with `oid::inspect()` (oid/inspect.hpp). Making ids is the job of oid/generator.hpp.
+// them with `oid::inspect()` (oid/objectid/inspect.hpp). Making ids is the job of
+// oid/objectid/generator.hpp.
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// oid/time.hpp: reading and writing the times that ObjectIds carry.
+// oid/objectid/time.hpp: reading and writing the times that ObjectIds carry.
 //
 // Times are `std::chrono::sys_seconds` (UTC, whole seconds). The text forms are ISO-8601 as people
 // and MongoDB tools write them, and plain Unix seconds.

@@ -10,8 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "detail/ascii.hpp"
-
 namespace oid::mongo::detail {
 
 namespace {
@@ -44,13 +42,6 @@ connection_factory open_with(connection_options options) {
   };
 }
 
-std::string address_of(const mongo::host& h) {
-  if (h.type == mongo::host::kind::unix_socket) return h.name;
-  std::string name = oid::detail::lower_ascii(h.name);
-  if (h.type == mongo::host::kind::ip_literal) name = "[" + name + "]";
-  return name + ":" + std::to_string(h.port_or_default());
-}
-
 // The pool's state, shared by the pool and the connections it lent (which may outlive it).
 struct pool_state {
   enum class phase { paused, ready, closed };
@@ -66,7 +57,7 @@ struct pool_state {
   pool_state(mongo::host h, pool_options o, connection_factory f, pool_listener l,
              pool_error_handler e)
       : host(std::move(h)),
-        address(address_of(host)),
+        address(server_address::of(host).name),
         options(o),
         factory(std::move(f)),
         listener(std::move(l)),

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 
+#include "mongo/sdam/address.hpp"
 #include "mongo/wire/connection.hpp"
 
 namespace oid::mongo::detail {
@@ -40,10 +41,6 @@ using pool_error_handler = std::function<void(const failure&)>;
 /// The production factory: `connection::open(h, options)`, its connect_timeout shortened to what
 /// is left before the deadline.
 connection_factory open_with(connection_options options);
-
-/// "host:port" of `h` as pool events name it ("[::1]:27017" for an IP literal, the path of a
-/// Unix domain socket).
-std::string address_of(const mongo::host& h);
 
 struct pool_state;
 

@@ -66,8 +66,9 @@ topology::topology(const mongo::uri& u, const connection_options& pool_options,
 
   topology_settings settings;
   for (const auto& h : u.hosts()) {
-    settings.seeds.push_back(address_of(h));
-    seed_hosts_.emplace(normalize_address(settings.seeds.back()), h);
+    server_address a = server_address::of(h);
+    settings.seeds.push_back(a.name);
+    seeds_.emplace(a.name, std::move(a));
   }
   settings.replica_set = u.replica_set();
   settings.load_balanced = u.load_balanced().value_or(false);
@@ -89,12 +90,14 @@ void topology::start_srv_polling(const mongo::uri& u) {
       return std::nullopt;
     }
     std::vector<mongo::host> hosts;
-    for (const auto& [address, server] : description_.servers) hosts.push_back(host_of(address));
+    for (const auto& [address, server] : description_.servers) {
+      hosts.push_back(address_of(address).host);
+    }
     return hosts;
   };
   auto found = [this](const std::vector<mongo::host>& hosts) {
     std::vector<std::string> addresses;
-    for (const auto& h : hosts) addresses.push_back(address_of(h));
+    for (const auto& h : hosts) addresses.push_back(server_address::of(h).name);
     apply([&](const topology_description& d) { return apply_srv_hosts(d, addresses); });
   };
   poller_ = std::make_unique<srv_poller>(u, monitor_options_.heartbeat_frequency,
@@ -103,12 +106,11 @@ void topology::start_srv_polling(const mongo::uri& u) {
 
 topology::~topology() { close(); }
 
-mongo::host topology::host_of(const std::string& address) const {
-  if (const auto seed = seed_hosts_.find(address); seed != seed_hosts_.end()) return seed->second;
-  if (auto parsed = uri::parse("mongodb://" + address); parsed && parsed->hosts().size() == 1) {
-    return parsed->hosts()[0];
-  }
-  return mongo::host{host::kind::hostname, address, std::nullopt};
+server_address topology::address_of(const std::string& address) const {
+  if (const auto seed = seeds_.find(address); seed != seeds_.end()) return seed->second;
+  if (auto parsed = server_address::parse(address)) return std::move(*parsed);
+  // Not an address (SDAM keeps what a server sent): connecting to it fails and says so.
+  return {mongo::host{host::kind::hostname, address, std::nullopt}, address};
 }
 
 void topology::apply(const std::function<topology_update(const topology_description&)>& step) {
@@ -122,16 +124,18 @@ void topology::apply(const std::function<topology_update(const topology_descript
       description_ = std::move(update.description);
       sync_servers();
       for (const auto& a : update.cleared_pools) {
-        if (const auto p = pools_.find(a); p != pools_.end()) p->second->clear();
+        if (const auto s = servers_.find(a); s != servers_.end()) s->second.pool->clear();
       }
       // A server a check found (or a load balancer) may be lent connections; done under the
       // lock, so that selection never picks a known server whose pool is still paused.
       for (const auto& [address, server] : description_.servers) {
         if (server.type == server_type::unknown) continue;
-        if (const auto p = pools_.find(address); p != pools_.end()) p->second->ready();
+        if (const auto s = servers_.find(address); s != servers_.end()) s->second.pool->ready();
       }
       for (const auto& a : update.check_now) {
-        if (const auto m = monitors_.find(a); m != monitors_.end()) m->second->request_check();
+        if (const auto s = servers_.find(a); s != servers_.end() && s->second.monitor) {
+          s->second.monitor->request_check();
+        }
       }
       events = std::move(update.events);
       changed_.notify_all();
@@ -142,35 +146,27 @@ void topology::apply(const std::function<topology_update(const topology_descript
 }
 
 void topology::sync_servers() {
-  for (const auto& [address, server] : description_.servers) {
-    if (pools_.find(address) != pools_.end()) continue;
-    const mongo::host h = host_of(address);
-    auto pool =
-        std::make_shared<connection_pool>(h, pool_limits_, factory_for(address), pool_listener_);
+  for (const auto& [address, description] : description_.servers) {
+    if (servers_.find(address) != servers_.end()) continue;
+    server s{address_of(address), nullptr, nullptr};
+    s.pool = std::make_shared<connection_pool>(s.address.host, pool_limits_, factory_for(address),
+                                               pool_listener_);
     if (monitored_) {
-      monitors_.emplace(address, std::make_unique<monitor>(*this, address, h, monitor_options_));
+      s.monitor = std::make_unique<monitor>(*this, address, s.address.host, monitor_options_);
     } else {
-      pool->ready();  // no monitor: the first handshake is the check
+      s.pool->ready();  // no monitor: the first handshake is the check
     }
-    pools_.emplace(address, std::move(pool));
+    servers_.emplace(address, std::move(s));
   }
-  for (auto p = pools_.begin(); p != pools_.end();) {
-    if (description_.servers.find(p->first) != description_.servers.end()) {
-      ++p;
+  for (auto s = servers_.begin(); s != servers_.end();) {
+    if (description_.servers.find(s->first) != description_.servers.end()) {
+      ++s;
       continue;
     }
-    p->second->close();
-    retired_pools_.push_back(std::move(p->second));
-    p = pools_.erase(p);
-  }
-  for (auto m = monitors_.begin(); m != monitors_.end();) {
-    if (description_.servers.find(m->first) != description_.servers.end()) {
-      ++m;
-      continue;
-    }
-    m->second->stop();
-    retired_.push_back(std::move(m->second));
-    m = monitors_.erase(m);
+    s->second.retire();
+    retired_pools_.push_back(std::move(s->second.pool));
+    if (s->second.monitor) retired_.push_back(std::move(s->second.monitor));
+    s = servers_.erase(s);
   }
 }
 
@@ -284,10 +280,11 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
     if (closed_) return failure(errc::connection_failed, "the client is closed");
     if (!monitored_) {
       // Single or LoadBalanced: the one server, whatever it is; its pool's attempts decide.
-      if (pools_.empty()) return failure(errc::connection_failed, "no server in the topology");
-      const auto& [address, pool] = *pools_.begin();
+      if (servers_.empty()) return failure(errc::connection_failed, "no server in the topology");
+      const auto& [address, only] = *servers_.begin();
       const auto* s = description_.find(address);
-      return selected_server{address, pool, s ? s->type : server_type::unknown, description_.type};
+      return selected_server{address, only.pool, s ? s->type : server_type::unknown,
+                             description_.type};
     }
     // Into the topology's own lists: selection allocates nothing once they have grown.
     auto chosen = select_servers(description_, preference, kind, selection_, selected_);
@@ -306,21 +303,23 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
       auto& counts = operation_counts_;
       counts.clear();
       for (const auto* s : selected_.in_window) {
-        const auto p = pools_.find(s->address);
-        if (p == pools_.end()) {
+        const auto p = servers_.find(s->address);
+        if (p == servers_.end()) {
           counts.push_back(0);
         } else {
-          const auto n = p->second->count();
+          const auto n = p->second.pool->count();
           counts.push_back(n.total - n.available - n.pending);
         }
       }
       const server_description* s = choose_server(selected_.in_window, counts, random_);
-      const auto p = pools_.find(s->address);
-      if (p != pools_.end()) {
-        return selected_server{s->address, p->second, s->type, description_.type};
+      const auto p = servers_.find(s->address);
+      if (p != servers_.end()) {
+        return selected_server{s->address, p->second.pool, s->type, description_.type};
       }
     }
-    for (auto& [address, m] : monitors_) m->request_check();
+    for (auto& [address, s] : servers_) {
+      if (s.monitor) s.monitor->request_check();
+    }
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) {
       return failure(errc::timeout, explain(preference, kind));
     }
@@ -366,17 +365,16 @@ void topology::close() {
     if (closed_) return;
     closed_ = true;
     poller = std::move(poller_);
-    for (auto& [address, m] : monitors_) stopping.push_back(std::move(m));
-    for (auto& m : retired_) stopping.push_back(std::move(m));
-    monitors_.clear();
-    retired_.clear();
-    for (auto& [address, p] : pools_) {
-      p->close();
+    for (auto& [address, s] : servers_) {
+      s.pool->close();
       addresses.push_back(address);
-      closing.push_back(std::move(p));
+      closing.push_back(std::move(s.pool));
+      if (s.monitor) stopping.push_back(std::move(s.monitor));
     }
+    for (auto& m : retired_) stopping.push_back(std::move(m));
     for (auto& p : retired_pools_) closing.push_back(std::move(p));
-    pools_.clear();
+    servers_.clear();
+    retired_.clear();
     retired_pools_.clear();
     changed_.notify_all();
   }

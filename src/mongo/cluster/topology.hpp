@@ -1,6 +1,6 @@
 // The deployment a client follows: the topology description (updated under a mutex with the pure
-// SDAM functions), a monitor and a pool per server, server selection that waits for changes, and
-// the SDAM events handed to the application's listener.
+// SDAM functions), a `server` (its pool and monitor) per server of it, server selection that waits
+// for changes, and the SDAM events handed to the application's listener.
 //
 // A topology opened with directConnection=true (Single) or loadBalanced=true (LoadBalanced) talks
 // to its one server without a monitor: the handshakes of the pool's connections update its
@@ -33,6 +33,7 @@
 
 #include "mongo/cluster/connection_pool.hpp"
 #include "mongo/cluster/monitor.hpp"
+#include "mongo/cluster/server.hpp"
 #include "mongo/cluster/srv_poller.hpp"
 #include "mongo/sdam/sdam.hpp"
 
@@ -101,7 +102,8 @@ class topology {
   // application errors before the handshake, and without monitors its handshake as a check.
   connection_factory factory_for(const std::string& address);
   std::uint64_t pool_generation(std::string_view address) const;
-  mongo::host host_of(const std::string& address) const;
+  // Where the server SDAM names `address` is: a seed's host as written, else the name read back.
+  server_address address_of(const std::string& address) const;
 
   const connection_options pool_options_;
   const mongo::pool_options pool_limits_;
@@ -111,17 +113,18 @@ class topology {
   selection_options selection_;
   std::chrono::milliseconds selection_timeout_;
   bool monitored_ = true;
-  std::map<std::string, mongo::host, std::less<>> seed_hosts_;  // normalized address -> as written
+  std::map<std::string, server_address, std::less<>> seeds_;  // by name: the hosts as written
 
   std::mutex publish_mutex_;  // held while publishing, so that listeners see events in order
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable changed_;
   topology_description description_;
-  std::map<std::string, std::shared_ptr<connection_pool>, std::less<>> pools_;
-  // Closed pools of removed servers, destroyed (joining their threads) outside the locks.
+  // One per server of description_, by its name.
+  std::map<std::string, server, std::less<>> servers_;
+  // What removed servers leave behind: their closed pools, destroyed (joining their threads)
+  // outside the locks, and their stopped monitors, joined once their threads have returned.
   std::vector<std::shared_ptr<connection_pool>> retired_pools_;
-  std::map<std::string, std::unique_ptr<monitor>, std::less<>> monitors_;
-  std::vector<std::unique_ptr<monitor>> retired_;            // stopped, joined later
+  std::vector<std::unique_ptr<monitor>> retired_;
   std::map<std::string, std::string, std::less<>> removed_;  // address -> why it was removed
   std::mt19937_64 random_{std::random_device{}()};
   // select()'s lists, kept so that selecting allocates nothing once they have grown.

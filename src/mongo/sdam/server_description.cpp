@@ -95,16 +95,6 @@ bool is_older(const std::optional<topology_version>& a,
   return a->counter < b->counter;
 }
 
-std::string normalize_address(std::string_view address) {
-  std::string out = oid::detail::lower_ascii(address);
-  // An IP literal ends in ']' when it has no port; anything else has a port after its last ':'.
-  const auto close = out.rfind(']');
-  const auto colon = out.rfind(':');
-  const bool has_port = colon != std::string::npos && (close == std::string::npos || colon > close);
-  if (!has_port) out += ":27017";
-  return out;
-}
-
 server_description server_description::unknown(std::string address,
                                                std::optional<std::string> error) {
   server_description d;

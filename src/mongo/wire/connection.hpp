@@ -33,7 +33,7 @@
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/secret.hpp>
 #include <oid/mongo/uri.hpp>
-#include <oid/object_id.hpp>
+#include <oid/objectid/object_id.hpp>
 #include <oid/result.hpp>
 #include <optional>
 #include <span>

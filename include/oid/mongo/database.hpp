@@ -1,0 +1,61 @@
+// oid/mongo/database.hpp: a database of a client: its collections, its commands, and the
+// database itself (list, create and drop collections; drop it).
+//
+//   auto db = client->database("shop");
+//   auto orders = db.collection("orders");                  // no round trip
+//   auto names = db.list_collection_names();                // outcome<std::vector<std::string>>
+//   auto stats = db.run_command(oid::bson::from_json(R"({"dbStats": 1})").value());
+#pragma once
+
+#include <memory>
+#include <oid/bson/document.hpp>
+#include <oid/bson/view.hpp>
+#include <oid/mongo/collection.hpp>
+#include <oid/mongo/outcome.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oid::mongo {
+
+struct client_state;  // opaque: what the client's copies share, defined inside the library
+class client;
+
+/// A database of a client: a name and the client's pool. Cheap to copy; thread-safe. Nothing is
+/// sent until an operation runs; a database that does not exist yet is created by its first
+/// write, as the server does.
+class database {
+ public:
+  /// The database's name.
+  const std::string& name() const noexcept { return name_; }
+
+  /// A collection of this database (no server round trip).
+  mongo::collection collection(std::string_view name) const;
+
+  /// Runs `command` on this database and returns the reply. Failures as
+  /// `client::run_command`.
+  outcome<bson::document> run_command(bson::document_view command);
+
+  /// `listCollections`: one document per collection (`name`, `type`, `options`, `info`, ...),
+  /// those matching `filter` when it is not empty (e.g. `{name: "orders"}`).
+  outcome<std::vector<bson::document>> list_collections(bson::document_view filter = {});
+  /// The names of the collections (and views) `list_collections` returns.
+  outcome<std::vector<std::string>> list_collection_names(bson::document_view filter = {});
+
+  /// `create`: makes the collection `name`, with `options` (the create command's other fields:
+  /// `capped`, `size`, `max`, `validator`, `viewOn`/`pipeline`, ...; empty: none). Failures: the
+  /// server's refusal, e.g. NamespaceExists (48) for a collection that is already there.
+  outcome<done> create_collection(std::string_view name, bson::document_view options = {});
+
+  /// `dropDatabase`: drops the database and every collection in it (a database that does not
+  /// exist is not an error).
+  outcome<done> drop();
+
+ private:
+  friend class client;
+  database(std::shared_ptr<client_state> state, std::string name);
+  std::shared_ptr<client_state> state_;
+  std::string name_;
+};
+
+}  // namespace oid::mongo

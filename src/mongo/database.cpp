@@ -1,0 +1,70 @@
+#include <oid/bson/builder.hpp>
+#include <oid/mongo/database.hpp>
+#include <utility>
+
+#include "mongo/operation/client_state.hpp"
+#include "mongo/operation/cursor_state.hpp"
+#include "mongo/operation/operation.hpp"
+
+namespace oid::mongo {
+
+database::database(std::shared_ptr<client_state> state, std::string name)
+    : state_(std::move(state)), name_(std::move(name)) {}
+
+collection database::collection(std::string_view name) const {
+  return mongo::collection(state_, name_, std::string(name));
+}
+
+outcome<bson::document> database::run_command(bson::document_view command) {
+  return detail::run_command(*state_, name_, command, {});
+}
+
+outcome<std::vector<bson::document>> database::list_collections(bson::document_view filter) {
+  bson::builder cmd;
+  cmd.append_int32("listCollections", 1);
+  if (!filter.empty()) cmd.append_document("filter", filter);
+  cmd.open_document("cursor").close();
+  auto state = detail::cursor_state::open(state_, name_, "$cmd.listCollections", cmd.view(), 0);
+  if (!state) return std::move(state).error();
+  mongo::cursor c(std::move(*state));
+  return detail::read_all(c);
+}
+
+outcome<std::vector<std::string>> database::list_collection_names(bson::document_view filter) {
+  auto specs = list_collections(filter);
+  if (!specs) return std::move(specs).error();
+  std::vector<std::string> names;
+  names.reserve(specs->size());
+  for (const auto& spec : *specs) {
+    const auto name = spec.view().find("name");
+    auto text = name ? name->get_string() : result<std::string_view>(name.error());
+    if (!text) {
+      return failure(errc::unexpected_reply, "listCollections of " + name_ +
+                                                 ": a collection without a string name");
+    }
+    names.emplace_back(*text);
+  }
+  return names;
+}
+
+outcome<done> database::create_collection(std::string_view name, bson::document_view options) {
+  bson::builder cmd;
+  cmd.append_string("create", name);
+  for (const auto& e : options) {
+    if (e.key() == "create") continue;  // the name is the argument's
+    cmd.append_element(e);
+  }
+  auto reply = detail::run_command(*state_, name_, cmd.view(), {});
+  if (!reply) return std::move(reply).error();
+  return done{};
+}
+
+outcome<done> database::drop() {
+  bson::builder cmd;
+  cmd.append_int32("dropDatabase", 1);
+  auto reply = detail::run_command(*state_, name_, cmd.view(), {});
+  if (!reply) return std::move(reply).error();
+  return done{};
+}
+
+}  // namespace oid::mongo
