@@ -3,9 +3,9 @@
 // under CI=true, where they fail: CI must run them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <algorithm>
 #include <deque>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/ensure_id.hpp>

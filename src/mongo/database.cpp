@@ -39,8 +39,8 @@ outcome<std::vector<std::string>> database::list_collection_names(bson::document
     const auto name = spec.view().find("name");
     auto text = name ? name->get_string() : result<std::string_view>(name.error());
     if (!text) {
-      return failure(errc::unexpected_reply, "listCollections of " + name_ +
-                                                 ": a collection without a string name");
+      return failure(errc::unexpected_reply,
+                     "listCollections of " + name_ + ": a collection without a string name");
     }
     names.emplace_back(*text);
   }

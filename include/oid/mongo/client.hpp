@@ -40,8 +40,8 @@
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/collection.hpp>
-#include <oid/mongo/database.hpp>
 #include <oid/mongo/command_event.hpp>
+#include <oid/mongo/database.hpp>
 #include <oid/mongo/handshake.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
