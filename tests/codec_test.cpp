@@ -290,6 +290,16 @@ TEST(Iso8601Test, ErrorsPointAtTheField) {
 
 }  // namespace
 
+TEST(AsciiTest, DottedQuadsAreFourNumbersUpTo255) {
+  for (const char* yes : {"0.0.0.0", "127.0.0.1", "255.255.255.255", "10.0.0.001"}) {
+    EXPECT_TRUE(oid::detail::is_ipv4(yes)) << yes;
+  }
+  for (const char* no : {"", "1.2.3", "1.2.3.4.5", "256.0.0.1", "1.2.3.", ".1.2.3", "1..2.3",
+                         "1.2.3.4a", "1234.0.0.1", "db.example.com", "::1", "1.2.3.-4"}) {
+    EXPECT_FALSE(oid::detail::is_ipv4(no)) << no;
+  }
+}
+
 TEST(AsciiTest, FoldsOnlyAToZ) {
   EXPECT_EQ(oid::detail::lower_ascii(std::string_view("AbZ@[`{09\xC3\x80")), "abz@[`{09\xC3\x80");
   EXPECT_TRUE(oid::detail::equal_ignoring_ascii_case("SecondaryPreferred", "secondarypreferred"));

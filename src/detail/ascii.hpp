@@ -1,6 +1,6 @@
-// ASCII text helpers: case folding and percent escapes, for the names and connection strings that
-// are ASCII by their specifications. Written here rather than with <cctype>: std::tolower follows
-// the C locale, which a program may change.
+// ASCII text helpers: case folding, percent escapes and dotted-quad addresses, for the names and
+// connection strings that are ASCII by their specifications. Written here rather than with
+// <cctype>: std::tolower follows the C locale, which a program may change.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +39,26 @@ inline int percent_escape(std::string_view s, std::size_t i) noexcept {
   const int hi = hex_value(s[i + 1]);
   const int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
   return lo < 0 ? -1 : hi << 4 | lo;
+}
+
+/// Whether `s` is a dotted-quad IPv4 address (four numbers of 1 to 3 digits, each at most 255):
+/// a host to connect to as it is, not a name to look up.
+constexpr bool is_ipv4(std::string_view s) noexcept {
+  int parts = 0;
+  while (true) {
+    const std::size_t dot = s.find('.');
+    const std::string_view part = s.substr(0, dot);
+    if (part.empty() || part.size() > 3) return false;
+    int value = 0;
+    for (const char c : part) {
+      if (c < '0' || c > '9') return false;
+      value = value * 10 + (c - '0');
+    }
+    if (value > 255) return false;
+    ++parts;
+    if (dot == std::string_view::npos) return parts == 4;
+    s.remove_prefix(dot + 1);
+  }
 }
 
 }  // namespace oid::detail

@@ -233,7 +233,7 @@ outcome<std::string> txt_options(const std::string& name, const std::vector<std:
 
 host host_of(srv_record r) {
   host h;
-  h.type = detail::is_ipv4(r.target) ? host::kind::ipv4 : host::kind::hostname;
+  h.type = oid::detail::is_ipv4(r.target) ? host::kind::ipv4 : host::kind::hostname;
   h.name = std::move(r.target);
   h.port = r.port;
   return h;

@@ -9,9 +9,6 @@
 
 namespace oid::mongo::detail {
 
-/// Whether `s` is a dotted-quad IPv4 address (a host of kind ipv4, not a name to look up).
-bool is_ipv4(std::string_view s) noexcept;
-
 /// mongodb+srv:// `u` resolved: the TXT record's options (`txt`, "" when there is none) where the
 /// connection string did not set them, `hosts` (from the SRV records) as its hosts, checked as a
 /// mongodb:// string that lists them all would be (loadBalanced with several hosts, srvMaxHosts

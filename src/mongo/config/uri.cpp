@@ -15,8 +15,8 @@ namespace {
 constexpr std::string_view scheme = "mongodb://";
 constexpr std::string_view srv_scheme = "mongodb+srv://";
 
-using detail::is_ipv4;
 using oid::detail::hex_value;
+using oid::detail::is_ipv4;
 using oid::detail::lower_ascii;
 
 bool all_digits(std::string_view s) noexcept {
@@ -899,22 +899,6 @@ const uri_parser::option* uri_parser::find_option(std::string_view key) noexcept
 }
 
 namespace detail {
-
-bool is_ipv4(std::string_view s) noexcept {
-  int parts = 0;
-  while (true) {
-    const auto dot = s.find('.');
-    const auto part = s.substr(0, dot);
-    if (part.empty() || part.size() > 3 || !all_digits(part)) return false;
-    int value = 0;
-    for (char c : part) value = value * 10 + (c - '0');
-    if (value > 255) return false;
-    ++parts;
-    if (dot == std::string_view::npos) break;
-    s.remove_prefix(dot + 1);
-  }
-  return parts == 4;
-}
 
 outcome<uri> with_srv_records(const uri& u, std::string_view txt, std::vector<host> hosts) {
   return uri_parser::with_srv_records(u, txt, std::move(hosts));

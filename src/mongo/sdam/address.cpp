@@ -19,23 +19,6 @@ std::optional<std::uint16_t> parse_port(std::string_view s) {
   return static_cast<std::uint16_t>(value);
 }
 
-bool is_dotted_quad(std::string_view s) {
-  int parts = 0;
-  while (true) {
-    const auto dot = s.find('.');
-    const auto part = s.substr(0, dot);
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
-    if (part.empty() || part.size() > 3 || ec != std::errc{} || end != part.data() + part.size() ||
-        value > 255) {
-      return false;
-    }
-    ++parts;
-    if (dot == std::string_view::npos) return parts == 4;
-    s.remove_prefix(dot + 1);
-  }
-}
-
 }  // namespace
 
 server_address server_address::of(const mongo::host& h) {
@@ -76,7 +59,7 @@ std::optional<server_address> server_address::parse(std::string_view text) {
     }
     const auto name = text.substr(0, colon);
     if (name.empty()) return std::nullopt;
-    h.type = is_dotted_quad(name) ? mongo::host::kind::ipv4 : mongo::host::kind::hostname;
+    h.type = oid::detail::is_ipv4(name) ? mongo::host::kind::ipv4 : mongo::host::kind::hostname;
     h.name = std::string(name);
   }
   if (!port.empty()) {
