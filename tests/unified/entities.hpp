@@ -116,6 +116,13 @@ class entity_map {
   bool add(std::string id, entity e) {
     return entities_.try_emplace(std::move(id), std::move(e)).second;
   }
+  /// Calls `f(client_entity&)` for each client entity.
+  template <class F>
+  void each_client(F&& f) {
+    for (auto& [id, e] : entities_) {
+      if (auto* c = std::get_if<client_entity>(&e)) f(*c);
+    }
+  }
   /// Removes everything (clients last, so that cursors die before the clients they use).
   void clear() {
     for (auto it = entities_.begin(); it != entities_.end();) {
@@ -140,6 +147,8 @@ struct op_outcome {
   std::optional<mongo::failure> error;
   /// True when oid refused the operation before sending anything (the format's isClientError).
   bool client_error = false;
+  /// True for a write sent with w: 0, which the server may not have applied yet.
+  bool unacknowledged = false;
   /// For a failed bulk write: what it did before it failed, shaped as its result.
   std::optional<bson::document> partial_result;
   /// Not empty when oid lacks what the operation asks for (an operation, an argument, an option):

@@ -140,11 +140,13 @@ void append_id(bson::builder& b, std::string_view key, const bson::document& id_
   }
 }
 
-// The result of an unacknowledged (w: 0) write: oid reads nothing back, so there are no counts.
-bson::document result_unacknowledged() {
+// The outcome of an unacknowledged (w: 0) write: oid reads nothing back, so there are no counts.
+op_outcome unacknowledged() {
   bson::builder b;
   b.open_document("v").append_bool("acknowledged", false).close();
-  return std::move(b).extract();
+  auto r = with_result(std::move(b).extract());
+  r.unacknowledged = true;
+  return r;
 }
 
 bson::document result_update(const mongo::update_result& r) {
@@ -715,7 +717,7 @@ op_outcome insert_one(collection_context& c, args& a) {
   if (a.refused()) return a.refusal();
   auto r = c.coll.insert_one(doc, {.ordered = true, .write_concern = c.options.write_concern});
   if (!r) return failed(std::move(r).error());
-  if (!c.options.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  if (!c.options.write_concern.is_acknowledged()) return unacknowledged();
   bson::builder b;
   b.open_document("v");
   append_id(b, "insertedId", r->id);
@@ -730,7 +732,7 @@ op_outcome insert_many(collection_context& c, args& a) {
   auto r = c.coll.insert_many(
       *docs, {.ordered = ordered.value_or(true), .write_concern = c.options.write_concern});
   if (!r) return bulk_failed(std::move(r).error());
-  if (!c.options.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  if (!c.options.write_concern.is_acknowledged()) return unacknowledged();
   bson::builder b;
   b.open_document("v").open_document("insertedIds");
   for (std::size_t i = 0; i < r->ids.size(); ++i) append_id(b, std::to_string(i), r->ids[i]);
@@ -773,7 +775,7 @@ op_outcome update_op(collection_context& c, args& a, std::string_view op) {
            : op == "updateOne" ? c.coll.update_one(filter, *u, options)
                                : c.coll.update_many(filter, *u, options);
   if (!r) return failed(std::move(r).error());
-  if (!options.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  if (!options.write_concern.is_acknowledged()) return unacknowledged();
   return with_result(result_update(*r));
 }
 
@@ -787,7 +789,7 @@ op_outcome delete_op(collection_context& c, args& a, std::string_view op) {
   if (a.refused()) return a.refusal();
   auto r = op == "deleteOne" ? c.coll.delete_one(filter, o) : c.coll.delete_many(filter, o);
   if (!r) return failed(std::move(r).error());
-  if (!o.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  if (!o.write_concern.is_acknowledged()) return unacknowledged();
   return with_result(result_deleted(*r));
 }
 
@@ -879,7 +881,7 @@ op_outcome bulk_write_op(collection_context& c, args& a) {
   if (a.refused()) return a.refusal();
   auto r = c.coll.bulk_write(models, o);
   if (!r) return bulk_failed(std::move(r).error());
-  if (!o.write_concern.is_acknowledged()) return with_result(result_unacknowledged());
+  if (!o.write_concern.is_acknowledged()) return unacknowledged();
   return with_result(result_bulk(*r));
 }
 

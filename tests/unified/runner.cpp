@@ -353,6 +353,7 @@ struct test_context {
   deployment* server = nullptr;
   entity_map entities;
   std::vector<std::string> fail_point_names;  // to turn off after the test
+  bool unacknowledged_writes = false;         // an operation was sent with w: 0
   match_context match;
 
   test_context() {
@@ -1290,6 +1291,7 @@ void run_operation(test_context& t, bson::document_view op) {
     fail(name + ": not an operation of a " + (type.empty() ? "value" : type) + " entity");
   }
   auto r = run_entity_operation(t.entities, object, name, args);
+  t.unacknowledged_writes |= r.unacknowledged;
   if (!r.malformed.empty()) fail(name + ": " + r.malformed);
   if (!r.unsupported.empty()) throw skip_oid{r.unsupported};
   if (ignore) return;
@@ -1384,6 +1386,22 @@ void disable_fail_points(test_context& t) {
     (void)t.server->internal->run_command("admin", b.view());
   }
   t.fail_point_names.clear();
+}
+
+// Waits until the test's unacknowledged (w: 0) writes are applied: a server serves a connection's
+// messages in order, and the pool lends a thread the connection it checked in last, so a ping
+// through each client returns only after that connection's earlier writes were done. Without it a
+// late write can land in the next test's data (seen: an update that recreated a collection
+// between initialData's drop and create, which then failed with NamespaceExists).
+// Only then: a ping may have to wait for the server's monitor after an error marked it unknown.
+void settle_unacknowledged_writes(test_context& t) {
+  if (!t.unacknowledged_writes) return;
+  t.entities.each_client([](client_entity& c) {
+    if (!c.client) return;
+    bson::builder b;
+    b.append_int32("ping", 1);
+    (void)c.client->run_command("admin", b.view());
+  });
 }
 
 // ---- files and tests
@@ -1528,11 +1546,13 @@ struct runner {
       disable_fail_points(t);
       if (!failure.empty()) throw test_failed{failure};
       if (auto events = optional_doc(test, "expectEvents")) check_events(t, *events);
+      settle_unacknowledged_writes(t);
       if (auto outcome = optional_doc(test, "outcome")) check_outcome(*t.server, *outcome);
       t.entities.clear();
       return {verdict::passed, {}};
     } catch (const test_failed& f) {
       if (t.server) disable_fail_points(t);
+      settle_unacknowledged_writes(t);
       if (auto rule = find_skip(skips, file_key, f.reason, true)) return {rule->kind, rule->reason};
       return {verdict::failed, f.reason};
     } catch (const skip_oid& s) {
