@@ -1,26 +1,17 @@
-// One connection to one server (private: the client's pools and monitors open them), the only
-// part of oid that does I/O.
+// One connection to one server (private: the client's pools and monitors open them): messages on a
+// stream. The middle of the wire layer, between stream.hpp (bytes on a socket, TLS) and
+// handshake.hpp (the first commands on a new connection).
 //
-// `connection::open` connects over TCP (or a Unix domain socket), with `connect_timeout`, and
-// performs the handshake of MongoDB's handshake specification: a `hello` command carrying the
-// client metadata (driver "oid" and its version, the OS, the platform, the application name),
-// from which it keeps the server's limits (maxBsonObjectSize, maxMessageSizeBytes,
-// maxWriteBatchSize). `run` sends one command as an OP_MSG and reads its reply; every read and
-// write waits at most `socket_timeout` (poll()), so a server that stops answering is a timeout,
-// not a hang. A reply to another request is skipped when it answers an earlier fire-and-forget
-// message (servers such as FerretDB answer those although OP_MSG says they must not), and is an
-// `unexpected_reply` otherwise. Replies are read into one buffer per connection, reused from reply
-// to reply (`run_view` and `take_reply` let a caller keep a reply without copying it). After any
-// transport error the connection is `broken()` and must
-// be thrown away: the bytes on the wire can no longer be trusted.
-//
-// With TLS (connection_options::tls), the TLS handshake runs first, under the same connect
-// timeout, and every read and write goes through the TLS session under the same socket timeout.
-//
-// With a credential, the handshake also authenticates (MongoDB's authentication specification):
-// `hello` carries `saslSupportedMechs` and a `speculativeAuthenticate` first step, and when the
-// server does not answer the latter, saslStart / saslContinue follow (SCRAM-SHA-256 when the user
-// has it, else SCRAM-SHA-1; or the mechanism asked for). The server's SCRAM signature is checked.
+// `connection::open` (defined in handshake.cpp) connects the stream within `connect_timeout`
+// and performs the handshake: `hello` with the client metadata, authentication, the server's
+// limits (maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize). `run` sends one command as
+// an OP_MSG and reads its reply; every read and write waits at most `socket_timeout`, so a server
+// that stops answering is a timeout, not a hang. A reply to another request is skipped when it
+// answers an earlier fire-and-forget message (servers such as FerretDB answer those although
+// OP_MSG says they must not), and is an `unexpected_reply` otherwise. Replies are read into one
+// buffer per connection, reused from reply to reply (`run_view` and `take_reply` let a caller
+// keep a reply without copying it). After any transport error the connection is `broken()` and
+// must be thrown away: the bytes on the wire can no longer be trusted.
 #pragma once
 
 #include <chrono>
@@ -42,6 +33,8 @@
 #include <utility>
 #include <vector>
 
+#include "mongo/wire/stream.hpp"
+
 namespace oid::mongo {
 
 namespace detail {
@@ -56,8 +49,6 @@ result<void> encode_request(std::int32_t request_id, std::uint32_t flags,
 
 class batch_check;
 class scram_cache;
-class tls_context;
-class tls_session;
 
 /// Bytes received from a server. Grows as a message arrives (never ahead to the length its header
 /// declares) up to the largest message read, and keeps its size; never zero-filled (every byte used
@@ -116,7 +107,8 @@ struct connection_options {
 /// connection to one thread at a time). Closes its socket when destroyed.
 class connection {
  public:
-  /// Connects to `h` and performs the handshake. Failures: connection_failed (name resolution,
+  /// Connects to `h` (detail::stream::connect) and performs the handshake (handshake.hpp).
+  /// Defined in handshake.cpp. Failures: connection_failed (name resolution,
   /// refused, unreachable, or a handshake the server refused), tls_failed (the TLS handshake
   /// failed: the message says why, e.g. unknown CA, expired certificate, host name mismatch,
   /// no client certificate), authentication_failed (the server
@@ -125,6 +117,10 @@ class connection {
   /// unsupported (a server without OP_MSG, wire version below 6), and the decoding errors of
   /// `decode_op_msg` for a malformed reply; the failure's message is a sentence naming the host.
   static outcome<connection> open(const mongo::host& h, const connection_options& options);
+
+  /// A connection over `s` to `h` before its handshake: the default limits, no server
+  /// information, commands under `socket_timeout` (0: no limit).
+  connection(detail::stream s, mongo::host h, std::chrono::milliseconds socket_timeout) noexcept;
 
   connection(connection&& other) noexcept;
   connection& operator=(connection&& other) noexcept;
@@ -158,19 +154,27 @@ class connection {
 
   /// What the handshake learnt.
   const handshake_info& server() const noexcept { return server_; }
+  /// Sets what the handshake learnt (its limits bound the messages sent from now on).
+  void set_server(handshake_info info) noexcept { server_ = std::move(info); }
+  /// The time each command's send and reply may take from now on; 0: no limit.
+  void set_socket_timeout(std::chrono::milliseconds t) noexcept { socket_timeout_ = t; }
+  /// What the TLS library said last failed (empty without TLS or without a failure).
+  std::string tls_error() const { return stream_.tls_error(); }
+  /// Overwrites the whole send buffer, not only its size: after authentication it held a
+  /// password (PLAIN) or a proof (SCRAM).
+  void wipe_send_buffer() noexcept;
   /// The host this connection talks to.
   const mongo::host& host() const noexcept { return host_; }
   /// The request id the next message will carry (command monitoring reports it).
   std::int32_t next_request_id() const noexcept { return next_request_id_; }
   /// True after a transport error: the connection must not be used again.
-  bool broken() const noexcept { return fd_ < 0; }
+  bool broken() const noexcept { return !stream_.is_open(); }
   /// Closes the socket; `broken()` becomes true. After fire-and-forget writes it first
   /// half-closes and waits (at most the socket timeout, and 10 s) until the server has read
   /// them all and closed its side, so that none is lost to a connection reset.
   void close() noexcept;
 
  private:
-  connection() = default;
   result<std::span<const std::uint8_t>> encode(std::string_view db, bson::document_view command,
                                                std::span<const document_sequence> sequences,
                                                std::uint32_t flags, std::int32_t& request_id);
@@ -184,9 +188,8 @@ class connection {
   result<op_msg> read_reply(std::chrono::steady_clock::time_point deadline);
   std::chrono::steady_clock::time_point deadline() const;
   oid::error fail(oid::error e) noexcept;
-  void drain_before_close() noexcept;
 
-  int fd_ = -1;
+  detail::stream stream_;
   std::int32_t next_request_id_ = 1;
   std::chrono::milliseconds socket_timeout_{0};
   mongo::host host_;
@@ -195,9 +198,6 @@ class connection {
   // first. A vector, not a deque: moving a connection (the pool does it at every check-out and
   // check-in) must not allocate, and libstdc++'s deque allocates for the moved-from side.
   std::vector<std::int32_t> unacknowledged_;
-  // The TLS session over fd_, when the connection uses TLS. Kept after close() until the
-  // connection is destroyed, for its description of what failed.
-  std::unique_ptr<detail::tls_session> tls_;
   // The last message read is in_[0, in_message_); the bytes received after it (the start of the
   // next message, when the server sent several) are in_[in_message_, in_end_).
   detail::receive_buffer in_;
@@ -207,8 +207,5 @@ class connection {
   // connection::sent).
   std::vector<std::uint8_t> out_;
 };
-
-/// The handshake's `client` document (driver, os, platform, application): what `open` sends.
-bson::document client_metadata(std::string_view app_name);
 
 }  // namespace oid::mongo
