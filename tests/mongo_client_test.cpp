@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "support/server_test.hpp"
@@ -82,6 +83,40 @@ TEST_F(MongoClientTest, HandshakeReadsTheServerLimits) {
   EXPECT_GT(s->max_bson_object_size, 0);
   EXPECT_GT(s->max_message_size_bytes, s->max_bson_object_size);
   EXPECT_GT(s->max_write_batch_size, 0);
+}
+
+TEST_F(MongoClientTest, AClientMadeInCodeWorksAsOneFromAConnectionString) {
+  builder ping;
+  ping.append_int32("ping", 1);
+  // Every setting from code: the test server's, with a pool size and a listener of its own.
+  mongo::client_options o;
+  static_cast<mongo::client_settings&>(o) = mongo::uri::parse(uri_).value().settings();
+  o.max_pool_size = 3;
+  std::atomic<int> started{0};
+  o.on_command = [&started](const mongo::command_event& e) {
+    if (std::holds_alternative<mongo::command_started_event>(e)) ++started;
+  };
+  auto made = mongo::client::create(std::move(o));
+  ASSERT_TRUE(made.has_value()) << made.error().message;
+  EXPECT_EQ(made->uri().max_pool_size(), 3u);
+  auto r = made->run_command("admin", ping.view());
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(started.load(), 1);
+  // A connection string with a setting from code over it.
+  mongo::client_options over;
+  over.app_name = "oid-from-code";
+  auto merged = mongo::client::create(uri_, std::move(over));
+  ASSERT_TRUE(merged.has_value()) << merged.error().message;
+  EXPECT_EQ(merged->uri().app_name(), "oid-from-code");
+  EXPECT_EQ(merged->uri().hosts(), mongo::uri::parse(uri_).value().hosts());
+  r = merged->run_command("admin", ping.view());
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  // A contradiction from code is refused before anything connects.
+  mongo::client_options bad;
+  bad.hosts = {mongo::host{mongo::host::kind::ipv4, "127.0.0.1", 0}};
+  auto refused = mongo::client::create(std::move(bad));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, mongo::errc::invalid_uri) << refused.error().message;
 }
 
 TEST_F(MongoClientTest, RunCommandAndServerErrors) {

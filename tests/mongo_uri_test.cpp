@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <oid/mongo/uri.hpp>
 
 #include "support/matchers.hpp"
@@ -314,5 +315,163 @@ TEST(MongoUriTest, HostTypes) {
     EXPECT_EQ(u->hosts()[0].name, c.name);
   }
 }
+
+// ---- settings made in code (uri::from), checked by the rules connection strings follow
+
+namespace settings_from_code {
+
+using oid::mongo::client_settings;
+using oid::mongo::secret;
+
+client_settings one_host() {
+  client_settings s;
+  s.hosts = {host{host::kind::hostname, "db.example.net", 27018}};
+  return s;
+}
+
+TEST(MongoUriFromSettingsTest, TakesWhatAConnectionStringWouldAndShowsNoPassword) {
+  auto s = one_host();
+  s.hosts.push_back(host{host::kind::ip_literal, "::1", std::nullopt});
+  s.username = "app:user";
+  s.password = secret("hunter2");
+  s.database = "sales";
+  s.max_pool_size = 10;
+  s.connect_timeout = 2s;
+  s.w_tag = "majority";
+  s.tls_insecure = true;
+  auto u = uri::from(s);
+  ASSERT_TRUE(u.has_value()) << u.error().message;
+  EXPECT_EQ(u->hosts(), s.hosts);
+  EXPECT_EQ(u->max_pool_size(), 10u);
+  EXPECT_EQ(u->connect_timeout(), 2s);
+  EXPECT_EQ(u->auth_database(), "sales");
+  // Normalized as parse does: tlsInsecure allows both and asks for TLS.
+  EXPECT_EQ(u->tls(), true);
+  EXPECT_EQ(u->tls_allow_invalid_certificates(), true);
+  EXPECT_EQ(u->tls_allow_invalid_hostnames(), true);
+  EXPECT_EQ(u->to_string(), "mongodb://app%3Auser:" + std::string(secret::placeholder) +
+                                "@db.example.net:27018,[::1]/sales");
+  EXPECT_EQ(u->to_string().find("hunter2"), std::string::npos);
+  // What to_string shows parses back to the same hosts, user and database.
+  auto back = uri::parse(u->to_string());
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->hosts(), s.hosts);
+  EXPECT_EQ(back->username(), s.username);
+  EXPECT_EQ(back->database(), s.database);
+}
+
+TEST(MongoUriFromSettingsTest, AParsedConnectionStringsSettingsPassAgainUnchanged) {
+  for (const char* text :
+       {"mongodb://a,b:27018/db?replicaSet=rs&readPreference=secondary&maxStalenessSeconds=120",
+        "mongodb://u:p@h/?authMechanism=SCRAM-SHA-256&maxPoolSize=5&minPoolSize=2&w=2",
+        "mongodb://%2Ftmp%2Fm.sock/?appName=x&tls=true&tlsCAFile=/ca.pem",
+        "mongodb+srv://cluster.example.com/?srvMaxHosts=2",
+        "mongodb://h/?authMechanism=MONGODB-X509&heartbeatFrequencyMS=600&journal=true"}) {
+    SCOPED_TRACE(text);
+    auto parsed = uri::parse(text);
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().message;
+    auto again = uri::from(parsed->settings());
+    ASSERT_TRUE(again.has_value()) << again.error().message;
+    EXPECT_EQ(again->hosts(), parsed->hosts());
+    EXPECT_EQ(again->srv_name(), parsed->srv_name());
+    EXPECT_EQ(again->tls(), parsed->tls());
+    EXPECT_EQ(again->replica_set(), parsed->replica_set());
+    EXPECT_EQ(again->max_pool_size(), parsed->max_pool_size());
+    EXPECT_EQ(again->w_number(), parsed->w_number());
+    EXPECT_EQ(again->read_preference_mode(), parsed->read_preference_mode());
+    EXPECT_EQ(again->auth_database(), parsed->auth_database());
+  }
+}
+
+TEST(MongoUriFromSettingsTest, RefusesWhatNoConnectionStringCouldSayNamingTheOption) {
+  struct refused {
+    const char* why;
+    std::function<void(client_settings&)> change;
+    std::error_code code;
+    const char* message_has;
+  };
+  const auto invalid = oid::mongo::errc::invalid_uri;
+  const refused cases[] = {
+      {"no host", [](auto& s) { s.hosts.clear(); }, invalid, "no host"},
+      {"hosts and srv", [](auto& s) { s.srv_name = "cluster.example.com"; }, invalid, "srv_name"},
+      {"empty name", [](auto& s) { s.hosts[0].name.clear(); }, invalid, "empty name"},
+      {"port 0", [](auto& s) { s.hosts[0].port = 0; }, invalid, "port 0"},
+      {"a slash in a name", [](auto& s) { s.hosts[0].name = "a/b"; }, invalid, "host 'a/b'"},
+      {"a bad IPv4",
+       [](auto& s) {
+         s.hosts[0] = {host::kind::ipv4, "1.2.3", 1};
+       },
+       invalid, "IPv4"},
+      {"a socket path",
+       [](auto& s) {
+         s.hosts[0] = {host::kind::unix_socket, "/tmp/x", {}};
+       },
+       invalid, ".sock"},
+      {"negative timeout", [](auto& s) { s.connect_timeout = -1ms; }, invalid, "connectTimeoutMS"},
+      {"heartbeat too often", [](auto& s) { s.heartbeat_frequency = 400ms; }, invalid,
+       "heartbeatFrequencyMS"},
+      {"maxConnecting 0", [](auto& s) { s.max_connecting = 0; }, invalid, "maxConnecting"},
+      {"long appName", [](auto& s) { s.app_name = std::string(129, 'a'); }, invalid, "appName"},
+      {"negative w", [](auto& s) { s.w_number = -1; }, invalid, "option w"},
+      {"two w", [](auto& s) { s.w_number = 1, s.w_tag = "majority"; }, invalid, "option w"},
+      {"min over max pool",
+       [](auto& s) {
+         s.min_pool_size = 5;
+         s.max_pool_size = 2;
+       },
+       invalid, "minPoolSize=5"},
+      {"insecure twice",
+       [](auto& s) {
+         s.tls_insecure = true;
+         s.tls_allow_invalid_certificates = false;
+       },
+       invalid, "tlsInsecure and tlsAllowInvalidCertificates"},
+      {"X.509 with a password",
+       [](auto& s) {
+         s.auth_mechanism = "MONGODB-X509";
+         s.password = secret("p");
+       },
+       invalid, "takes no password"},
+      {"SCRAM without a user", [](auto& s) { s.auth_mechanism = "SCRAM-SHA-1"; }, invalid,
+       "needs a user name"},
+      {"GSSAPI", [](auto& s) { s.auth_mechanism = "GSSAPI"; }, oid::mongo::errc::unsupported,
+       "not supported"},
+      {"an unknown mechanism", [](auto& s) { s.auth_mechanism = "MD5"; }, invalid, "authMechanism"},
+      {"srvMaxHosts without srv", [](auto& s) { s.srv_max_hosts = 1; }, invalid, "srvMaxHosts"},
+      {"load balanced with two hosts",
+       [](auto& s) {
+         s.hosts.push_back(s.hosts[0]);
+         s.load_balanced = true;
+       },
+       invalid, "loadBalanced=true"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.why);
+    auto s = one_host();
+    c.change(s);
+    auto u = uri::from(s);
+    ASSERT_FALSE(u.has_value());
+    EXPECT_EQ(u.error().code, c.code);
+    EXPECT_NE(u.error().message.find(c.message_has), std::string::npos) << u.error().message;
+  }
+}
+
+TEST(MongoUriFromSettingsTest, MergeSetsOnlyWhatTheOtherSets) {
+  auto parsed = uri::parse("mongodb://a,b/db?maxPoolSize=50&w=majority&appName=x").value();
+  client_settings s = parsed.settings();
+  client_settings nothing;
+  EXPECT_FALSE(s.merge(nothing));
+  client_settings code;
+  code.max_pool_size = 5;
+  code.w_number = 1;
+  EXPECT_TRUE(s.merge(code));
+  EXPECT_EQ(s.max_pool_size, 5u);
+  EXPECT_EQ(s.w_number, 1);
+  EXPECT_FALSE(s.w_tag.has_value());  // one w: the number replaced the name
+  EXPECT_EQ(s.app_name, "x");
+  EXPECT_EQ(s.hosts, parsed.hosts());
+}
+
+}  // namespace settings_from_code
 
 }  // namespace

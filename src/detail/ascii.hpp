@@ -41,6 +41,25 @@ inline int percent_escape(std::string_view s, std::size_t i) noexcept {
   return lo < 0 ? -1 : hi << 4 | lo;
 }
 
+/// `s` with each byte of `reserved`, each control byte, space and each non-ASCII byte written as
+/// a percent escape (`%2F`): the inverse of decoding with percent_escape.
+inline std::string percent_encode(std::string_view s, std::string_view reserved) {
+  constexpr char upper_hex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b <= 0x20 || b >= 0x7f || reserved.find(c) != std::string_view::npos) {
+      out += '%';
+      out += upper_hex[b >> 4];
+      out += upper_hex[b & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 /// Whether `s` is a dotted-quad IPv4 address (four numbers of 1 to 3 digits, each at most 255):
 /// a host to connect to as it is, not a name to look up.
 constexpr bool is_ipv4(std::string_view s) noexcept {

@@ -26,7 +26,29 @@ outcome<client> client::create(std::string_view uri_text, client_options options
   return create(*u, std::move(options));
 }
 
+outcome<client> client::create(client_options options) {
+  auto u = uri::from(options);
+  if (!u) return std::move(u).error();
+  return create(*u, client_options{{},
+                                   std::move(options.on_topology),
+                                   std::move(options.on_command),
+                                   std::move(options.on_pool)});
+}
+
 outcome<client> client::create(const mongo::uri& u, client_options options) {
+  client_settings merged = u.settings();
+  if (merged.merge(options)) {  // settings from code over the connection string's
+    if (u.srv_name() && options.hosts.empty()) {
+      // The SRV name again rather than the hosts its records gave: looked up anew.
+      merged.hosts = {host{host::kind::hostname, *u.srv_name(), std::nullopt}};
+    }
+    auto made = uri::from(std::move(merged));
+    if (!made) return std::move(made).error();
+    return create(*made, client_options{{},
+                                        std::move(options.on_topology),
+                                        std::move(options.on_command),
+                                        std::move(options.on_pool)});
+  }
   if (u.srv_name() && !u.srv_resolved()) {  // mongodb+srv://: the hosts come from DNS
     auto resolved = resolve_srv(u);
     if (!resolved) return std::move(resolved).error();

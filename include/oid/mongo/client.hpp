@@ -39,6 +39,7 @@
 #include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
+#include <oid/mongo/client_settings.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/database.hpp>
@@ -56,10 +57,21 @@ namespace oid::mongo {
 
 struct client_state;  // opaque: what the client's copies share, defined inside the library
 
-/// What a client tells the application as it works. Listeners run on the client's threads (a
-/// monitor's, or the operation's), one event at a time for SDAM events; they must return quickly
-/// and must not run operations on the client.
-struct client_options {
+/// How a client is made, in code: its settings (oid/mongo/client_settings.hpp: hosts,
+/// credentials, TLS files, timeouts, pool sizes, read preference, write concern, ...), the same
+/// struct a connection string parses into, and the listeners of what it does.
+///
+///   oid::mongo::client_options o;
+///   o.hosts = {{oid::mongo::host::kind::hostname, "db1.example.net", 27017}};
+///   o.username = "app";
+///   o.password = oid::mongo::secret(read_password());
+///   o.max_pool_size = 10;
+///   o.on_command = [](const oid::mongo::command_event& e) { log(e); };
+///   auto c = oid::mongo::client::create(std::move(o));
+///
+/// Listeners run on the client's threads (a monitor's, or the operation's), one event at a time
+/// for SDAM events; they must return quickly and must not run operations on the client.
+struct client_options : client_settings {
   /// Server discovery and monitoring: the topology opening and closing, servers added, removed
   /// and changed, and the monitors' heartbeats.
   std::function<void(const sdam_event&)> on_topology;
@@ -89,7 +101,13 @@ class client {
   static outcome<client> create(std::string_view uri_text);
   /// A client for a parsed connection string; see `create` for what is refused.
   static outcome<client> create(const mongo::uri& u);
-  /// The same, with listeners for the client's events.
+  /// A client made in code: `options`' settings, checked by the rules a connection string's
+  /// options follow (`uri::from`: a contradiction or an impossible value is invalid_uri naming
+  /// the option), and its listeners. `uri().to_string()` shows the hosts, user and database.
+  static outcome<client> create(client_options options);
+  /// The connection string's settings with those that `options` sets over them (a pool size
+  /// from code over a connection string from a configuration file, say), and `options`'
+  /// listeners.
   static outcome<client> create(std::string_view uri_text, client_options options);
   static outcome<client> create(const mongo::uri& u, client_options options);
 

@@ -7,6 +7,7 @@
 
 #include "detail/ascii.hpp"
 #include "detail/hex.hpp"
+#include "mongo/config/settings.hpp"
 #include "mongo/config/srv_records.hpp"
 
 namespace oid::mongo {
@@ -22,11 +23,6 @@ using oid::detail::lower_ascii;
 bool all_digits(std::string_view s) noexcept {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
-
-// The mechanisms oid implements, and those MongoDB's authentication specification defines that
-// oid does not (refused as unsupported); any other name is an invalid value.
-constexpr std::string_view mechanisms[] = {"SCRAM-SHA-1", "SCRAM-SHA-256", "PLAIN", "MONGODB-X509"};
-constexpr std::string_view unsupported_mechanisms[] = {"GSSAPI", "MONGODB-AWS", "MONGODB-OIDC"};
 
 }  // namespace
 
@@ -144,11 +140,11 @@ class uri_parser {
     if (user_end == begin) return fail_bool(errc::invalid_uri, begin, "the user name is empty");
     auto user = decode(begin, user_end, "user name");
     if (!user) return false;
-    u_.username_ = std::move(*user);
+    u_.s_.username = std::move(*user);
     if (colon != std::string_view::npos) {
       auto password = decode(user_end + 1, end, "password");
       if (!password) return false;
-      u_.password_ = secret(*password);
+      u_.s_.password = secret(*password);
       // decode() reserved the full size, so this is the only buffer that held the password.
       OPENSSL_cleanse(password->data(), password->size());
       password_begin_ = user_end + 1;
@@ -213,7 +209,7 @@ class uri_parser {
         }
         if (!parse_port(begin + close + 2, end, h)) return false;
       }
-      u_.hosts_.push_back(std::move(h));
+      u_.s_.hosts.push_back(std::move(h));
       return true;
     }
     auto decoded = decode(begin, end, "host");
@@ -225,7 +221,7 @@ class uri_parser {
       }
       h.type = host::kind::unix_socket;
       h.name = std::move(*decoded);
-      u_.hosts_.push_back(std::move(h));
+      u_.s_.hosts.push_back(std::move(h));
       return true;
     }
     const std::size_t colon = s.find(':');
@@ -241,7 +237,7 @@ class uri_parser {
     h.type = is_ipv4(*name) ? host::kind::ipv4 : host::kind::hostname;
     h.name = std::move(*name);
     if (colon != std::string_view::npos && !parse_port(name_end + 1, end, h)) return false;
-    u_.hosts_.push_back(std::move(h));
+    u_.s_.hosts.push_back(std::move(h));
     return true;
   }
 
@@ -253,7 +249,7 @@ class uri_parser {
       return fail_bool(errc::invalid_uri, begin,
                        "a database name may not contain '" + std::string(1, (*db)[bad]) + "'");
     }
-    u_.database_ = std::move(*db);
+    u_.s_.database = std::move(*db);
     return true;
   }
 
@@ -335,18 +331,18 @@ class uri_parser {
 
   // The handlers of the options table, generic ones first.
 
-  template <std::optional<bool> uri::*field>
+  template <std::optional<bool> client_settings::*field>
   bool bool_option(const option_text& o) {
-    return parse_bool(u_.*field, o.written, o.value, o.offset);
+    return parse_bool(u_.s_.*field, o.written, o.value, o.offset);
   }
 
-  template <std::optional<std::string> uri::*field>
+  template <std::optional<std::string> client_settings::*field>
   bool string_option(const option_text& o) {
-    u_.*field = o.value;
+    u_.s_.*field = o.value;
     return true;
   }
 
-  template <std::optional<std::chrono::milliseconds> uri::*field>
+  template <std::optional<std::chrono::milliseconds> client_settings::*field>
   bool ms_option(const option_text& o) {
     std::int64_t ms = 0;
     const auto [ptr, ec] = std::from_chars(o.value.data(), o.value.data() + o.value.size(), ms);
@@ -355,25 +351,25 @@ class uri_parser {
       return invalid_value(o.offset, o.written,
                            "expected milliseconds, a whole number from 0 to 2147483647");
     }
-    u_.*field = std::chrono::milliseconds(ms);
+    u_.s_.*field = std::chrono::milliseconds(ms);
     return true;
   }
 
   // maxPoolSize, minPoolSize, maxConnecting: a count from 0 (maxConnecting: from 1).
-  template <std::optional<std::uint32_t> uri::*field>
+  template <std::optional<std::uint32_t> client_settings::*field>
   bool count_option(const option_text& o) {
     std::uint32_t n = 0;
     const auto [ptr, ec] = std::from_chars(o.value.data(), o.value.data() + o.value.size(), n);
-    const bool connecting = field == &uri::max_connecting_;
+    const bool connecting = field == &client_settings::max_connecting;
     if (ec != std::errc{} || ptr != o.value.data() + o.value.size() || !all_digits(o.value) ||
         n > std::uint32_t{INT32_MAX} || (connecting && n == 0)) {
       return invalid_value(o.offset, o.written,
-                           field == &uri::max_pool_size_
+                           field == &client_settings::max_pool_size
                                ? "expected a whole number (0 for no limit)"
                            : connecting ? "expected a whole number from 1"
                                         : "expected a whole number");
     }
-    u_.*field = n;
+    u_.s_.*field = n;
     return true;
   }
 
@@ -383,7 +379,7 @@ class uri_parser {
 
   bool app_name_option(const option_text& o) {
     if (o.value.size() > 128) return invalid_value(o.offset, o.written, "at most 128 bytes");
-    u_.app_name_ = o.value;
+    u_.s_.app_name = o.value;
     return true;
   }
 
@@ -393,31 +389,23 @@ class uri_parser {
     const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
     if (ptr == value.data() + value.size() && ec == std::errc{}) {
       if (n < 0) return invalid_value(o.offset, o.written, "w must be >= 0");
-      u_.w_number_ = n;
-      u_.w_tag_.reset();
+      u_.s_.w_number = n;
+      u_.s_.w_tag.reset();
     } else if (value[0] == '-' || all_digits(value)) {
       return invalid_value(o.offset, o.written, "w is out of range");
     } else {
-      u_.w_tag_ = value;
-      u_.w_number_.reset();
+      u_.s_.w_tag = value;
+      u_.s_.w_number.reset();
     }
     return true;
   }
 
   bool auth_mechanism_option(const option_text& o) {
-    const std::string& value = o.value;
-    if (std::find(std::begin(unsupported_mechanisms), std::end(unsupported_mechanisms), value) !=
-        std::end(unsupported_mechanisms)) {
-      return fail_bool(errc::unsupported, o.offset,
-                       "authMechanism=" + value +
-                           " is not supported by oid; it authenticates with SCRAM-SHA-256, "
-                           "SCRAM-SHA-1, PLAIN or MONGODB-X509");
+    if (auto p = settings::check_mechanism(o.value)) {
+      if (p->code != errc::invalid_uri) return fail_bool(p->code, o.offset, p->message);
+      return invalid_value(o.offset, o.written, p->message);
     }
-    if (std::find(std::begin(mechanisms), std::end(mechanisms), value) == std::end(mechanisms)) {
-      return invalid_value(o.offset, o.written,
-                           "expected SCRAM-SHA-256, SCRAM-SHA-1, PLAIN or MONGODB-X509");
-    }
-    u_.auth_mechanism_ = value;
+    u_.s_.auth_mechanism = o.value;
     return true;
   }
 
@@ -436,7 +424,7 @@ class uri_parser {
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
-    u_.auth_mechanism_properties_ = std::move(properties);
+    u_.s_.auth_mechanism_properties = std::move(properties);
     return true;
   }
 
@@ -454,14 +442,14 @@ class uri_parser {
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
-    u_.compressors_ = std::move(list);
+    u_.s_.compressors = std::move(list);
     return true;
   }
 
   // The password's bytes go into a secret, and the range of text_ that holds them is left out of
   // to_string().
   bool tls_password_option(const option_text& o) {
-    u_.tls_certificate_key_file_password_ = secret(o.value);
+    u_.s_.tls_certificate_key_file_password = secret(o.value);
     OPENSSL_cleanse(o.value.data(), o.value.size());
     redact_.emplace_back(o.offset, o.end);
     return true;
@@ -495,8 +483,8 @@ class uri_parser {
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
-    if (!u_.read_preference_tags_) u_.read_preference_tags_.emplace();
-    u_.read_preference_tags_->push_back(std::move(set));
+    if (!u_.s_.read_preference_tags) u_.s_.read_preference_tags.emplace();
+    u_.s_.read_preference_tags->push_back(std::move(set));
     return true;
   }
 
@@ -507,7 +495,7 @@ class uri_parser {
                            "expected primary, primaryPreferred, secondary, secondaryPreferred "
                            "or nearest");
     }
-    u_.read_mode_ = *mode;
+    u_.s_.read_preference_mode = *mode;
     return true;
   }
 
@@ -524,8 +512,8 @@ class uri_parser {
       return invalid_value(o.offset, o.written,
                            "expected -1 (no limit) or a positive number of seconds");
     }
-    if (n > 0) u_.max_staleness_ = std::chrono::seconds(n);
-    if (n < 0) u_.max_staleness_.reset();
+    if (n > 0) u_.s_.max_staleness = std::chrono::seconds(n);
+    if (n < 0) u_.s_.max_staleness.reset();
     return true;
   }
 
@@ -536,59 +524,7 @@ class uri_parser {
                            "expected milliseconds, a whole number from 500 (the least "
                            "minHeartbeatFrequencyMS allows) to 2147483647");
     }
-    u_.heartbeat_frequency_ = std::chrono::milliseconds(n);
-    return true;
-  }
-
-  // The URI options specification's forbidden pairs of TLS options (each pair, whatever the
-  // values), then what tlsInsecure and the other options imply.
-  bool check_tls() {
-    struct named {
-      std::string_view name;
-      const std::optional<bool>& value;
-    };
-    const named insecure{"tlsInsecure", u_.tls_insecure_},
-        certificates{"tlsAllowInvalidCertificates", u_.tls_allow_invalid_certificates_},
-        hostnames{"tlsAllowInvalidHostnames", u_.tls_allow_invalid_hostnames_},
-        revocation{"tlsDisableCertificateRevocationCheck",
-                   u_.tls_disable_certificate_revocation_check_},
-        ocsp{"tlsDisableOCSPEndpointCheck", u_.tls_disable_ocsp_endpoint_check_};
-    const std::pair<const named*, const named*> forbidden[] = {
-        {&insecure, &certificates}, {&insecure, &hostnames},      {&insecure, &revocation},
-        {&insecure, &ocsp},         {&certificates, &revocation}, {&certificates, &ocsp},
-        {&revocation, &ocsp},
-    };
-    for (const auto& [a, b] : forbidden) {
-      if (a->value && b->value) {
-        return fail_bool(errc::invalid_uri, scheme.size(),
-                         "options " + std::string(a->name) + " and " + std::string(b->name) +
-                             " may not be given together");
-      }
-    }
-    // A CRL is a revocation check: asking for one and, with a value that turns it off, for no
-    // certificate check or no revocation check contradicts itself (libmongoc's tlsCRLFile; the
-    // OCSP specification refuses the same options beside one that enables revocation checks).
-    if (u_.tls_crl_file_) {
-      for (const named* off : {&insecure, &certificates, &revocation}) {
-        if (off->value.value_or(false)) {
-          return fail_bool(errc::invalid_uri, scheme.size(),
-                           "options tlsCRLFile and " + std::string(off->name) +
-                               "=true may not be given together");
-        }
-      }
-    }
-    if (u_.tls_insecure_.value_or(false)) {
-      u_.tls_allow_invalid_certificates_ = true;
-      u_.tls_allow_invalid_hostnames_ = true;
-    }
-    // Asking for a CA file, a client certificate or a relaxed check asks for TLS (libmongoc
-    // does the same); an explicit tls=false still wins.
-    const bool any_tls_option =
-        u_.tls_ca_file_ || u_.tls_crl_file_ || u_.tls_certificate_key_file_ ||
-        u_.tls_certificate_key_file_password_ || u_.tls_insecure_ ||
-        u_.tls_allow_invalid_certificates_ || u_.tls_allow_invalid_hostnames_ ||
-        u_.tls_disable_certificate_revocation_check_ || u_.tls_disable_ocsp_endpoint_check_;
-    if (!u_.tls_ && any_tls_option) u_.tls_ = true;
+    u_.s_.heartbeat_frequency = std::chrono::milliseconds(n);
     return true;
   }
 
@@ -602,7 +538,7 @@ class uri_parser {
         n > std::uint32_t{INT32_MAX}) {
       return invalid_value(o.offset, o.written, "expected a whole number of hosts (0 for all)");
     }
-    u_.srv_max_hosts_ = n;
+    u_.s_.srv_max_hosts = n;
     return true;
   }
 
@@ -610,38 +546,31 @@ class uri_parser {
   // than its 15 characters as long as `_name` is one DNS label (63 bytes).
   bool srv_service_name_option(const option_text& o) {
     const std::string& value = o.value;
-    const bool letter = std::any_of(value.begin(), value.end(), [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    });
-    const bool chars = std::all_of(value.begin(), value.end(), [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
-    });
-    if (!letter || !chars || value.size() > 62 || value.front() == '-' || value.back() == '-' ||
-        value.find("--") != std::string::npos) {
+    if (value.empty() || !settings::is_service_name(value)) {
       return invalid_value(o.offset, o.written,
                            "expected a service name: letters, digits and inner hyphens, at most "
                            "62 characters");
     }
-    u_.srv_service_name_ = value;
+    u_.s_.srv_service_name = value;
     return true;
   }
 
   bool check_srv(bool srv) {
     const std::size_t at = srv ? srv_scheme.size() : scheme.size();
     if (!srv) {
-      if (u_.srv_service_name_ || u_.srv_max_hosts_) {
+      if (u_.s_.srv_service_name || u_.s_.srv_max_hosts) {
         return fail_bool(errc::invalid_uri, at,
                          "options srvServiceName and srvMaxHosts need a mongodb+srv:// connection "
                          "string");
       }
       return true;
     }
-    if (u_.hosts_.size() != 1) {
+    if (u_.s_.hosts.size() != 1) {
       return fail_bool(errc::invalid_uri, at,
                        "a mongodb+srv:// connection string names exactly one host, whose SRV "
                        "records list the others");
     }
-    const host& h = u_.hosts_.front();
+    const host& h = u_.s_.hosts.front();
     if (h.type == host::kind::ip_literal || h.type == host::kind::unix_socket) {
       return fail_bool(errc::invalid_uri, at, "mongodb+srv:// needs a host name to look up");
     }
@@ -649,26 +578,26 @@ class uri_parser {
       return fail_bool(errc::invalid_uri, at,
                        "a mongodb+srv:// host has no port: its SRV records give the ports");
     }
-    if (u_.direct_connection_.value_or(false)) {
+    if (u_.s_.direct_connection.value_or(false)) {
       return fail_bool(errc::invalid_uri, at,
                        "option directConnection=true cannot be used with mongodb+srv://");
     }
     if (const char* conflict = srv_max_hosts_conflict()) {
       return fail_bool(errc::invalid_uri, at,
-                       "option srvMaxHosts=" + std::to_string(*u_.srv_max_hosts_) +
+                       "option srvMaxHosts=" + std::to_string(*u_.s_.srv_max_hosts) +
                            " cannot be used with " + conflict);
     }
-    if (!u_.tls_) u_.tls_ = true;  // TLS is on for mongodb+srv:// unless tls=false is written
-    u_.srv_name_ = lower_ascii(h.name);
+    if (!u_.s_.tls) u_.s_.tls = true;  // TLS is on for mongodb+srv:// unless tls=false is written
+    u_.s_.srv_name = lower_ascii(h.name);
     u_.srv_mode_ = mode_;
     return true;
   }
 
   // What a positive srvMaxHosts contradicts ("replicaSet", "loadBalanced=true"), or nullptr.
   const char* srv_max_hosts_conflict() const {
-    if (u_.srv_max_hosts_.value_or(0) == 0) return nullptr;
-    if (u_.replica_set_) return "replicaSet";
-    if (u_.load_balanced_.value_or(false)) return "loadBalanced=true";
+    if (u_.s_.srv_max_hosts.value_or(0) == 0) return nullptr;
+    if (u_.s_.replica_set) return "replicaSet";
+    if (u_.s_.load_balanced.value_or(false)) return "loadBalanced=true";
     return nullptr;
   }
 
@@ -682,7 +611,7 @@ class uri_parser {
                                        std::vector<host> hosts) {
     uri_parser p(txt, u.srv_mode_);
     p.u_ = u;
-    const std::string& name = *u.srv_name_;
+    const std::string& name = *u.s_.srv_name;
     if (!p.parse_txt_options(name)) {
       failure f = std::move(p.error_);
       f.message += " (in the TXT record of " + name + ")";
@@ -690,12 +619,13 @@ class uri_parser {
       return f;
     }
     if (const char* conflict = p.srv_max_hosts_conflict()) {
-      return failure(errc::invalid_uri, "option srvMaxHosts=" + std::to_string(*u.srv_max_hosts_) +
-                                            " cannot be used with " + conflict +
-                                            " (from the TXT record of " + name + ")");
+      return failure(errc::invalid_uri,
+                     "option srvMaxHosts=" + std::to_string(*u.s_.srv_max_hosts) +
+                         " cannot be used with " + conflict + " (from the TXT record of " + name +
+                         ")");
     }
     const std::size_t listed = hosts.size();
-    p.u_.hosts_ = std::move(hosts);
+    p.u_.s_.hosts = std::move(hosts);
     if (!p.check_deployment()) {
       failure f = std::move(p.error_);
       f.message += " (the SRV records of " + name + " list " + std::to_string(listed) +
@@ -731,9 +661,9 @@ class uri_parser {
                            "the TXT record of " + name + " sets option '" + *key +
                                "'; only authSource, replicaSet and loadBalanced may be set there");
         }
-        const bool set_by_string = lower == "authsource"   ? u_.auth_source_.has_value()
-                                   : lower == "replicaset" ? u_.replica_set_.has_value()
-                                                           : u_.load_balanced_.has_value();
+        const bool set_by_string = lower == "authsource"   ? u_.s_.auth_source.has_value()
+                                   : lower == "replicaset" ? u_.s_.replica_set.has_value()
+                                                           : u_.s_.load_balanced.has_value();
         if (!set_by_string && !parse_option(pos, amp)) return false;
       }
       pos = amp + 1;
@@ -741,88 +671,21 @@ class uri_parser {
     return true;
   }
 
-  // The deployment options that contradict each other or the hosts.
-  bool check_deployment() {
-    if (u_.load_balanced_.value_or(false)) {
-      const char* why = u_.hosts_.size() > 1                    ? "several hosts"
-                        : u_.direct_connection_.value_or(false) ? "directConnection=true"
-                        : u_.replica_set_                       ? "replicaSet"
-                                                                : nullptr;
-      if (why) {
-        return fail_bool(errc::invalid_uri, scheme.size(),
-                         std::string("option loadBalanced=true cannot go with ") + why);
-      }
-    }
-    const auto rp = u_.read_preference();
-    if (mode_ == uri_mode::strict &&
-        !rp.validate(u_.heartbeat_frequency_.value_or(std::chrono::milliseconds(10'000)))) {
-      return fail_bool(errc::invalid_uri, scheme.size(),
-                       rp.mode == read_mode::primary
-                           ? "readPreference=primary (the default) takes no readPreferenceTags "
-                             "and no maxStalenessSeconds"
-                           : "maxStalenessSeconds must be at least 90 and at least "
-                             "heartbeatFrequencyMS + 10 s");
-    }
-    return true;
+  // The checks of settings::check on the parsed options, a failure pointing at the password when
+  // it is about the password, else after the scheme.
+  bool check(const std::optional<settings::problem>& p) {
+    if (!p) return true;
+    return fail_bool(p->code, p->about_password ? password_begin_ : scheme.size(), p->message);
   }
+  bool check_deployment() { return check(settings::check_deployment(u_.s_, mode_)); }
 
   bool check_combinations() {
     if (tls_ && ssl_ && *tls_ != *ssl_) {
       return fail_bool(errc::invalid_uri, scheme.size(),
                        "options tls and ssl are given with different values");
     }
-    u_.tls_ = tls_ ? tls_ : ssl_;
-    if (!check_tls()) return false;
-    if (u_.direct_connection_.value_or(false) && u_.hosts_.size() > 1) {
-      return fail_bool(errc::invalid_uri, scheme.size(),
-                       "option directConnection=true needs exactly one host");
-    }
-    if (!check_deployment()) return false;
-    if (u_.min_pool_size_ && u_.max_pool_size_.value_or(100) != 0 &&
-        *u_.min_pool_size_ > u_.max_pool_size_.value_or(100)) {
-      return fail_bool(
-          errc::invalid_uri, scheme.size(),
-          "option minPoolSize=" + std::to_string(*u_.min_pool_size_) +
-              " is more than maxPoolSize=" + std::to_string(u_.max_pool_size_.value_or(100)) +
-              (u_.max_pool_size_ ? "" : " (the default)") +
-              ": a pool cannot keep open more connections than it may have");
-    }
-    return check_credential();
-  }
-
-  // The authentication specification's rules for each mechanism.
-  bool check_credential() {
-    if (!u_.auth_mechanism_) return true;
-    const std::string& m = *u_.auth_mechanism_;
-    if (m == "MONGODB-X509") {
-      if (u_.password_) {
-        return fail_bool(errc::invalid_uri, password_begin_,
-                         "authMechanism=MONGODB-X509 takes no password: the client certificate "
-                         "is the identity");
-      }
-      if (u_.auth_source_ && *u_.auth_source_ != "$external") {
-        return fail_bool(errc::invalid_uri, scheme.size(),
-                         "authMechanism=MONGODB-X509 needs authSource=$external (or none)");
-      }
-      return true;
-    }
-    if (!u_.username_) {
-      return fail_bool(errc::invalid_uri, scheme.size(),
-                       "authMechanism=" + m + " needs a user name (mongodb://user:password@host)");
-    }
-    // PLAIN sends authzid NUL user NUL password (RFC 4616): a NUL inside either would shift the
-    // fields the server reads.
-    if (m == "PLAIN") {
-      if (u_.username_->find('\0') != std::string::npos) {
-        return fail_bool(errc::invalid_uri, scheme.size(),
-                         "authMechanism=PLAIN: the user name contains a NUL character (%00)");
-      }
-      if (u_.password_ && u_.password_->reveal().find('\0') != std::string_view::npos) {
-        return fail_bool(errc::invalid_uri, password_begin_,
-                         "authMechanism=PLAIN: the password contains a NUL character (%00)");
-      }
-    }
-    return true;
+    u_.s_.tls = tls_ ? tls_ : ssl_;
+    return check(settings::check_combinations(u_.s_, mode_));
   }
 
   std::string_view text_;
@@ -842,47 +705,50 @@ const uri_parser::option uri_parser::options[] = {
     {"srvservicename", &uri_parser::srv_service_name_option},  // mongodb+srv:// only
     {"srvmaxhosts", &uri_parser::srv_max_hosts_option},        // mongodb+srv:// only
     {"appname", &uri_parser::app_name_option},
-    {"connecttimeoutms", &uri_parser::ms_option<&uri::connect_timeout_>},
-    {"sockettimeoutms", &uri_parser::ms_option<&uri::socket_timeout_>},
-    {"serverselectiontimeoutms", &uri_parser::ms_option<&uri::server_selection_timeout_>},
-    {"maxpoolsize", &uri_parser::count_option<&uri::max_pool_size_>},
-    {"minpoolsize", &uri_parser::count_option<&uri::min_pool_size_>},
-    {"maxconnecting", &uri_parser::count_option<&uri::max_connecting_>},
-    {"maxidletimems", &uri_parser::ms_option<&uri::max_idle_time_>},
-    {"waitqueuetimeoutms", &uri_parser::ms_option<&uri::wait_queue_timeout_>},
+    {"connecttimeoutms", &uri_parser::ms_option<&client_settings::connect_timeout>},
+    {"sockettimeoutms", &uri_parser::ms_option<&client_settings::socket_timeout>},
+    {"serverselectiontimeoutms",
+     &uri_parser::ms_option<&client_settings::server_selection_timeout>},
+    {"maxpoolsize", &uri_parser::count_option<&client_settings::max_pool_size>},
+    {"minpoolsize", &uri_parser::count_option<&client_settings::min_pool_size>},
+    {"maxconnecting", &uri_parser::count_option<&client_settings::max_connecting>},
+    {"maxidletimems", &uri_parser::ms_option<&client_settings::max_idle_time>},
+    {"waitqueuetimeoutms", &uri_parser::ms_option<&client_settings::wait_queue_timeout>},
     {"w", &uri_parser::w_option},
-    {"journal", &uri_parser::bool_option<&uri::journal_>},
-    {"wtimeoutms", &uri_parser::ms_option<&uri::w_timeout_>},
-    {"authsource", &uri_parser::string_option<&uri::auth_source_>},
+    {"journal", &uri_parser::bool_option<&client_settings::journal>},
+    {"wtimeoutms", &uri_parser::ms_option<&client_settings::w_timeout>},
+    {"authsource", &uri_parser::string_option<&client_settings::auth_source>},
     {"authmechanism", &uri_parser::auth_mechanism_option},
     {"authmechanismproperties", &uri_parser::auth_mechanism_properties_option},
     {"tls", &uri_parser::tls_option},
     {"ssl", &uri_parser::ssl_option},
-    {"retrywrites", &uri_parser::bool_option<&uri::retry_writes_>},
-    {"retryreads", &uri_parser::bool_option<&uri::retry_reads_>},
-    {"directconnection", &uri_parser::bool_option<&uri::direct_connection_>},
+    {"retrywrites", &uri_parser::bool_option<&client_settings::retry_writes>},
+    {"retryreads", &uri_parser::bool_option<&client_settings::retry_reads>},
+    {"directconnection", &uri_parser::bool_option<&client_settings::direct_connection>},
     {"compressors", &uri_parser::compressors_option},
     // TLS.
-    {"tlscafile", &uri_parser::string_option<&uri::tls_ca_file_>},
-    {"tlscrlfile", &uri_parser::string_option<&uri::tls_crl_file_>},
-    {"tlscertificatekeyfile", &uri_parser::string_option<&uri::tls_certificate_key_file_>},
+    {"tlscafile", &uri_parser::string_option<&client_settings::tls_ca_file>},
+    {"tlscrlfile", &uri_parser::string_option<&client_settings::tls_crl_file>},
+    {"tlscertificatekeyfile",
+     &uri_parser::string_option<&client_settings::tls_certificate_key_file>},
     {"tlscertificatekeyfilepassword", &uri_parser::tls_password_option},
     {"tlsallowinvalidcertificates",
-     &uri_parser::bool_option<&uri::tls_allow_invalid_certificates_>},
-    {"tlsallowinvalidhostnames", &uri_parser::bool_option<&uri::tls_allow_invalid_hostnames_>},
-    {"tlsinsecure", &uri_parser::bool_option<&uri::tls_insecure_>},
+     &uri_parser::bool_option<&client_settings::tls_allow_invalid_certificates>},
+    {"tlsallowinvalidhostnames",
+     &uri_parser::bool_option<&client_settings::tls_allow_invalid_hostnames>},
+    {"tlsinsecure", &uri_parser::bool_option<&client_settings::tls_insecure>},
     {"tlsdisablecertificaterevocationcheck",
-     &uri_parser::bool_option<&uri::tls_disable_certificate_revocation_check_>},
+     &uri_parser::bool_option<&client_settings::tls_disable_certificate_revocation_check>},
     {"tlsdisableocspendpointcheck",
-     &uri_parser::bool_option<&uri::tls_disable_ocsp_endpoint_check_>},
+     &uri_parser::bool_option<&client_settings::tls_disable_ocsp_endpoint_check>},
     // Deployment options (replica sets, read preferences, monitoring).
-    {"replicaset", &uri_parser::string_option<&uri::replica_set_>},
+    {"replicaset", &uri_parser::string_option<&client_settings::replica_set>},
     {"readpreference", &uri_parser::read_preference_option},
     {"readpreferencetags", &uri_parser::tag_set_option, true},  // one tag set per value
     {"maxstalenessseconds", &uri_parser::max_staleness_option},
-    {"localthresholdms", &uri_parser::ms_option<&uri::local_threshold_>},
+    {"localthresholdms", &uri_parser::ms_option<&client_settings::local_threshold>},
     {"heartbeatfrequencyms", &uri_parser::heartbeat_frequency_option},
-    {"loadbalanced", &uri_parser::bool_option<&uri::load_balanced_>},
+    {"loadbalanced", &uri_parser::bool_option<&client_settings::load_balanced>},
 };
 
 std::vector<std::string_view> uri_parser::option_names() {
@@ -910,20 +776,48 @@ outcome<uri> uri::parse(std::string_view text, uri_mode mode) {
   return uri_parser(text, mode).run();
 }
 
-std::string uri::auth_database() const {
-  if (auth_source_) return *auth_source_;
-  if (auth_mechanism_ == "MONGODB-X509") return "$external";
-  if (database_) return *database_;
-  return auth_mechanism_ == "PLAIN" ? "$external" : "admin";
+outcome<uri> uri::from(client_settings given) {
+  std::optional<settings::problem> p = settings::check_values(given);
+  if (!p) p = settings::check_combinations(given, uri_mode::strict);
+  if (p) return failure(p->code, p->message);
+  uri u;
+  if (given.srv_name && given.hosts.empty()) {
+    given.hosts.push_back(host{host::kind::hostname, *given.srv_name, std::nullopt});
+  }
+  // to_string(): the hosts, the user (the password as a placeholder) and the database, each
+  // percent-encoded where a connection string would need it.
+  std::string& text = u.redacted_;
+  text = given.srv_name ? "mongodb+srv://" : "mongodb://";
+  if (given.username) {
+    text += oid::detail::percent_encode(*given.username, ":/?#[]@%");
+    if (given.password) text.append(":").append(secret::placeholder);
+    text += '@';
+  }
+  for (std::size_t i = 0; i < given.hosts.size(); ++i) {
+    const host& h = given.hosts[i];
+    if (i > 0) text += ',';
+    if (h.type == host::kind::unix_socket) {
+      text += oid::detail::percent_encode(h.name, "/:?#[]@%,");
+      continue;
+    }
+    text += h.type == host::kind::ip_literal ? "[" + h.name + "]" : h.name;
+    if (h.port) text += ":" + std::to_string(*h.port);
+  }
+  text += '/';
+  if (given.database) text += oid::detail::percent_encode(*given.database, "/?#%");
+  u.srv_mode_ = uri_mode::strict;
+  u.s_ = std::move(given);
+  return u;
 }
 
-read_preference uri::read_preference() const {
-  mongo::read_preference rp;
-  rp.mode = read_mode_.value_or(read_mode::primary);
-  if (read_preference_tags_) rp.tag_sets = *read_preference_tags_;
-  rp.max_staleness = max_staleness_;
-  return rp;
+std::string uri::auth_database() const {
+  if (s_.auth_source) return *s_.auth_source;
+  if (s_.auth_mechanism == "MONGODB-X509") return "$external";
+  if (s_.database) return *s_.database;
+  return s_.auth_mechanism == "PLAIN" ? "$external" : "admin";
 }
+
+read_preference uri::read_preference() const { return settings::read_preference_of(s_); }
 
 const std::vector<std::string_view>& uri::supported_options() noexcept {
   static const std::vector<std::string_view> names = uri_parser::option_names();
