@@ -13,6 +13,15 @@ constexpr int end_code = static_cast<int>(oid::errc::end_marker);
 
 TEST(ErrorTest, CategoryIsNamedOid) { EXPECT_STREQ(oid::error_category().name(), "oid"); }
 
+TEST(ErrorTest, ADefaultErrorHoldsNoCodeInOidsCategory) {
+  // Not std::error_code{}'s system category: getting that one is a call into libstdc++, paid by
+  // every builder append (which makes an error to fill).
+  const oid::error e;
+  EXPECT_FALSE(e.code);
+  EXPECT_EQ(&e.code.category(), &oid::error_category());
+  EXPECT_EQ(oid::errc_of(e.code), oid::errc{});
+}
+
 TEST(ErrorTest, EveryCodeHasItsOwnMessage) {
   std::set<std::string> seen;
   for (int v = first_code; v < end_code; ++v) {
