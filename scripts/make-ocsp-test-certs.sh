@@ -21,6 +21,8 @@
 #     staple-good, staple-revoked, staple-unknown (signed by responder.pem) and staple-rogue
 #     (signed by rogue.pem)
 set -euo pipefail
+# shellcheck source=scripts/lib/test-ca.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/test-ca.sh"
 
 usage="usage: $0 DIR RESPONDER_URL DEAD_URL STALLED_URL"
 dir=${1:?$usage}
@@ -32,34 +34,8 @@ cd "$dir"
 umask 077
 subj=/O=oid-test
 
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-
-key ca.key
-openssl req -x509 -new -key ca.key -subj "$subj/CN=oid-ocsp-test-ca" -days 30 -sha256 \
-  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
-  -out ca.pem
-mkdir -p ca-db
-: >ca-db/index.txt
-echo 1000 >ca-db/serial
-echo 1000 >ca-db/crlnumber
-cat >ca-db/ca.cnf <<CNF
-[ca]
-default_ca = test
-[test]
-database = ca-db/index.txt
-new_certs_dir = ca-db
-serial = ca-db/serial
-crlnumber = ca-db/crlnumber
-default_md = sha256
-default_days = 30
-default_crl_days = 1
-policy = any
-copy_extensions = none
-unique_subject = no
-[any]
-organizationName = optional
-commonName = supplied
-CNF
+self_signed_ca ca oid-ocsp-test-ca 30
+ca_database 1000
 
 # issue NAME EXTENSIONS [in-database]: NAME.pem and NAME.key signed by the CA.
 issue() {

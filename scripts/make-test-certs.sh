@@ -18,6 +18,8 @@
 #   other-ca-client-bundle.pem       a client certificate and key from other-ca
 #   wrong-host.pem, wrong-host.key   a server certificate from ca.pem for DNS:wrong.example only
 set -euo pipefail
+# shellcheck source=scripts/lib/test-ca.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/test-ca.sh"
 
 dir=${1:?usage: $0 DIR}
 mkdir -p "$dir"
@@ -27,14 +29,7 @@ umask 077
 days=30
 subj=/O=oid-test
 
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-
-ca() {  # ca NAME CN
-  key "$1.key"
-  openssl req -x509 -new -key "$1.key" -subj "$subj/CN=$2" -days "$days" -sha256 \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
-    -out "$1.pem"
-}
+ca() { self_signed_ca "$1" "$2" "$days"; }  # ca NAME CN
 
 # leaf NAME CA CN EXTENSIONS [openssl x509 date options...]
 leaf() {
@@ -62,24 +57,7 @@ leaf wrong-host ca wrong.example \
 key expired.key
 openssl req -new -key expired.key -subj "$subj/CN=localhost" -out expired.csr
 printf '%b\n' "$server_ext" >expired.ext
-mkdir -p ca-db
-: >ca-db/index.txt
-cat >ca-db/ca.cnf <<CNF
-[ca]
-default_ca = test
-[test]
-database = ca-db/index.txt
-new_certs_dir = ca-db
-serial = ca-db/serial
-default_md = sha256
-policy = any
-copy_extensions = none
-unique_subject = no
-[any]
-organizationName = optional
-commonName = supplied
-CNF
-echo 01 >ca-db/serial
+ca_database 01
 openssl ca -batch -config ca-db/ca.cnf -cert ca.pem -keyfile ca.key -in expired.csr \
   -startdate 20200101000000Z -enddate 20200102000000Z -extfile expired.ext -notext \
   -out expired.pem 2>/dev/null

@@ -300,6 +300,34 @@ TEST(AsciiTest, DottedQuadsAreFourNumbersUpTo255) {
   }
 }
 
+TEST(AsciiTest, PortsAreDigitsFrom1To65535) {
+  EXPECT_EQ(oid::detail::port_number("1"), 1);
+  EXPECT_EQ(oid::detail::port_number("27017"), 27017);
+  EXPECT_EQ(oid::detail::port_number("65535"), 65535);
+  EXPECT_EQ(oid::detail::port_number("00080"), 80);
+  for (const char* no :
+       {"", "0", "65536", "99999", "100000", "+1", "-1", " 1", "1 ", "1a", "0x1F"}) {
+    EXPECT_FALSE(oid::detail::port_number(no).has_value()) << no;
+  }
+}
+
+TEST(AsciiTest, PercentEncodingEscapesWhatItMustAndDecodesBack) {
+  const std::string text = "a b/c:%\x01\xC3\xA9z";
+  const std::string encoded = oid::detail::percent_encode(text, "/:%");
+  EXPECT_EQ(encoded, "a%20b%2Fc%3A%25%01%C3%A9z");
+  std::string decoded;
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    const int b = oid::detail::percent_escape(encoded, i);
+    if (b < 0) {
+      decoded += encoded[i];
+    } else {
+      decoded += static_cast<char>(b);
+      i += 2;
+    }
+  }
+  EXPECT_EQ(decoded, text);
+}
+
 TEST(AsciiTest, FoldsOnlyAToZ) {
   EXPECT_EQ(oid::detail::lower_ascii(std::string_view("AbZ@[`{09\xC3\x80")), "abz@[`{09\xC3\x80");
   EXPECT_TRUE(oid::detail::equal_ignoring_ascii_case("SecondaryPreferred", "secondarypreferred"));

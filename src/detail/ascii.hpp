@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -58,6 +60,18 @@ inline std::string percent_encode(std::string_view s, std::string_view reserved)
     }
   }
   return out;
+}
+
+/// `s` as a TCP port: 1 to 65535, decimal digits only (no sign, no space); none otherwise.
+constexpr std::optional<std::uint16_t> port_number(std::string_view s) noexcept {
+  if (s.empty() || s.size() > 5) return std::nullopt;
+  unsigned value = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (value == 0 || value > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(value);
 }
 
 /// Whether `s` is a dotted-quad IPv4 address (four numbers of 1 to 3 digits, each at most 255):

@@ -167,10 +167,8 @@ class uri_parser {
 
   bool parse_port(std::size_t begin, std::size_t end, host& h) {
     const std::string_view digits = text_.substr(begin, end - begin);
-    unsigned value = 0;
-    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (!all_digits(digits) || ec != std::errc{} || ptr != digits.data() + digits.size() ||
-        value < 1 || value > 65535) {
+    const auto port = oid::detail::port_number(digits);
+    if (!port) {
       // The text is not quoted: without an '@', "user:password" reads as a host and a port.
       return fail_bool(errc::invalid_uri, begin,
                        all_digits(digits)
@@ -178,7 +176,7 @@ class uri_parser {
                            : "the port must be a number from 1 to 65535 (a user name and password "
                              "go before an '@': mongodb://user:password@host)");
     }
-    h.port = static_cast<std::uint16_t>(value);
+    h.port = port;
     return true;
   }
 

@@ -1,25 +1,10 @@
 #include "mongo/sdam/address.hpp"
 
-#include <charconv>
 #include <oid/mongo/server_description.hpp>
 
 #include "detail/ascii.hpp"
 
 namespace oid::mongo::detail {
-
-namespace {
-
-// A port: 1 to 65535, digits only.
-std::optional<std::uint16_t> parse_port(std::string_view s) {
-  unsigned value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || value == 0 || value > 65535) {
-    return std::nullopt;
-  }
-  return static_cast<std::uint16_t>(value);
-}
-
-}  // namespace
 
 server_address server_address::of(const mongo::host& h) {
   server_address a{h, {}};
@@ -63,7 +48,7 @@ std::optional<server_address> server_address::parse(std::string_view text) {
     h.name = std::string(name);
   }
   if (!port.empty()) {
-    h.port = parse_port(port);
+    h.port = oid::detail::port_number(port);
     if (!h.port) return std::nullopt;
   }
   return of(h);
