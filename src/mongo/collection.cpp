@@ -57,12 +57,38 @@ bulk_write_outcome<insert_many_result> collection::insert_many(
   return inserted(std::move(*r));
 }
 
+namespace {
+
+// The find command's options other than limit and batchSize, each only when set.
+void append_find_options(bson::builder& cmd, const find_options& o) {
+  if (!o.projection.empty()) cmd.append_document("projection", o.projection);
+  if (!o.sort.empty()) cmd.append_document("sort", o.sort);
+  if (o.skip > 0) cmd.append_int64("skip", o.skip);
+  detail::append_hint(cmd, o.hint);
+  if (!o.collation.empty()) cmd.append_document("collation", o.collation);
+  if (!o.comment.empty()) cmd.append_string("comment", o.comment);
+  if (!o.let.empty()) cmd.append_document("let", o.let);
+  if (!o.min.empty()) cmd.append_document("min", o.min);
+  if (!o.max.empty()) cmd.append_document("max", o.max);
+  if (o.max_time) cmd.append_int64("maxTimeMS", o.max_time->count());
+  if (o.return_key) cmd.append_bool("returnKey", true);
+  if (o.show_record_id) cmd.append_bool("showRecordId", true);
+  if (o.allow_disk_use) cmd.append_bool("allowDiskUse", *o.allow_disk_use);
+  if (o.allow_partial_results) cmd.append_bool("allowPartialResults", true);
+  if (o.no_cursor_timeout) cmd.append_bool("noCursorTimeout", true);
+}
+
+}  // namespace
+
 outcome<cursor> collection::find(bson::document_view filter, const find_options& options) {
+  if (options.max_await_time && options.cursor_kind != cursor_type::tailable_await) {
+    return failure(oid::errc::invalid_value,
+                   "find: max_await_time needs cursor_type::tailable_await (a getMore of any other "
+                   "cursor does not wait)");
+  }
   bson::builder cmd;
   cmd.append_string("find", name_).append_document("filter", filter);
-  if (!options.projection.empty()) cmd.append_document("projection", options.projection);
-  if (!options.sort.empty()) cmd.append_document("sort", options.sort);
-  if (options.skip > 0) cmd.append_int64("skip", options.skip);
+  append_find_options(cmd, options);
   if (options.limit > 0) cmd.append_int64("limit", options.limit);
   // A first batch as large as the limit would leave the server's cursor open for a getMore that
   // finds nothing: one more (as the CRUD specification says) lets the server close it at once.
@@ -73,8 +99,12 @@ outcome<cursor> collection::find(bson::document_view filter, const find_options&
                          ? options.batch_size + 1
                          : options.batch_size);
   }
+  if (options.cursor_kind != cursor_type::non_tailable) cmd.append_bool("tailable", true);
+  if (options.cursor_kind == cursor_type::tailable_await) cmd.append_bool("awaitData", true);
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), options.batch_size);
   if (!state) return std::move(state).error();
+  (*state)->tailable = options.cursor_kind != cursor_type::non_tailable;
+  (*state)->max_await_time = options.max_await_time;
   return cursor(std::move(*state));
 }
 
@@ -82,9 +112,7 @@ outcome<std::optional<bson::document>> collection::find_one(bson::document_view 
                                                             const find_options& options) {
   bson::builder cmd;
   cmd.append_string("find", name_).append_document("filter", filter);
-  if (!options.projection.empty()) cmd.append_document("projection", options.projection);
-  if (!options.sort.empty()) cmd.append_document("sort", options.sort);
-  if (options.skip > 0) cmd.append_int64("skip", options.skip);
+  append_find_options(cmd, options);
   cmd.append_int64("limit", 1).append_bool("singleBatch", true);
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0);
   if (!state) return std::move(state).error();

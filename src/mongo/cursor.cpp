@@ -99,6 +99,10 @@ cursor::~cursor() {
 
 std::int64_t cursor::id() const noexcept { return state_ ? state_->id : 0; }
 
+bool cursor::alive() const noexcept {
+  return state_ && (state_->it != state_->end || (state_->id != 0 && state_->conn));
+}
+
 bson::document_view cursor::current() const noexcept {
   return state_ ? state_->current : bson::document_view{};
 }
@@ -118,9 +122,17 @@ outcome<bool> cursor::next() {
       s.current = {};
       return false;
     }
+    if (s.tailable && s.polled) {
+      // Tailable: the last getMore found nothing new; say so rather than poll the server in a
+      // loop. The next call asks again.
+      s.polled = false;
+      s.current = {};
+      return false;
+    }
     bson::builder more;
     more.append_int64("getMore", s.id).append_string("collection", s.coll);
     if (s.batch_size > 0) more.append_int32("batchSize", s.batch_size);
+    if (s.max_await_time) more.append_int64("maxTimeMS", s.max_await_time->count());
     s.session.append_lsid(more);
     auto reply = s.fetch(*s.conn, s.db, more.view());
     if (!reply) {
@@ -137,6 +149,7 @@ outcome<bool> cursor::next() {
       s.session.release();
       return std::move(loaded).error();
     }
+    s.polled = s.it == s.end;
   }
 }
 

@@ -34,13 +34,52 @@ struct client_state;  // opaque: what the client's copies share, defined inside 
 
 class client;
 
-/// Options of `find`.
+/// What kind of cursor `find` opens.
+enum class cursor_type {
+  /// Ends when the results are read (the default).
+  non_tailable,
+  /// On a capped collection: stays open after the last document, and a later `next()` returns
+  /// what was appended since (`tailable`).
+  tailable,
+  /// Tailable, and each getMore waits on the server for new documents, up to `max_await_time`
+  /// (`tailable` and `awaitData`).
+  tailable_await,
+};
+
+/// Options of `find`. Every option is sent only when set, so the server's defaults apply
+/// otherwise; views must outlive the call.
+///
+///     auto cur = coll.find(filter, {.sort = by_date.view(), .limit = 10,
+///                                   .max_time = std::chrono::seconds(2), .comment = "report"});
 struct find_options {
   bson::document_view projection{};  ///< fields to return (empty: all)
   bson::document_view sort{};        ///< sort order (empty: the server's order)
   std::int64_t skip = 0;             ///< documents to skip
   std::int64_t limit = 0;            ///< most documents to return (0: no limit)
   std::int32_t batch_size = 0;       ///< documents per batch (0: the server's default)
+  /// How long the server may run the query (`maxTimeMS`); getMores are not bounded by it.
+  std::optional<std::chrono::milliseconds> max_time{};
+  index_hint hint{};                ///< the index to use (empty: the server's choice)
+  bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
+  std::string_view comment{};       ///< a note the server logs and profiles with the query
+  bson::document_view let{};        ///< variables the filter reads as `$$name`
+  bson::document_view min{};        ///< the index bounds' lower end, inclusive (with `hint`)
+  bson::document_view max{};        ///< the index bounds' upper end, exclusive (with `hint`)
+  bool return_key = false;          ///< return only the index keys (`returnKey`)
+  bool show_record_id = false;      ///< add each document's `$recordId` (`showRecordId`)
+  /// Let a large sort write temporary files (`allowDiskUse`).
+  std::optional<bool> allow_disk_use{};
+  /// On a sharded cluster: return what the shards that answer have rather than fail
+  /// (`allowPartialResults`).
+  bool allow_partial_results = false;
+  /// Keep the server's cursor even when idle longer than the server's timeout
+  /// (`noCursorTimeout`); close it yourself (the cursor's destructor does).
+  bool no_cursor_timeout = false;
+  /// A tailable cursor (capped collections only): see `cursor_type` and `cursor::alive`.
+  cursor_type cursor_kind = cursor_type::non_tailable;
+  /// With `cursor_type::tailable_await`: how long each getMore may wait for new documents
+  /// (`maxTimeMS` of the getMore); unset: the server's default (1 s).
+  std::optional<std::chrono::milliseconds> max_await_time{};
 };
 
 /// Options of `insert_one` and `insert_many`.
@@ -128,11 +167,14 @@ class collection {
                                                      const insert_options& options = {});
 
   /// Finds the documents matching `filter` (empty: all). The cursor fetches further batches as
-  /// it is read.
+  /// it is read. Failures: invalid_value (`oid::errc`) for `max_await_time` without
+  /// `cursor_type::tailable_await` (nothing is sent); the server's refusal of an option it does
+  /// not support, as server_error; transport codes.
   outcome<cursor> find(bson::document_view filter = {}, const find_options& options = {});
   /// The first document matching `filter` (in `options.sort` order, after `options.skip`), or
   /// nothing when none does: a find of `limit: 1, singleBatch: true`, which leaves no cursor on
-  /// the server. Of `options`, `projection`, `sort` and `skip` apply. Failures: those of `find`.
+  /// the server. Of `options`, all but `limit`, `batch_size` and the cursor's kind apply.
+  /// Failures: those of `find`.
   outcome<std::optional<bson::document>> find_one(bson::document_view filter = {},
                                                   const find_options& options = {});
   /// Finds the documents created in [from, to) according to their ObjectId `_id`, with the

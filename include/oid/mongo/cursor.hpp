@@ -43,7 +43,19 @@ class cursor {
   /// Moves to the next document: true when there is one (read it with `current()`), false at the
   /// end. Fetches the next batch with getMore when needed. Errors: those of a command (transport
   /// codes, or server_error such as CursorNotFound); after an error the cursor is exhausted.
+  ///
+  /// A tailable cursor (find_options::cursor_kind) returns false when a getMore brought nothing
+  /// new (with awaitData, after the server waited up to max_await_time) and stays `alive()`:
+  /// call `next()` again later for what was appended since.
+  ///
+  ///     while (cur.alive()) {
+  ///       while (auto more = cur.next(); more && *more) follow(cur.current());
+  ///     }
   outcome<bool> next();
+  /// True while the cursor may still give documents: a batch not yet read, or a server cursor
+  /// still open. False once the results are read, after an error, and for a tailable cursor
+  /// whose server cursor died (its capped collection was dropped, say).
+  bool alive() const noexcept;
   /// The document `next()` moved to: a view into the received batch, valid until the next call
   /// to `next()` or the cursor's destruction.
   bson::document_view current() const noexcept;

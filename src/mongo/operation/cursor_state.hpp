@@ -4,6 +4,7 @@
 // batch's buffer in exchange): its documents are views, never copied.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <oid/bson/document.hpp>
@@ -33,6 +34,11 @@ struct cursor_state {
   std::string db, coll;
   std::int64_t id = 0;
   std::int32_t batch_size = 0;
+  // A tailable cursor: an empty batch is "nothing new yet", not the end. Its getMores carry
+  // maxTimeMS = max_await_time when set (awaitData).
+  bool tailable = false;
+  std::optional<std::chrono::milliseconds> max_await_time;
+  bool polled = false;              // tailable: the last getMore brought nothing
   detail::receive_buffer received;  // the reply the batch is in (from fetch)
   // Or the reply given to load (optional: a default document allocates, and most cursors read
   // into `received`).
