@@ -10,10 +10,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <oid/bson/builder.hpp>
@@ -456,6 +458,39 @@ void run_insert(context& ctx, const insert_options& o) {
 struct find_cli_options {
   std::string uri, ns, filter, sort, since, until;
   std::int64_t limit = 0;
+  std::int32_t batch_size = 0;
+  bool tail = false;
+  double idle_timeout = 0;  // --tail: seconds without a new document before ending (0: never)
+};
+
+// Set by SIGINT or SIGTERM while `find --tail` follows a collection: it then ends as if done.
+volatile std::sig_atomic_t tail_stop = 0;
+extern "C" void on_tail_signal(int) { tail_stop = 1; }
+
+// SIGINT and SIGTERM end `find --tail` cleanly (exit status 0, output flushed) while it is in
+// scope; the previous handlers are put back after. No SA_RESTART is needed: a getMore waits at
+// most its max_await_time, and the loop checks the flag after each.
+class tail_signals {
+ public:
+  tail_signals() {
+    tail_stop = 0;
+    struct sigaction a {};
+    a.sa_handler = on_tail_signal;
+    sigemptyset(&a.sa_mask);
+    ok_ = ::sigaction(SIGINT, &a, &saved_int_) == 0 && ::sigaction(SIGTERM, &a, &saved_term_) == 0;
+  }
+  ~tail_signals() {
+    ::sigaction(SIGINT, &saved_int_, nullptr);
+    ::sigaction(SIGTERM, &saved_term_, nullptr);
+  }
+  tail_signals(const tail_signals&) = delete;
+  tail_signals& operator=(const tail_signals&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  struct sigaction saved_int_ {};
+  struct sigaction saved_term_ {};
+  bool ok_ = false;
 };
 
 }  // namespace
@@ -521,19 +556,43 @@ void run_find(context& ctx, const find_cli_options& o) {
   mongo::find_options fo;
   fo.sort = sort->view();
   fo.limit = o.limit;
+  fo.batch_size = o.batch_size;
+  std::optional<tail_signals> signals;
+  if (o.tail) {
+    // Each getMore waits up to a second for new documents, so a signal or the idle timeout is
+    // noticed within about a second.
+    fo.cursor_kind = mongo::cursor_type::tailable_await;
+    fo.max_await_time = std::chrono::seconds(1);
+    signals.emplace();
+    if (!signals->ok()) {
+      ctx.err << "oid: --tail: cannot handle SIGINT: " << std::strerror(errno) << '\n';
+      return ctx.bad_input();
+    }
+  }
   auto cur = c->collection(db, coll_name).find(f->view(), fo);
   if (!cur) return report(ctx, cur.error());
   output_buffer out(ctx.out);
   std::string line;
+  using clock = std::chrono::steady_clock;
+  const auto idle_limit = std::chrono::duration<double>(o.idle_timeout);
+  auto last_new = clock::now();
   while (true) {
     auto more = cur->next();
     if (!more) return report(ctx, more.error());
-    if (!*more) break;
+    if (!*more) {
+      // The end; or, tailing, nothing new yet: show what came and wait again.
+      if (!o.tail || !cur->alive() || tail_stop != 0) break;
+      out.flush();
+      if (!ctx.out) break;
+      if (o.idle_timeout > 0 && clock::now() - last_new >= idle_limit) break;
+      continue;
+    }
+    last_new = clock::now();
     line.clear();
     bson::to_json(cur->current(), bson::json_mode::relaxed, line);
     line += '\n';
     out.write(line);
-    if (!ctx.out) break;
+    if (!ctx.out || tail_stop != 0) break;
   }
 }
 
@@ -600,7 +659,21 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
             },
             "N"));
     cmd->add_option("--sort", o->sort, "Sort order as Extended JSON, e.g. '{\"_id\": -1}'");
-    cmd->final_callback([&ctx, o] { run_find(ctx, *o); });
+    cmd->add_option("--batch-size", o->batch_size, "Documents per batch (default: the server's)")
+        ->check(CLI::Range(0, std::numeric_limits<std::int32_t>::max()));
+    cmd->add_flag("--tail", o->tail,
+                  "Follow a capped collection like tail -f: print new documents as they arrive, "
+                  "until Ctrl-C (or --idle-timeout)");
+    cmd->add_option("--idle-timeout", o->idle_timeout,
+                    "With --tail: end after this many seconds without a new document")
+        ->check(CLI::PositiveNumber);
+    cmd->final_callback([&ctx, o] {
+      if (o->idle_timeout > 0 && !o->tail) {
+        ctx.err << "oid: --idle-timeout goes with --tail\n";
+        return ctx.bad_input();
+      }
+      run_find(ctx, *o);
+    });
   }
   add_mongo_tool_commands(*mongo, ctx);
   add_mongo_crud_commands(*mongo, ctx);

@@ -15,6 +15,7 @@
 
 #include "support/ci.hpp"
 #include "support/run_cli.hpp"
+#include "support/run_shell.hpp"
 
 namespace {
 
@@ -202,6 +203,63 @@ TEST_F(MongoCliServerTest, DuplicateKeysPerDocumentAndUnordered) {
 }
 
 }  // namespace
+
+// find --tail follows a capped collection: what is there, then what a writer appends, until
+// nothing new came for --idle-timeout seconds. (Batches of one: FerretDB v1.24 closes a tailable
+// cursor whose first batch holds every document, where MongoDB keeps it open.)
+TEST_F(MongoCliServerTest, FindTailFollowsACappedCollectionUntilIdle) {
+  const std::string db = ns_.substr(0, ns_.find('.'));
+  auto c = oid::mongo::client::create(uri_).value();
+  auto capped = oid::bson::builder();
+  capped.append_bool("capped", true).append_int32("size", 1 << 20);
+  ASSERT_TRUE(c.database(db).create_collection("c", capped.view()).has_value());
+  auto coll = c.database(db).collection("c");
+  const auto put = [&coll](int n) {
+    oid::bson::builder b;
+    b.append_int32("_id", n);
+    return coll.insert_one(b.view()).has_value();
+  };
+  ASSERT_TRUE(put(1));
+  ASSERT_TRUE(put(2));
+  oid::testing::cli_outcome tailed;
+  std::thread reader([&] {
+    tailed = run_cli(
+        {"mongo", "find", uri_, ns_, "--tail", "--batch-size", "1", "--idle-timeout", "1.5"});
+  });
+  for (int n = 3; n <= 5; ++n) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_TRUE(put(n));
+  }
+  reader.join();
+  EXPECT_EQ(tailed.status, 0) << tailed.err;
+  EXPECT_EQ(lines(tailed.out),
+            (std::vector<std::string>{R"({"_id":1})", R"({"_id":2})", R"({"_id":3})",
+                                      R"({"_id":4})", R"({"_id":5})"}));
+  // Not capped: the server's refusal, said.
+  auto plain = run_cli({"mongo", "find", uri_, db + ".plain", "--tail"});
+  EXPECT_EQ(plain.status, 1);
+  EXPECT_FALSE(plain.err.empty());
+  auto lonely = run_cli({"mongo", "find", uri_, ns_, "--idle-timeout", "1"});
+  EXPECT_EQ(lonely.status, 1);
+  EXPECT_NE(lonely.err.find("--idle-timeout goes with --tail"), std::string::npos) << lonely.err;
+}
+
+// The built binary, interrupted: Ctrl-C (SIGINT) ends --tail with status 0 and what it printed.
+TEST_F(MongoCliServerTest, FindTailEndsCleanlyOnSigint) {
+  const std::string db = ns_.substr(0, ns_.find('.'));
+  auto c = oid::mongo::client::create(uri_).value();
+  auto capped = oid::bson::builder();
+  capped.append_bool("capped", true).append_int32("size", 1 << 20);
+  ASSERT_TRUE(c.database(db).create_collection("c", capped.view()).has_value());
+  oid::bson::builder doc;
+  doc.append_int32("_id", 7);
+  ASSERT_TRUE(c.database(db).collection("c").insert_one(doc.view()).has_value());
+  auto r =
+      oid::testing::run_shell("timeout --preserve-status -s INT 2 '" + std::string(OID_BINARY) +
+                              "' mongo find '" + uri_ + "' " + ns_ + " --tail --batch-size 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "{\"_id\":7}\n");
+}
 
 TEST(MongoCliTest, TopologyOfAnUnreachableServerShowsItsError) {
   auto r = run_cli({"mongo", "topology", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300"});
