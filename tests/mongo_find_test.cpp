@@ -26,38 +26,6 @@ namespace mongo = oid::mongo;
 using namespace oid::test;
 using namespace std::chrono_literals;
 
-// A server that answers every find and getMore with an empty, finished cursor and keeps the
-// commands it received.
-struct recording_server {
-  std::mutex m;
-  std::vector<document> commands;
-  script_server server{[this](peer& p, int) {
-    if (!p.handshake()) return;
-    while (auto msg = p.read()) {
-      {
-        std::lock_guard lock(m);
-        commands.emplace_back(msg->body);
-      }
-      builder b;
-      b.open_document("cursor").append_int64("id", 0).append_string("ns", "db.c");
-      b.open_array(command_name(*msg) == "getMore" ? "nextBatch" : "firstBatch").close();
-      b.close().append_double("ok", 1.0);
-      p.reply(*msg, b.view());
-    }
-  }};
-
-  // The last command received, as relaxed Extended JSON without $db and lsid.
-  std::string last() {
-    std::lock_guard lock(m);
-    if (commands.empty()) return "(none)";
-    builder b;
-    for (const auto& e : commands.back().view()) {
-      if (e.key() != "$db" && e.key() != "lsid") b.append_element(e.key(), e);
-    }
-    return oid::bson::to_json(b.view());
-  }
-};
-
 document json(const char* text) { return oid::bson::from_json(text).value(); }
 
 TEST(MongoFindOptionsTest, EachOptionIsSentUnderItsNameAndOnlyWhenSet) {

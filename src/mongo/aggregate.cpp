@@ -18,11 +18,18 @@ void append_max_time(bson::builder& cmd, const std::optional<std::chrono::millis
   if (t) cmd.append_int64("maxTimeMS", t->count());
 }
 
-// distinct and count: on the primary, as before, and retried once (retryable reads).
+// distinct and count: on the primary unless the options say where, and retried once (retryable
+// reads).
 outcome<bson::document> retryable_read(detail::client_state& s, std::string_view db,
-                                       bson::document_view cmd) {
+                                       bson::document_view cmd, const read_options& options) {
   static const read_preference primary{};
-  return detail::run_command(s, db, cmd, {.read = &primary, .retry = detail::retry_kind::read});
+  const auto* where = options.read_preference ? &*options.read_preference : &primary;
+  return detail::run_command(s, db, cmd, {.read = where, .retry = detail::retry_kind::read});
+}
+
+void append_read_options(bson::builder& cmd, const read_options& options) {
+  append_max_time(cmd, options.max_time);
+  if (!options.comment.empty()) cmd.append_string("comment", options.comment);
 }
 
 }  // namespace
@@ -61,10 +68,15 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   if (!options.hint.empty()) cmd.append_document("hint", options.hint);
   if (!options.let.empty()) cmd.append_document("let", options.let);
+  if (!options.comment.empty()) cmd.append_string("comment", options.comment);
   if (writes) state_->effective(options.write_concern).append_to(cmd);
-  // A pipeline that writes ($out, $merge) is not retried.
+  // A pipeline that writes ($out, $merge) is not retried, and runs on the primary.
+  static const read_preference primary{};
+  const read_preference* where = writes                    ? &primary
+                                 : options.read_preference ? &*options.read_preference
+                                                           : nullptr;
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(),
-                                          writes ? 0 : options.batch_size, !writes);
+                                          writes ? 0 : options.batch_size, !writes, where);
   if (!state) return std::move(state).error();
   return cursor(std::move(*state));
 }
@@ -75,9 +87,9 @@ outcome<bson::document> collection::distinct(std::string_view field, bson::docum
   bson::builder cmd;
   cmd.append_string("distinct", name_).append_string("key", field);
   cmd.append_document("query", filter);
-  append_max_time(cmd, options.max_time);
+  append_read_options(cmd, options);
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  auto reply = retryable_read(*state_, db_, cmd.view());
+  auto reply = retryable_read(*state_, db_, cmd.view(), options);
   if (!reply) return reply.error();
   const auto values = reply->view().find("values");
   if (!values) return failure(errc::unexpected_reply, "distinct reply without values");
@@ -89,8 +101,8 @@ outcome<bson::document> collection::distinct(std::string_view field, bson::docum
 outcome<std::int64_t> collection::estimated_document_count(const read_options& options) {
   bson::builder cmd;
   cmd.append_string("count", name_);
-  append_max_time(cmd, options.max_time);
-  auto reply = retryable_read(*state_, db_, cmd.view());
+  append_read_options(cmd, options);
+  auto reply = retryable_read(*state_, db_, cmd.view(), options);
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto count = n ? detail::as_integer(*n) : std::nullopt;

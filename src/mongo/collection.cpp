@@ -78,6 +78,11 @@ void append_find_options(bson::builder& cmd, const find_options& o) {
   if (o.no_cursor_timeout) cmd.append_bool("noCursorTimeout", true);
 }
 
+// The operation's read preference, or null for the client's.
+const read_preference* read_preference_of(const std::optional<read_preference>& rp) {
+  return rp ? &*rp : nullptr;
+}
+
 }  // namespace
 
 outcome<cursor> collection::find(bson::document_view filter, const find_options& options) {
@@ -101,7 +106,8 @@ outcome<cursor> collection::find(bson::document_view filter, const find_options&
   }
   if (options.cursor_kind != cursor_type::non_tailable) cmd.append_bool("tailable", true);
   if (options.cursor_kind == cursor_type::tailable_await) cmd.append_bool("awaitData", true);
-  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), options.batch_size);
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), options.batch_size, true,
+                                          read_preference_of(options.read_preference));
   if (!state) return std::move(state).error();
   (*state)->tailable = options.cursor_kind != cursor_type::non_tailable;
   (*state)->max_await_time = options.max_await_time;
@@ -114,7 +120,8 @@ outcome<std::optional<bson::document>> collection::find_one(bson::document_view 
   cmd.append_string("find", name_).append_document("filter", filter);
   append_find_options(cmd, options);
   cmd.append_int64("limit", 1).append_bool("singleBatch", true);
-  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0);
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0, true,
+                                          read_preference_of(options.read_preference));
   if (!state) return std::move(state).error();
   cursor c(std::move(*state));
   auto found = c.next();
@@ -159,18 +166,35 @@ outcome<cursor> collection::find_created_between(std::chrono::sys_seconds from,
   return find(f->view(), options);
 }
 
-outcome<std::int64_t> collection::count_documents(bson::document_view filter) {
+outcome<std::int64_t> collection::count_documents(bson::document_view filter,
+                                                  const count_options& options) {
+  if (options.skip < 0 || options.limit < 0) {
+    return failure(oid::errc::invalid_value, "count_documents: skip and limit cannot be negative");
+  }
+  // The CRUD specification's pipeline: $match, then $skip and $limit when given, then $group.
   bson::builder cmd;
   cmd.append_string("aggregate", name_);
   cmd.open_array("pipeline");
-  cmd.open_document("0").append_document("$match", filter).close();
-  cmd.open_document("1").open_document("$group").append_int32("_id", 1);
+  int stage = 0;
+  cmd.open_document(std::to_string(stage++)).append_document("$match", filter).close();
+  if (options.skip > 0) {
+    cmd.open_document(std::to_string(stage++)).append_int64("$skip", options.skip).close();
+  }
+  if (options.limit > 0) {
+    cmd.open_document(std::to_string(stage++)).append_int64("$limit", options.limit).close();
+  }
+  cmd.open_document(std::to_string(stage)).open_document("$group").append_int32("_id", 1);
   cmd.open_document("n").append_int32("$sum", 1).close().close().close();
   cmd.close();
   cmd.open_document("cursor").close();
-  auto reply =
-      detail::run_command(*state_, db_, cmd.view(),
-                          {.read = &state_->read_preference, .retry = detail::retry_kind::read});
+  detail::append_hint(cmd, options.hint);
+  if (!options.collation.empty()) cmd.append_document("collation", options.collation);
+  if (!options.comment.empty()) cmd.append_string("comment", options.comment);
+  if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
+  const auto* where =
+      options.read_preference ? &*options.read_preference : &state_->read_preference;
+  auto reply = detail::run_command(*state_, db_, cmd.view(),
+                                   {.read = where, .retry = detail::retry_kind::read});
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();

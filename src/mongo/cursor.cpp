@@ -51,20 +51,20 @@ outcome<bson::document_view> detail::cursor_state::fetch(lease& l, std::string_v
 
 outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
     std::shared_ptr<client_state> client, std::string db, std::string coll, bson::document_view cmd,
-    std::int32_t batch_size, bool retryable) {
+    std::int32_t batch_size, bool retryable, const read_preference* where) {
   auto state = std::make_unique<cursor_state>();
   state->session = implicit_session(*client);
   std::optional<lease> l;
   bson::document_view first;
-  auto ran = execute(
-      *client, state->session, l,
-      {.read = &client->read_preference, .retry = retryable ? retry_kind::read : retry_kind::none},
-      [&](attempt& a) -> outcome<done> {
-        auto reply = state->fetch(a.conn, db, a.command(cmd));
-        if (!reply) return std::move(reply).error();
-        first = *reply;
-        return done{};
-      });
+  auto ran = execute(*client, state->session, l,
+                     {.read = where != nullptr ? where : &client->read_preference,
+                      .retry = retryable ? retry_kind::read : retry_kind::none},
+                     [&](attempt& a) -> outcome<done> {
+                       auto reply = state->fetch(a.conn, db, a.command(cmd));
+                       if (!reply) return std::move(reply).error();
+                       first = *reply;
+                       return done{};
+                     });
   if (!ran) return std::move(ran).error();
   l->read_preference.reset();  // getMore and killCursors follow the cursor to its server
   state->client = std::move(client);

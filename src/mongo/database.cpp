@@ -19,6 +19,11 @@ outcome<bson::document> database::run_command(bson::document_view command) {
   return detail::run_command(*state_, name_, command, {});
 }
 
+outcome<bson::document> database::run_command(bson::document_view command,
+                                              const read_preference& where) {
+  return detail::run_command(*state_, name_, command, {.read = &where});
+}
+
 outcome<std::vector<bson::document>> database::list_collections(bson::document_view filter) {
   bson::builder cmd;
   cmd.append_int32("listCollections", 1);
@@ -51,6 +56,36 @@ outcome<done> database::create_collection(std::string_view name, bson::document_
   bson::builder cmd;
   cmd.append_string("create", name);
   for (const auto& e : options) {
+    if (e.key() == "create") continue;  // the name is the argument's
+    cmd.append_element(e);
+  }
+  auto reply = detail::run_command(*state_, name_, cmd.view(), {});
+  if (!reply) return std::move(reply).error();
+  return done{};
+}
+
+outcome<done> database::create_collection(std::string_view name,
+                                          const create_collection_options& o) {
+  if (o.capped && o.size.value_or(0) <= 0) {
+    return failure(oid::errc::invalid_value,
+                   "create_collection: a capped collection needs a positive size (bytes)");
+  }
+  if (!o.capped && (o.size || o.max)) {
+    return failure(oid::errc::invalid_value,
+                   "create_collection: size and max are for a capped collection");
+  }
+  bson::builder cmd;
+  cmd.append_string("create", name);
+  if (o.capped) cmd.append_bool("capped", true).append_int64("size", *o.size);
+  if (o.max) cmd.append_int64("max", *o.max);
+  if (!o.validator.empty()) cmd.append_document("validator", o.validator);
+  if (!o.validation_level.empty()) cmd.append_string("validationLevel", o.validation_level);
+  if (!o.validation_action.empty()) cmd.append_string("validationAction", o.validation_action);
+  if (!o.collation.empty()) cmd.append_document("collation", o.collation);
+  if (!o.timeseries.empty()) cmd.append_document("timeseries", o.timeseries);
+  if (!o.clustered_index.empty()) cmd.append_document("clusteredIndex", o.clustered_index);
+  if (o.expire_after_seconds) cmd.append_int64("expireAfterSeconds", *o.expire_after_seconds);
+  for (const auto& e : o.other) {
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }

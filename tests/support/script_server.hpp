@@ -18,8 +18,10 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/document.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <optional>
 #include <string>
@@ -235,5 +237,39 @@ inline std::string command_name(const oid::mongo::op_msg& m) {
   const auto first = m.body.begin();
   return first == m.body.end() ? "" : std::string(first->key());
 }
+
+// A server that records every command and answers each as an empty success: an empty, finished
+// cursor (find, aggregate, getMore), `n: 0` (count) and `values: []` (distinct) in one reply.
+// For tests of what the client sends.
+struct recording_server {
+  std::mutex m;
+  std::vector<oid::bson::document> commands;
+  script_server server{[this](peer& p, int) {
+    if (!p.handshake()) return;
+    while (auto msg = p.read()) {
+      {
+        std::lock_guard lock(m);
+        commands.emplace_back(msg->body);
+      }
+      oid::bson::builder b;
+      b.open_document("cursor").append_int64("id", 0).append_string("ns", "db.c");
+      b.open_array(command_name(*msg) == "getMore" ? "nextBatch" : "firstBatch").close();
+      b.close().append_int32("n", 0).open_array("values").close().append_double("ok", 1.0);
+      p.reply(*msg, b.view());
+    }
+  }};
+
+  // The last command received, as relaxed Extended JSON without $db and lsid ("(none)" before the
+  // first).
+  std::string last() {
+    std::lock_guard lock(m);
+    if (commands.empty()) return "(none)";
+    oid::bson::builder b;
+    for (const auto& e : commands.back().view()) {
+      if (e.key() != "$db" && e.key() != "lsid") b.append_element(e.key(), e);
+    }
+    return oid::bson::to_json(b.view());
+  }
+};
 
 }  // namespace oid::test

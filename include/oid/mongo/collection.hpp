@@ -80,6 +80,8 @@ struct find_options {
   /// With `cursor_type::tailable_await`: how long each getMore may wait for new documents
   /// (`maxTimeMS` of the getMore); unset: the server's default (1 s).
   std::optional<std::chrono::milliseconds> max_await_time{};
+  /// Where to read (default: the client's read preference); getMores follow the cursor.
+  std::optional<mongo::read_preference> read_preference{};
 };
 
 /// Options of `insert_one` and `insert_many`.
@@ -184,7 +186,8 @@ class collection {
                                        bson::document_view filter = {},
                                        const find_options& options = {});
   /// The number of documents matching `filter` (an aggregation with $match and $group).
-  outcome<std::int64_t> count_documents(bson::document_view filter = {});
+  outcome<std::int64_t> count_documents(bson::document_view filter = {},
+                                        const count_options& options = {});
 
   /// Applies `update` to the first match: update operators (e.g. `{$set: {...}}`) or a pipeline
   /// (a list of stages, e.g. `{$set: {total: {$add: ["$a", "$b"]}}}`; see `update_spec`), with

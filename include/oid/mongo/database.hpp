@@ -7,11 +7,14 @@
 //   auto stats = db.run_command(oid::bson::from_json(R"({"dbStats": 1})").value());
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/read_preference.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +23,29 @@ namespace oid::mongo {
 
 struct client_state;  // opaque: what the client's copies share, defined inside the library
 class client;
+
+/// Options of `database::create_collection`: the create command's fields, each sent only when set.
+/// Views must outlive the call.
+///
+///     db.create_collection("log", {.capped = true, .size = 1 << 20, .max = 1000});
+struct create_collection_options {
+  bool capped = false;                   ///< a fixed-size collection that keeps insertion order
+  std::optional<std::int64_t> size{};    ///< capped: the most bytes it holds (required with capped)
+  std::optional<std::int64_t> max{};     ///< capped: the most documents it holds
+  bson::document_view validator{};       ///< a query every written document must match
+  std::string_view validation_level{};   ///< "off", "strict" or "moderate" (empty: the server's)
+  std::string_view validation_action{};  ///< "error" or "warn" (empty: the server's)
+  bson::document_view collation{};       ///< the collection's default collation
+  /// A time series collection: `{timeField: "t", metaField: "m", granularity: "hours"}`.
+  bson::document_view timeseries{};
+  /// A clustered collection: `{key: {_id: 1}, unique: true}`.
+  bson::document_view clustered_index{};
+  /// Time series or clustered: delete documents this many seconds old.
+  std::optional<std::int64_t> expire_after_seconds{};
+  /// Any other field of the create command, as given (`storageEngine`, `changeStreamPreAndPost
+  /// Images`, ...).
+  bson::document_view other{};
+};
 
 /// A database of a client: a name and the client's pool. Cheap to copy; thread-safe. Nothing is
 /// sent until an operation runs; a database that does not exist yet is created by its first
@@ -35,6 +61,9 @@ class database {
   /// Runs `command` on this database and returns the reply. Failures as
   /// `client::run_command`.
   outcome<bson::document> run_command(bson::document_view command);
+  /// As `run_command`, on a server that `where` selects (for commands that read: `dbStats`,
+  /// `collStats`, ...); the command is not retried.
+  outcome<bson::document> run_command(bson::document_view command, const read_preference& where);
 
   /// `listCollections`: one document per collection (`name`, `type`, `options`, `info`, ...),
   /// those matching `filter` when it is not empty (e.g. `{name: "orders"}`).
@@ -46,6 +75,9 @@ class database {
   /// `capped`, `size`, `max`, `validator`, `viewOn`/`pipeline`, ...; empty: none). Failures: the
   /// server's refusal, e.g. NamespaceExists (48) for a collection that is already there.
   outcome<done> create_collection(std::string_view name, bson::document_view options = {});
+  /// The same with typed options. Failures: invalid_value (`oid::errc`) for `capped` without a
+  /// positive `size`, or `size`/`max` without `capped` (nothing is sent); the server's refusal.
+  outcome<done> create_collection(std::string_view name, const create_collection_options& options);
 
   /// `dropDatabase`: drops the database and every collection in it (a database that does not
   /// exist is not an error).

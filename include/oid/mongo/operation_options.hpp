@@ -1,8 +1,8 @@
 // oid/mongo/operation_options.hpp: the options of `collection::aggregate`, the updates,
 // replacements and deletes, the find-and-modify operations (`find_one_and_update`,
-// `find_one_and_replace`, `find_one_and_delete`) and `distinct`. Every option is sent only when
-// set, so the server's defaults apply otherwise. Options hold views (`bson::document_view`,
-// `std::span`): what they point to must outlive the call.
+// `find_one_and_replace`, `find_one_and_delete`), `distinct` and the counts. Every option is sent
+// only when set, so the server's defaults apply otherwise. Options hold views
+// (`bson::document_view`, `std::span`): what they point to must outlive the call.
 //
 //     auto cur = coll.aggregate(pipeline, {.allow_disk_use = true, .batch_size = 500});
 //     auto doc = coll.find_one_and_update(filter, inc,
@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <oid/bson/view.hpp>
+#include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/write_concern.hpp>
 #include <optional>
 #include <span>
@@ -77,6 +78,10 @@ struct aggregate_options {
   bson::document_view let{};        ///< variables the pipeline reads as `$$name` (empty: none)
   /// The write concern of a pipeline ending in $out or $merge (default: the server's).
   mongo::write_concern write_concern{};
+  std::string_view comment{};  ///< a note the server logs with the command
+  /// Where to read (default: the client's read preference); a pipeline ending in $out or $merge
+  /// runs on the primary whatever this says.
+  std::optional<mongo::read_preference> read_preference{};
 };
 
 /// Which document a find-and-modify operation returns.
@@ -123,6 +128,22 @@ struct read_options {
   /// How long the server may run the command (`maxTimeMS`).
   std::optional<std::chrono::milliseconds> max_time{};
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's; distinct)
+  std::string_view comment{};       ///< a note the server logs with the command
+  /// Where to read (default: the primary).
+  std::optional<mongo::read_preference> read_preference{};
+};
+
+/// Options of `count_documents`.
+struct count_options {
+  std::int64_t skip = 0;   ///< matches to skip before counting
+  std::int64_t limit = 0;  ///< count at most this many (0: no limit)
+  /// How long the server may run the count (`maxTimeMS`).
+  std::optional<std::chrono::milliseconds> max_time{};
+  index_hint hint{};                ///< the index to use (empty: the server's choice)
+  bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
+  std::string_view comment{};       ///< a note the server logs with the command
+  /// Where to read (default: the client's read preference).
+  std::optional<mongo::read_preference> read_preference{};
 };
 
 }  // namespace oid::mongo

@@ -60,11 +60,12 @@ struct cursor_state {
   // borrowed from `client`'s pool, in an implicit session, and returns the state holding the
   // first batch and, while the server has more, that connection and session. `retryable`: the
   // command is retried once after a retryable error (retryable reads; getMore never is).
+  // `where`: the server to read from (null: the client's read preference).
   static outcome<std::unique_ptr<cursor_state>> open(std::shared_ptr<client_state> client,
                                                      std::string db, std::string coll,
                                                      bson::document_view cmd,
-                                                     std::int32_t batch_size,
-                                                     bool retryable = true);
+                                                     std::int32_t batch_size, bool retryable = true,
+                                                     const read_preference* where = nullptr);
 };
 
 }  // namespace oid::mongo
