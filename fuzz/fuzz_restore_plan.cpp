@@ -23,8 +23,8 @@
 #include <string>
 #include <string_view>
 
-#include "mongo_restore.hpp"
-#include "mongo_tools.hpp"
+#include "mongo/restore.hpp"
+#include "mongo/tools.hpp"
 
 namespace {
 

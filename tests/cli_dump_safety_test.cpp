@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "mongo_tools.hpp"
+#include "mongo/tools.hpp"
 #include "support/run_cli.hpp"
 #include "support/run_shell.hpp"
 #include "support/scratch_database.hpp"

@@ -25,7 +25,7 @@
 #include <variant>
 #include <vector>
 
-#include "mongo_connect.hpp"
+#include "mongo/connect.hpp"
 #include "support/ci.hpp"
 #include "support/run_cli.hpp"
 #include "support/run_shell.hpp"

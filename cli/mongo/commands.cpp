@@ -35,7 +35,8 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "mongo_tools.hpp"
+#include "mongo/loader.hpp"
+#include "mongo/tools.hpp"
 #include "text_io.hpp"
 
 namespace oid::cli {
@@ -350,78 +351,35 @@ void run_insert(context& ctx, const insert_options& o) {
     }
     in = &file;
   }
-  auto coll = c->collection(db, coll_name);
-  mongo::insert_options io;
-  io.ordered = !o.unordered;
-  if (o.w0) io.write_concern = mongo::write_concern::unacknowledged();
-
-  bson::json_stream_reader reader(*in);
-  std::vector<bson::document> batch;
-  std::vector<std::size_t> numbers;  // 1-based input position of each document in the batch
-  std::size_t sent = 0, inserted = 0, refused = 0;
+  batch_loader::settings settings;
+  settings.insert.ordered = !o.unordered;
+  if (o.w0) settings.insert.write_concern = mongo::write_concern::unacknowledged();
+  std::vector<std::size_t> numbers;  // 1-based input position of each pending document
   std::string first_id, last_id;
   insert_progress bar(ctx);
-  bool stop = false;
-
-  // Batches of at most 1000 documents or 8 MB keep memory bounded; insert_many splits further by
-  // the server's limits.
-  const auto flush = [&] {
-    if (batch.empty()) return;
-    std::vector<bson::document_view> views;
-    views.reserve(batch.size());
-    for (const auto& d : batch) views.push_back(d.view());
-    auto r = coll.insert_many(views, io);
-    sent += batch.size();
-    if (r) {
-      inserted += static_cast<std::size_t>(r->inserted);
-      if (first_id.empty() && !r->ids.empty()) first_id = id_text(r->ids.front().view());
-      if (!r->ids.empty()) last_id = id_text(r->ids.back().view());
-    } else {
-      const auto& f = r.error();
-      inserted += static_cast<std::size_t>(f.written);
-      if (f.write_errors.empty()) {
-        report(ctx, f);
-        stop = true;
-      } else {
-        for (const auto& e : f.write_errors) {
-          const std::size_t i = e.index.value_or(0);
-          ctx.err << "oid: document " << (i < numbers.size() ? numbers[i] : 0) << ": "
-                  << (e.code == oid::mongo::server_code::duplicate_key ? "duplicate key: "
-                                                                       : "refused: ")
-                  << printable(e.message) << '\n';
-          ++refused;
-        }
-        ctx.bad_input();
-        if (io.ordered) stop = true;
-      }
-      // The ids of the documents that went in: all but the refused ones, and when ordered only
-      // those before the first refusal. After a transport failure nothing is known.
-      if (!f.write_errors.empty()) {
-        std::vector<bool> refused_at(batch.size());
-        for (const auto& e : f.write_errors) {
-          if (e.index && *e.index < batch.size()) refused_at[*e.index] = true;
-        }
-        const std::size_t end =
-            io.ordered ? std::min(batch.size(), f.write_errors.front().index.value_or(0))
-                       : batch.size();
-        for (std::size_t i = 0; i < end; ++i) {
-          if (refused_at[i]) continue;
-          bson::builder id;
-          id.append_element(*batch[i].view().begin());
-          const bson::document idd = std::move(id).extract();
-          if (first_id.empty()) first_id = id_text(idd.view());
-          last_id = id_text(idd.view());
-        }
-      }
+  const auto report_batch = [&](const loaded_batch& done) {
+    if (done.failed != nullptr) report(ctx, *done.failed);
+    for (const auto& r : done.refused) {
+      ctx.err << "oid: document " << numbers[r.index] << ": "
+              << (r.duplicate ? "duplicate key: " : "refused: ") << printable(r.message) << '\n';
     }
-    batch.clear();
+    if (!done.refused.empty()) ctx.bad_input();
+    // The ids of the documents that went in (with w: 0, all that were sent).
+    for (std::size_t i = 0; i < done.documents.size(); ++i) {
+      if (!done.went_in(i)) continue;
+      bson::builder id;
+      id.append_element(*done.documents[i].view().begin());
+      const bson::document idd = std::move(id).extract();
+      if (first_id.empty()) first_id = id_text(idd.view());
+      last_id = id_text(idd.view());
+    }
     numbers.clear();
-    bar.update(sent);
   };
+  batch_loader loader(c->collection(db, coll_name), settings, report_batch);
 
-  std::size_t batch_bytes = 0;
+  bson::json_stream_reader reader(*in);
   bson::document doc;
-  while (!stop) {
+  while (!loader.stopped()) {
     auto more = reader.next(doc);
     if (!more) {
       const auto where = reader.error_position();
@@ -432,16 +390,14 @@ void run_insert(context& ctx, const insert_options& o) {
       continue;
     }
     if (!*more) break;
-    // _id made here, on the client, so that the ids are known whatever the server answers.
-    batch.push_back(bson::ensure_id(doc.view()));
     numbers.push_back(reader.index() + 1);
-    batch_bytes += batch.back().size();
-    if (batch.size() >= 1000 || batch_bytes >= 8 * 1024 * 1024) {
-      flush();
-      batch_bytes = 0;
-    }
+    // _id made here, on the client, so that the ids are known whatever the server answers.
+    loader.add(bson::ensure_id(doc.view()));
+    bar.update(loader.sent());
   }
-  if (!stop) flush();
+  const bool stop = !loader.flush();
+  const std::uint64_t sent = loader.sent(), inserted = loader.inserted(),
+                      refused = loader.refused();
   if (o.w0) {
     ctx.out << "sent " << sent << " documents (w: 0, not acknowledged)\n";
   } else {
@@ -508,18 +464,17 @@ std::optional<bson::document> json_argument(context& ctx, const std::string& nam
   return std::move(*d);
 }
 
-std::optional<std::chrono::sys_seconds> time_argument(context& ctx, const std::string& name,
-                                                      const std::string& text, bool& ok) {
-  if (text.empty()) return std::nullopt;
+result<std::optional<std::chrono::sys_seconds>> time_argument(context& ctx, const std::string& name,
+                                                              const std::string& text) {
+  if (text.empty()) return std::optional<std::chrono::sys_seconds>();
   auto t = parse_time(text);
   if (!t) {
     ctx.err << "oid: " << name << ": invalid time " << quote(text) << " at column "
             << t.error().offset + 1 << " (ISO-8601 date or date-time, or Unix seconds)\n";
     ctx.bad_input();
-    ok = false;
-    return std::nullopt;
+    return t.error();
   }
-  return *t;
+  return std::optional<std::chrono::sys_seconds>(*t);
 }
 
 std::optional<bson::document> created_filter_argument(context& ctx, const std::string& filter_name,
@@ -530,11 +485,11 @@ std::optional<bson::document> created_filter_argument(context& ctx, const std::s
   if (!filter_text.empty() && !(filter = json_argument(ctx, filter_name, filter_text))) {
     return std::nullopt;
   }
-  bool times_ok = true;
-  const auto since = time_argument(ctx, "--since", since_text, times_ok);
-  const auto until = time_argument(ctx, "--until", until_text, times_ok);
-  if (!times_ok) return std::nullopt;
-  auto f = mongo::created_between_filter(since, until, filter->view());
+  // Both read (and reported) before giving up.
+  const auto since = time_argument(ctx, "--since", since_text);
+  const auto until = time_argument(ctx, "--until", until_text);
+  if (!since || !until) return std::nullopt;
+  auto f = mongo::created_between_filter(*since, *until, filter->view());
   if (!f) {
     ctx.err << "oid: --since/--until: " << f.error().message() << '\n';
     ctx.bad_input();

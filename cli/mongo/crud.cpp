@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "mongo_tools.hpp"
+#include "mongo/tools.hpp"
 #include "text_io.hpp"
 
 namespace oid::cli {

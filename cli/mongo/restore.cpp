@@ -2,7 +2,7 @@
 // DIR/DB/COLL.metadata.json, each maybe gzip-compressed) back into a server: the collection's
 // options, its documents, then its indexes. Every refused document is reported with its file,
 // index and offset, and a corrupt or truncated file with the offset where reading stopped.
-#include "mongo_restore.hpp"
+#include "mongo/restore.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "mongo_tools.hpp"
+#include "mongo/loader.hpp"
+#include "mongo/tools.hpp"
 #include "text_io.hpp"
 
 namespace oid::cli {
@@ -102,9 +103,10 @@ bool classify(const std::string& file, std::string& collection, bool& is_metadat
 
 // The jobs of DIR: one per collection of each database directory, in name order. A database
 // directory whose name MongoDB would refuse, and a symbolic link where a directory or a file
-// should be, are not read (each is said in `skipped`): nothing is read from outside DIR.
-std::vector<std::unique_ptr<restore_job>> find_jobs(const fs::path& dir, std::string& error,
-                                                    std::ostringstream& skipped) {
+// should be, are not read (each is said in `skipped`): nothing is read from outside DIR. The
+// error says which directory cannot be read.
+result<std::vector<std::unique_ptr<restore_job>>, std::string> find_jobs(
+    const fs::path& dir, std::ostringstream& skipped) {
   std::map<std::pair<std::string, std::string>, std::unique_ptr<restore_job>> found;
   std::error_code e;
   for (fs::directory_iterator db(dir, e), end; !e && db != end; db.increment(e)) {
@@ -141,13 +143,11 @@ std::vector<std::unique_ptr<restore_job>> find_jobs(const fs::path& dir, std::st
       (is_metadata ? j->metadata : j->data) = file->path();
     }
     if (f) {
-      error = "cannot read " + db->path().string() + ": " + f.message();
-      return {};
+      return "cannot read " + db->path().string() + ": " + f.message();
     }
   }
   if (e) {
-    error = "cannot read " + dir.string() + ": " + e.message();
-    return {};
+    return "cannot read " + dir.string() + ": " + e.message();
   }
   std::vector<std::unique_ptr<restore_job>> jobs;
   for (auto& [key, j] : found) jobs.push_back(std::move(j));
@@ -204,60 +204,41 @@ bool restore_documents(mongo::collection& coll, const restore_options& o, restor
   }
   std::istream in(&buf);
   bson::stream_reader reader(in);
-  mongo::insert_options io;
-  io.ordered = o.ordered;
-  if (o.w0) io.write_concern = mongo::write_concern::unacknowledged();
+  batch_loader::settings settings;
+  settings.max_bytes = 16 * 1024 * 1024;
+  settings.insert.ordered = o.ordered;
+  if (o.w0) settings.insert.write_concern = mongo::write_concern::unacknowledged();
   const std::string file = j.data.string();
 
-  std::vector<bson::document> batch;
-  std::vector<std::uint64_t> offsets;  // of each document of the batch in the (uncompressed) file
+  std::vector<std::uint64_t> offsets;  // of each pending document in the (uncompressed) file
   std::vector<std::size_t> indexes;    // and its 0-based index there
-  std::size_t batch_bytes = 0;
-  bool stopped = false;
-  const auto flush = [&] {
-    if (batch.empty() || stopped) return;
-    std::vector<bson::document_view> views;
-    views.reserve(batch.size());
-    for (const auto& d : batch) views.push_back(d.view());
-    auto r = coll.insert_many(views, io);
-    bar.add(batch.size(), batch_bytes);
-    if (r) {
-      j.documents += o.w0 ? batch.size() : static_cast<std::size_t>(r->inserted);
-      j.bytes += batch_bytes;
-    } else {
-      const auto& f = r.error();
-      j.documents += static_cast<std::size_t>(f.written);
-      if (f.write_errors.empty()) {
-        j.messages << "oid: " << file << ": inserting documents " << indexes.front() << " to "
-                   << indexes.back() << ": " << f.message << '\n';
-        stopped = true;
-      }
-      for (const auto& e : f.write_errors) {
-        const std::size_t i = std::min(e.index.value_or(0), batch.size() - 1);
-        j.messages << "oid: " << file << ": document " << indexes[i] << " (offset " << offsets[i]
-                   << "): "
-                   << (e.code == oid::mongo::server_code::duplicate_key ? "duplicate key: "
-                                                                        : "refused: ")
-                   << e.message << '\n';
-        ++(e.code == oid::mongo::server_code::duplicate_key ? j.duplicates : j.refused);
-      }
-      if (o.ordered && !f.write_errors.empty()) {
-        const std::size_t i = std::min(f.write_errors.front().index.value_or(0), batch.size() - 1);
-        j.messages << "oid: " << file << ": stopped at document " << indexes[i]
-                   << " (--ordered); the documents after it are not restored\n";
-        stopped = true;
-      }
+  const auto report_batch = [&](const loaded_batch& b) {
+    bar.add(b.documents.size(), b.bytes);
+    j.documents += b.inserted;
+    if (b.failed == nullptr && b.refused.empty()) j.bytes += b.bytes;
+    if (b.failed != nullptr) {
+      j.messages << "oid: " << file << ": inserting documents " << indexes.front() << " to "
+                 << indexes.back() << ": " << b.failed->message << '\n';
     }
-    batch.clear();
+    for (const auto& r : b.refused) {
+      j.messages << "oid: " << file << ": document " << indexes[r.index] << " (offset "
+                 << offsets[r.index] << "): " << (r.duplicate ? "duplicate key: " : "refused: ")
+                 << r.message << '\n';
+      ++(r.duplicate ? j.duplicates : j.refused);
+    }
+    if (b.stopped_at) {
+      j.messages << "oid: " << file << ": stopped at document " << indexes[*b.stopped_at]
+                 << " (--ordered); the documents after it are not restored\n";
+    }
     offsets.clear();
     indexes.clear();
-    batch_bytes = 0;
   };
+  batch_loader loader(coll, settings, report_batch);
 
-  while (!stopped) {
+  while (!loader.stopped()) {
     auto more = reader.next();
     if (!more) {
-      flush();  // the documents before the bad one go in
+      loader.flush();  // the documents before the bad one go in
       j.messages << "oid: " << file << ": document " << reader.index() << " at offset "
                  << reader.document_offset() << ": " << more.error().message() << " (offset "
                  << more.error().offset << ")";
@@ -272,14 +253,11 @@ bool restore_documents(mongo::collection& coll, const restore_options& o, restor
       return false;
     }
     if (!*more) break;
-    const auto doc = reader.current();
-    batch.emplace_back(doc);
     offsets.push_back(reader.document_offset());
     indexes.push_back(reader.index());
-    batch_bytes += doc.size();
-    if (batch.size() >= 1000 || batch_bytes >= 16 * 1024 * 1024) flush();
+    loader.add(bson::document(reader.current()));
   }
-  flush();
+  const bool stopped = !loader.flush();
   if (const auto err = buf.error(); !err.empty()) {
     j.messages << "oid: " << file << ": " << err << " after offset " << reader.bytes_read()
                << " of the uncompressed data; the rest of the file is not restored\n";
@@ -413,9 +391,13 @@ void run_restore(context& ctx, const restore_options& o) {
 restore_plan plan_restore(const fs::path& dir, const restore_filter& filter) {
   restore_plan plan;
   std::ostringstream refused;
-  plan.jobs = find_jobs(dir, plan.error, refused);
+  auto found = find_jobs(dir, refused);
   plan.refused = refused.str();
-  if (!plan.error.empty()) return plan;
+  if (!found) {
+    plan.error = std::move(found).error();
+    return plan;
+  }
+  plan.jobs = std::move(*found);
   auto& jobs = plan.jobs;
   // The namespace each job writes: the metadata's collectionName when it has one (mongodump
   // writes it for names a file cannot hold), else the file's. The filters, --drop and the checks

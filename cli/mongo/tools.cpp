@@ -1,6 +1,6 @@
 // The pieces `oid mongo dump` and `oid mongo restore` share: threads, and files that may be
 // gzip-compressed.
-#include "mongo_tools.hpp"
+#include "mongo/tools.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

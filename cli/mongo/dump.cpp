@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mongo_tools.hpp"
+#include "mongo/tools.hpp"
 #include "text_io.hpp"
 
 namespace oid::cli {

@@ -1,5 +1,5 @@
 // What `oid mongo dump` and `oid mongo restore` share with each other and with the other mongo
-// commands (mongo_commands.cpp): the client, argument parsing, files that may be gzip-compressed,
+// commands (commands.cpp): the client, argument parsing, files that may be gzip-compressed,
 // and a small pool of threads.
 #pragma once
 
@@ -26,28 +26,28 @@
 
 namespace oid::cli {
 
-// ---- defined in mongo_commands.cpp ----------------------------------------------------------
+// ---- defined in commands.cpp ----------------------------------------------------------
 
 /// Prints the failure's message and records bad input.
 void report(context& ctx, const mongo::failure& f);
 /// The client of `uri_text` (or of --config FILE's uri: when `uri_text` is empty), with the
 /// password of the URI, of --config FILE or of --password-stdin, else asking for one on a
 /// terminal when the URI names a user without one; nullopt (reported, with the exit status set)
-/// when refused. Defined in mongo_connect.cpp.
+/// when refused. Defined in connect.cpp.
 std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
                                          mongo::client_options options = {});
 /// Adds to `cmd` the URI argument (bound to `uri`; optional, as --config FILE may hold it),
-/// --config FILE and --password-stdin (into `ctx`), which make_client reads (mongo_connect.cpp).
+/// --config FILE and --password-stdin (into `ctx`), which make_client reads (connect.cpp).
 void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri);
 /// DB.COLL split at its first dot; throws CLI::ValidationError (a usage error) for anything else.
 std::pair<std::string, std::string> namespace_of(const std::string& ns);
 /// `text` as Extended JSON; nullopt (reported as NAME: what, at column N) when it is not.
 std::optional<bson::document> json_argument(context& ctx, const std::string& name,
                                             const std::string& text);
-/// `text` as a time (parse_time); nullopt for an empty text, and for a bad one (reported, `ok`
-/// set to false).
-std::optional<std::chrono::sys_seconds> time_argument(context& ctx, const std::string& name,
-                                                      const std::string& text, bool& ok);
+/// `text` as a time (parse_time): none for an empty text; the parse error for a bad one (already
+/// reported as NAME: invalid time ... at column N).
+result<std::optional<std::chrono::sys_seconds>> time_argument(context& ctx, const std::string& name,
+                                                              const std::string& text);
 /// The filter of `--FILTER_NAME filter_text` (Extended JSON; empty: all) and `--since`/`--until`
 /// (the ObjectId `_id` time range, `created_between_filter`); nullopt when one is bad (reported).
 std::optional<bson::document> created_filter_argument(context& ctx, const std::string& filter_name,
@@ -55,15 +55,15 @@ std::optional<bson::document> created_filter_argument(context& ctx, const std::s
                                                       const std::string& since_text,
                                                       const std::string& until_text);
 
-// ---- mongo_tools.cpp ------------------------------------------------------------------------
+// ---- tools.cpp ------------------------------------------------------------------------
 
 /// Registers `dump`, `restore`, `export` and `import` under `oid mongo`.
 void add_mongo_tool_commands(CLI::App& mongo, context& ctx);
-void add_mongo_dump_command(CLI::App& mongo, context& ctx);     // mongo_dump.cpp
-void add_mongo_restore_command(CLI::App& mongo, context& ctx);  // mongo_restore.cpp
+void add_mongo_dump_command(CLI::App& mongo, context& ctx);     // dump.cpp
+void add_mongo_restore_command(CLI::App& mongo, context& ctx);  // restore.cpp
 void add_mongo_transfer_commands(CLI::App& mongo,
-                                 context& ctx);  // mongo_transfer.cpp: export, import
-/// Registers `count`, `update`, `delete`, `aggregate`, `indexes` and `drop` (mongo_crud.cpp).
+                                 context& ctx);  // transfer.cpp: export, import
+/// Registers `count`, `update`, `delete`, `aggregate`, `indexes` and `drop` (crud.cpp).
 void add_mongo_crud_commands(CLI::App& mongo, context& ctx);
 
 /// Calls `work(i)` for every i in [0, count) on at most `threads` threads (at least one); each

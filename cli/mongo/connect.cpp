@@ -1,6 +1,6 @@
 // The client of an `oid mongo` command: its connection string and password from the URI argument,
-// --config FILE, --password-stdin or a prompt on the terminal (mongo_connect.hpp).
-#include "mongo_connect.hpp"
+// --config FILE, --password-stdin or a prompt on the terminal (connect.hpp).
+#include "mongo/connect.hpp"
 
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -16,7 +16,7 @@
 #include <iostream>
 #include <vector>
 
-#include "mongo_tools.hpp"
+#include "mongo/tools.hpp"
 #include "text_io.hpp"
 
 namespace oid::cli {
@@ -448,14 +448,14 @@ std::optional<mongo::secret> read_password_from_terminal(std::ostream& prompt_to
 // --password-stdin: the first line of standard input, without its newline (and a '\r' before
 // it), which may also be the input's end. Nothing past the newline is read, so a command that
 // reads documents from standard input finds them after it. nullopt, with `why`, when standard
-// input is a terminal, empty, unreadable, or the line is empty or longer than max_password.
-std::optional<mongo::secret> read_password_line(context& ctx, std::string& why) {
+// input is a terminal, empty, unreadable, or the line is empty or longer than max_password (the
+// error says which).
+result<mongo::secret, std::string> read_password_line(context& ctx) {
   const bool real_stdin = &ctx.in == &std::cin;
   if (real_stdin && ::isatty(STDIN_FILENO) == 1) {
-    why =
+    return std::string(
         "standard input is a terminal: leave out --password-stdin, and oid asks for the "
-        "password without showing it";
-    return std::nullopt;
+        "password without showing it");
   }
   // One byte at a time: from the descriptor itself for the real standard input (std::cin would
   // read ahead into a buffer of its own that nobody clears), else from the stream (tests).
@@ -477,23 +477,22 @@ std::optional<mongo::secret> read_password_line(context& ctx, std::string& why) 
   int got = 0;
   char c = 0;
   while ((got = next(c)) == 1 && c != '\n' && size < buffer.size()) buffer[size++] = c;
-  std::optional<mongo::secret> password;
-  if (got < 0) {
-    why = "cannot read standard input: " + errno_text(errno);
-  } else if (size > max_password) {
-    why = "the first line of standard input is longer than " + std::to_string(max_password) +
-          " bytes";
-  } else {
-    if (size > 0 && buffer[size - 1] == '\r') --size;
-    if (size == 0) {
-      why = got == 0 && c != '\n' ? "standard input is empty"
-                                  : "the first line of standard input is empty";
-    } else {
-      password.emplace(std::string_view(buffer.data(), size));
-    }
+  // The buffer is wiped on every way out, the password read or not.
+  struct wipe {
+    std::array<char, max_password + 1>& b;
+    ~wipe() { OPENSSL_cleanse(b.data(), b.size()); }
+  } wiped{buffer};
+  if (got < 0) return "cannot read standard input: " + errno_text(errno);
+  if (size > max_password) {
+    return "the first line of standard input is longer than " + std::to_string(max_password) +
+           " bytes";
   }
-  OPENSSL_cleanse(buffer.data(), buffer.size());
-  return password;
+  if (size > 0 && buffer[size - 1] == '\r') --size;
+  if (size == 0) {
+    return std::string(got == 0 && c != '\n' ? "standard input is empty"
+                                             : "the first line of standard input is empty");
+  }
+  return mongo::secret(std::string_view(buffer.data(), size));
 }
 
 // A usage error about the connection: printed, and the exit status set.
@@ -585,9 +584,9 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
                                 ", but MONGODB-X509 authenticates with the client certificate");
   }
   if (ctx.password_stdin) {
-    std::string why;
-    given = read_password_line(ctx, why);
-    if (!given) return usage_error(ctx, "--password-stdin: " + why);
+    auto line = read_password_line(ctx);
+    if (!line) return usage_error(ctx, "--password-stdin: " + line.error());
+    given = std::move(*line);
   }
   if (given && !u->password()) u->set_password(std::move(*given));
 

@@ -1,0 +1,428 @@
+// oid mongo export | import: a collection as Extended JSON (one document a line, or a JSON array)
+// or CSV, and back, with mongoexport's and mongoimport's meanings. CSV follows RFC 4180: fields
+// with a separator, a quote or a line break are quoted, quotes doubled inside.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <istream>
+#include <memory>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/decimal128.hpp>
+#include <oid/bson/json_stream_reader.hpp>
+#include <oid/bson/json_writer.hpp>
+#include <oid/mongo/client.hpp>
+#include <oid/mongo/server_codes.hpp>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "detail/base64.hpp"
+#include "detail/hex.hpp"
+#include "mongo/csv.hpp"
+#include "mongo/loader.hpp"
+#include "mongo/tools.hpp"
+#include "text_io.hpp"
+
+namespace oid::cli {
+namespace {
+
+std::vector<std::string> split_fields(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const auto comma = std::min(list.find(',', start), list.size());
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// ---- export ---------------------------------------------------------------------------------
+
+struct export_options {
+  std::string uri, ns, type = "json", fields, query, sort, out;
+  bool json_array = false, canonical = false, quiet = false;
+  std::int64_t limit = 0;
+};
+
+void run_export(context& ctx, const export_options& o) {
+  const auto [db, coll_name] = namespace_of(o.ns);
+  const auto fields = split_fields(o.fields);
+  const bool csv = o.type == "csv";
+  if (csv && fields.empty()) {
+    ctx.err << "oid: mongo export: --type csv needs --fields\n";
+    ctx.status = exit_usage;
+    return;
+  }
+  std::optional<bson::document> query = bson::document(), sort = bson::document();
+  if (!o.query.empty() && !(query = json_argument(ctx, "--query", o.query))) return;
+  if (!o.sort.empty() && !(sort = json_argument(ctx, "--sort", o.sort))) return;
+  bson::builder projection;
+  // CSV reads each column's path itself (at_path, which also indexes arrays: d.1.e): the server
+  // sends the top-level fields the paths start with, each once.
+  std::vector<std::string> projected;
+  for (const auto& f : fields) {
+    std::string p = csv ? f.substr(0, f.find('.')) : f;
+    if (std::find(projected.begin(), projected.end(), p) == projected.end()) {
+      projection.append_int32(p, 1);
+      projected.push_back(std::move(p));
+    }
+  }
+  auto client = make_client(ctx, o.uri);
+  if (!client) return;
+  std::ofstream file;
+  std::ostream* out = &ctx.out;
+  if (!o.out.empty() && o.out != "-") {
+    file.open(o.out, std::ios::binary);
+    if (!file) {
+      ctx.err << "oid: mongo export: cannot create " << o.out << '\n';
+      return ctx.bad_input();
+    }
+    out = &file;
+  }
+  // No progress line when the documents themselves go to the terminal.
+  const bool quiet =
+      o.quiet || (out == &ctx.out && &ctx.out == &std::cout && ::isatty(STDOUT_FILENO) == 1);
+  // The estimated total: the collection's count (at most --limit), when every document goes.
+  std::uint64_t total = 0;
+  if (progress_line::shows(ctx, quiet) && query->empty()) {
+    const auto n = client->collection(db, coll_name).estimated_document_count();
+    if (n && *n > 0) total = static_cast<std::uint64_t>(*n);
+    if (o.limit > 0) total = std::min(total, static_cast<std::uint64_t>(o.limit));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  mongo::find_options fo;
+  fo.projection = projection.view();
+  fo.sort = sort->view();
+  fo.limit = o.limit;
+  auto cur = client->collection(db, coll_name).find(query->view(), fo);
+  if (!cur) return report(ctx, cur.error());
+  output_buffer buf(*out);
+  std::string line;
+  const bson::json_mode mode = o.canonical ? bson::json_mode::canonical : bson::json_mode::relaxed;
+  if (csv) {
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) line += ',';
+      append_csv_text(fields[i], line);
+    }
+    line += '\n';
+    buf.write(line);
+  } else if (o.json_array) {
+    buf.put('[');
+  }
+  std::uint64_t count = 0, bytes = 0;
+  progress_line bar(ctx, quiet, 0, total);
+  while (true) {
+    auto more = cur->next();
+    if (!more) return report(ctx, more.error());
+    if (!*more) break;
+    const auto doc = cur->current();
+    line.clear();
+    if (csv) {
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (i > 0) line += ',';
+        append_csv_value(at_path(doc, fields[i]), line);
+      }
+      line += '\n';
+    } else {
+      if (o.json_array && count > 0) line += ',';
+      bson::to_json(doc, mode, line);
+      if (!o.json_array) line += '\n';
+    }
+    buf.write(line);
+    ++count;
+    bytes += doc.size();
+    bar.add(1, doc.size());
+  }
+  if (!csv && o.json_array) buf.write("]\n");
+  buf.flush();
+  if (!*out) {
+    ctx.err << "oid: mongo export: cannot write the output\n";
+    return ctx.bad_input();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bar.finish();
+  if (!o.quiet) {
+    ctx.err << "exported " << count << " documents, " << bytes << " bytes of BSON, in "
+            << std::fixed << std::setprecision(2) << seconds << " s\n";
+  }
+}
+
+// ---- import ---------------------------------------------------------------------------------
+
+struct import_options {
+  std::string uri, ns, file, type = "json", fields, mode = "insert", upsert_fields = "_id";
+  bool headerline = false, json_array = false, drop = false, quiet = false;
+  bool columns_have_types = false;
+};
+
+// Writes the imported documents: inserts through the batched loader; upserts and merges one by one.
+class importer {
+ public:
+  importer(context& ctx, mongo::collection coll, const import_options& o)
+      : ctx_(ctx),
+        coll_(coll),
+        o_(o),
+        keys_(split_fields(o.upsert_fields)),
+        loader_(std::move(coll), loader_settings(), [this](const loaded_batch& b) { report(b); }) {}
+
+  // Adds a document (`where` names its place for messages).
+  void add(bson::document doc, std::string where) {
+    if (o_.mode == "insert") {
+      places_.push_back(std::move(where));
+      loader_.add(std::move(doc));
+      return;
+    }
+    bson::builder filter;
+    for (const auto& k : keys_) {
+      if (const auto e = at_path(doc.view(), k)) {
+        filter.append_element(*e);
+      } else {
+        ctx_.err << "oid: " << where << ": no " << k << " field to match on (--upsertFields)\n";
+        ++refused_;
+        return;
+      }
+    }
+    mongo::write_options wo;
+    wo.upsert = true;
+    bson::builder set;  // merge: {$set: the fields but _id}
+    set.open_document("$set");
+    for (const auto& e : doc.view()) {
+      if (o_.mode == "merge" && e.key() != "_id") set.append_element(e);
+    }
+    set.close();
+    const auto r = o_.mode == "upsert" ? coll_.replace_one(filter.view(), doc.view(), wo)
+                                       : coll_.update_one(filter.view(), set.view(), wo);
+    if (!r) {
+      ctx_.err << "oid: " << where << ": " << printable(r.error().message) << '\n';
+      ++refused_;
+      return;
+    }
+    ++written_;
+  }
+
+  void flush() { loader_.flush(); }
+
+  std::uint64_t written() const noexcept { return written_ + loader_.inserted(); }
+  std::uint64_t refused() const noexcept { return refused_ + loader_.refused(); }
+
+ private:
+  // Unordered batches of 1,000 documents; a batch that fails as a whole counts as refused and the
+  // next one is tried.
+  static batch_loader::settings loader_settings() {
+    batch_loader::settings s;
+    s.max_bytes = UINT64_MAX;
+    s.insert.ordered = false;
+    s.stop_on_failure = false;
+    return s;
+  }
+
+  void report(const loaded_batch& b) {
+    if (b.failed != nullptr) {
+      ctx_.err << "oid: " << printable(b.failed->message) << '\n';
+      refused_ += b.documents.size();
+    }
+    for (const auto& r : b.refused) {
+      ctx_.err << "oid: " << places_[r.index] << ": "
+               << (r.duplicate ? "duplicate key: " : "refused: ") << printable(r.message) << '\n';
+    }
+    places_.clear();
+  }
+
+  context& ctx_;
+  mongo::collection coll_;
+  const import_options& o_;
+  std::vector<std::string> keys_;
+  std::vector<std::string> places_;  // of the documents the loader holds
+  std::uint64_t written_ = 0, refused_ = 0;
+  batch_loader loader_;
+};
+
+void run_import(context& ctx, const import_options& o) {
+  const auto [db, coll_name] = namespace_of(o.ns);
+  const bool json = o.type == "json";
+  const std::vector<std::string> fields = split_fields(o.fields);
+  if (!json && !o.headerline && fields.empty()) {
+    ctx.err << "oid: mongo import: --type " << o.type << " needs --headerline or --fields\n";
+    ctx.status = exit_usage;
+    return;
+  }
+  csv_columns columns;
+  if (!json && !o.headerline) {
+    if (auto parsed = columns.parse(fields, o.columns_have_types); !parsed) {
+      ctx.err << "oid: mongo import: --fields: field " << parsed.error().index + 1 << ": "
+              << parsed.error().message << '\n';
+      return ctx.bad_input();
+    }
+  }
+  std::ifstream file;
+  std::istream* in = &ctx.in;
+  const std::string name = o.file.empty() || o.file == "-" ? "stdin" : o.file;
+  if (name != "stdin") {
+    file.open(o.file, std::ios::binary);
+    if (!file) {
+      ctx.err << "oid: mongo import: cannot open " << o.file << '\n';
+      return ctx.bad_input();
+    }
+    in = &file;
+  }
+  auto client = make_client(ctx, o.uri);
+  if (!client) return;
+  auto coll = client->collection(db, coll_name);
+  if (o.drop) {
+    if (auto d = coll.drop(); !d) return report(ctx, d.error());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  importer imp(ctx, coll, o);
+  std::uint64_t bad = 0, bytes = 0;
+  // The estimated total: the size of the input file (none for a pipe).
+  std::uint64_t total = 0;
+  if (name != "stdin") {
+    std::error_code e;
+    if (std::filesystem::is_regular_file(o.file, e)) total = std::filesystem::file_size(o.file, e);
+    if (e) total = 0;
+  }
+  progress_line bar(ctx, o.quiet, total);
+  // Counts the input read since the last call as one more document done.
+  const auto advance = [&](std::uint64_t read) {
+    bar.add(1, read - bytes);
+    bytes = read;
+  };
+  if (json) {
+    bson::json_stream_reader reader(*in);
+    bson::document doc;
+    std::uint64_t n = 0;
+    while (true) {
+      auto more = reader.next(doc);
+      if (!more) {
+        const auto where = reader.error_position();
+        ctx.err << "oid: " << name << ": line " << where.line << ", column " << where.column << ": "
+                << more.error().message() << '\n';
+        ++bad;
+        if (!reader.can_continue()) break;
+        continue;
+      }
+      if (!*more) break;
+      advance(reader.bytes_read());
+      imp.add(std::move(doc), name + ": document " + std::to_string(++n));
+      doc = bson::document();
+    }
+    bytes = reader.bytes_read();
+  } else {
+    csv_reader reader(*in, o.type == "tsv" ? '\t' : ',', o.type == "csv");
+    std::vector<std::string> record;
+    bool header = o.headerline;
+    while (true) {
+      const auto got = reader.next(record);
+      const std::string where = name + ": line " + std::to_string(reader.record_line());
+      if (!got) {
+        ctx.err << "oid: " << name << ": " << got.error() << '\n';
+        ++bad;
+        continue;
+      }
+      if (!*got) break;
+      if (record.size() == 1 && record[0].empty()) continue;  // an empty line
+      if (header) {
+        if (auto parsed = columns.parse(record, o.columns_have_types); !parsed) {
+          ctx.err << "oid: " << name << ": " << reader.field_position(parsed.error().index) << ": "
+                  << printable(parsed.error().message)
+                  << " (in the header line: nothing imported)\n";
+          ++bad;
+          break;
+        }
+        header = false;
+        continue;
+      }
+      if (record.size() > columns.size()) {
+        ctx.err << "oid: " << where << ": " << record.size() << " fields, but " << columns.size()
+                << " names\n";
+        ++bad;
+        continue;
+      }
+      bson::builder b;
+      if (auto built = columns.build(record, b); !built) {
+        const std::size_t bad_field = built.error();
+        ctx.err << "oid: " << name << ": " << reader.field_position(bad_field) << ": \""
+                << printable(record[bad_field]) << "\" is not "
+                << printable(columns[bad_field].type_text) << " (field "
+                << printable(columns[bad_field].name) << ")\n";
+        ++bad;
+        continue;
+      }
+      advance(reader.bytes_read());
+      imp.add(std::move(b).extract(), where);
+    }
+    bytes = reader.bytes_read();
+  }
+  imp.flush();
+  bar.finish();
+  if (bad > 0 || imp.refused() > 0) ctx.bad_input();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ctx.out << "imported " << imp.written() << " documents, " << bytes << " bytes of " << o.type
+          << ", in " << std::fixed << std::setprecision(2) << seconds << " s; " << imp.refused()
+          << " refused, " << bad << " bad input\n";
+}
+
+}  // namespace
+
+void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
+  {
+    auto o = std::make_shared<export_options>();
+    auto* cmd = mongo.add_subcommand(
+        "export", "Write a collection as Extended JSON lines, a JSON array, or CSV (mongoexport)");
+    add_uri_options(*cmd, ctx, o->uri);
+    cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
+    cmd->add_option("--type", o->type, "json (default) or csv")
+        ->check(CLI::IsMember({"json", "csv"}));
+    cmd->add_option("--fields", o->fields, "Only these fields, f1,f2 (CSV: the columns)");
+    cmd->add_option("--query", o->query, "Only documents matching this Extended JSON filter");
+    cmd->add_option("--sort", o->sort, "Sort order as Extended JSON");
+    cmd->add_option("--limit", o->limit, "At most this many documents")
+        ->check(CLI::Range(0, 1 << 30));
+    cmd->add_flag("--jsonArray", o->json_array, "One JSON array instead of a document a line");
+    cmd->add_flag("--canonical", o->canonical, "Canonical Extended JSON (default: relaxed)");
+    cmd->add_option("--out", o->out, "The file to write (default: standard output)");
+    cmd->add_flag("--quiet", o->quiet, "No progress line, no summary line on standard error");
+    cmd->final_callback([&ctx, o] { run_export(ctx, *o); });
+  }
+  {
+    auto o = std::make_shared<import_options>();
+    auto* cmd = mongo.add_subcommand(
+        "import", "Insert, upsert or merge documents from JSON, CSV or TSV (mongoimport)");
+    add_uri_options(*cmd, ctx, o->uri);
+    cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
+    cmd->add_option("FILE", o->file, "The file to read (default: standard input)");
+    cmd->add_option("--type", o->type, "json (default), csv or tsv")
+        ->check(CLI::IsMember({"json", "csv", "tsv"}));
+    cmd->add_flag("--headerline", o->headerline, "CSV/TSV: the first line names the fields");
+    cmd->add_option("--fields", o->fields, "CSV/TSV: the field names, f1,f2 (a.b: nested)");
+    cmd->add_flag("--columnsHaveTypes", o->columns_have_types,
+                  "CSV/TSV: each name is NAME.TYPE(ARG): auto, binary(base64|base32|hex), "
+                  "boolean, date(GO LAYOUT), date_ms(LAYOUT), date_oracle(LAYOUT), decimal, "
+                  "double, int32, int64, string");
+    cmd->add_option("--mode", o->mode,
+                    "insert (default); upsert: replace the match of --upsertFields; merge: $set "
+                    "the fields on it")
+        ->check(CLI::IsMember({"insert", "upsert", "merge"}));
+    cmd->add_option("--upsertFields", o->upsert_fields, "The fields to match on (default _id)");
+    cmd->add_flag("--jsonArray", o->json_array, "Accepted: a JSON array is recognised anyway");
+    cmd->add_flag("--drop", o->drop, "Drop the collection first");
+    cmd->add_flag("--quiet", o->quiet, "No progress line on a terminal");
+    cmd->final_callback([&ctx, o] { run_import(ctx, *o); });
+  }
+}
+
+}  // namespace oid::cli
