@@ -184,6 +184,32 @@ bool is_service_name(std::string_view value) {
          value.find("--") == std::string_view::npos;
 }
 
+const char* srv_max_hosts_conflict(const client_settings& s) {
+  if (s.srv_max_hosts.value_or(0) == 0) return nullptr;
+  if (s.replica_set) return "replicaSet";
+  if (s.load_balanced.value_or(false)) return "loadBalanced=true";
+  return nullptr;
+}
+
+std::optional<problem> check_srv(client_settings& s) {
+  if (!s.srv_name) {
+    if (s.srv_service_name || s.srv_max_hosts) {
+      return problem{"options srvServiceName and srvMaxHosts need mongodb+srv://"};
+    }
+    return std::nullopt;
+  }
+  if (s.direct_connection.value_or(false)) {
+    return problem{"option directConnection=true cannot be used with mongodb+srv://"};
+  }
+  if (const char* conflict = srv_max_hosts_conflict(s)) {
+    return problem{"option srvMaxHosts=" + std::to_string(*s.srv_max_hosts) +
+                   " cannot be used with " + conflict};
+  }
+  s.srv_name = oid::detail::lower_ascii(*s.srv_name);
+  if (!s.tls) s.tls = true;  // TLS is on for mongodb+srv:// unless tls=false is given
+  return std::nullopt;
+}
+
 std::optional<problem> check_deployment(const client_settings& s, uri_mode mode) {
   if (s.load_balanced.value_or(false)) {
     const char* why = s.hosts.size() > 1                    ? "several hosts"
@@ -232,17 +258,8 @@ std::optional<problem> check_values(client_settings& s) {
     const host seed{host::kind::hostname, *s.srv_name, std::nullopt};
     if (auto p = check_host(seed)) return p;
     if (oid::detail::is_ipv4(*s.srv_name)) return problem{"mongodb+srv:// needs a host name"};
-    if (s.direct_connection.value_or(false)) {
-      return problem{"option directConnection=true cannot be used with mongodb+srv://"};
-    }
-    if (s.srv_max_hosts.value_or(0) != 0 && (s.replica_set || s.load_balanced.value_or(false))) {
-      return problem{"option srvMaxHosts=" + std::to_string(*s.srv_max_hosts) +
-                     " cannot be used with " +
-                     (s.replica_set ? "replicaSet" : "loadBalanced=true")};
-    }
-  } else if (s.srv_service_name || s.srv_max_hosts) {
-    return problem{"options srvServiceName and srvMaxHosts need srv_name (mongodb+srv://)"};
   }
+  if (auto p = check_srv(s)) return p;
   for (const host& h : s.hosts) {
     if (auto p = check_host(h)) return p;
   }
@@ -280,10 +297,6 @@ std::optional<problem> check_values(client_settings& s) {
   if (s.w_tag && s.w_tag->empty()) return invalid("w", "an empty name");
   if (s.max_staleness && s.max_staleness->count() <= 0) {
     return invalid("maxStalenessSeconds", "expected a positive number of seconds (unset: none)");
-  }
-  if (s.srv_name) {
-    s.srv_name = oid::detail::lower_ascii(*s.srv_name);
-    if (!s.tls) s.tls = true;  // TLS is on for mongodb+srv:// unless tls=false is given
   }
   return std::nullopt;
 }

@@ -32,6 +32,15 @@ std::optional<problem> check_mechanism(std::string_view m);
 /// hyphens, at least one letter, at most 62 characters (so that `_name` is one DNS label).
 bool is_service_name(std::string_view name);
 
+/// What a positive srvMaxHosts contradicts ("replicaSet", "loadBalanced=true"), or nullptr.
+const char* srv_max_hosts_conflict(const client_settings& s);
+
+/// The rules of mongodb+srv:// on the options: without `srv_name`, no srvServiceName or
+/// srvMaxHosts; with it, no directConnection=true and no srvMaxHosts beside replicaSet or
+/// loadBalanced=true. On success with `srv_name`: the name lower-cased, and TLS on unless `tls`
+/// is false. (The connection string's own form, one host without a port, the parser checks.)
+std::optional<problem> check_srv(client_settings& s);
+
 /// The options that contradict each other, the hosts or the credential; on success the TLS
 /// options are normalized (tlsInsecure sets both allowances, any TLS option asks for TLS unless
 /// `tls` is false). `mode` strict also refuses a read preference that cannot be met.

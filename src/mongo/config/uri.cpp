@@ -555,48 +555,26 @@ class uri_parser {
 
   bool check_srv(bool srv) {
     const std::size_t at = srv ? srv_scheme.size() : scheme.size();
-    if (!srv) {
-      if (u_.s_.srv_service_name || u_.s_.srv_max_hosts) {
+    if (srv) {
+      // The connection string's form; settings::check_srv does the options' rules.
+      if (u_.s_.hosts.size() != 1) {
         return fail_bool(errc::invalid_uri, at,
-                         "options srvServiceName and srvMaxHosts need a mongodb+srv:// connection "
-                         "string");
+                         "a mongodb+srv:// connection string names exactly one host, whose SRV "
+                         "records list the others");
       }
-      return true;
+      const host& h = u_.s_.hosts.front();
+      if (h.type == host::kind::ip_literal || h.type == host::kind::unix_socket) {
+        return fail_bool(errc::invalid_uri, at, "mongodb+srv:// needs a host name to look up");
+      }
+      if (h.port) {
+        return fail_bool(errc::invalid_uri, at,
+                         "a mongodb+srv:// host has no port: its SRV records give the ports");
+      }
+      u_.s_.srv_name = h.name;
+      u_.srv_mode_ = mode_;
     }
-    if (u_.s_.hosts.size() != 1) {
-      return fail_bool(errc::invalid_uri, at,
-                       "a mongodb+srv:// connection string names exactly one host, whose SRV "
-                       "records list the others");
-    }
-    const host& h = u_.s_.hosts.front();
-    if (h.type == host::kind::ip_literal || h.type == host::kind::unix_socket) {
-      return fail_bool(errc::invalid_uri, at, "mongodb+srv:// needs a host name to look up");
-    }
-    if (h.port) {
-      return fail_bool(errc::invalid_uri, at,
-                       "a mongodb+srv:// host has no port: its SRV records give the ports");
-    }
-    if (u_.s_.direct_connection.value_or(false)) {
-      return fail_bool(errc::invalid_uri, at,
-                       "option directConnection=true cannot be used with mongodb+srv://");
-    }
-    if (const char* conflict = srv_max_hosts_conflict()) {
-      return fail_bool(errc::invalid_uri, at,
-                       "option srvMaxHosts=" + std::to_string(*u_.s_.srv_max_hosts) +
-                           " cannot be used with " + conflict);
-    }
-    if (!u_.s_.tls) u_.s_.tls = true;  // TLS is on for mongodb+srv:// unless tls=false is written
-    u_.s_.srv_name = lower_ascii(h.name);
-    u_.srv_mode_ = mode_;
+    if (auto p = settings::check_srv(u_.s_)) return fail_bool(p->code, at, p->message);
     return true;
-  }
-
-  // What a positive srvMaxHosts contradicts ("replicaSet", "loadBalanced=true"), or nullptr.
-  const char* srv_max_hosts_conflict() const {
-    if (u_.s_.srv_max_hosts.value_or(0) == 0) return nullptr;
-    if (u_.s_.replica_set) return "replicaSet";
-    if (u_.s_.load_balanced.value_or(false)) return "loadBalanced=true";
-    return nullptr;
   }
 
  public:
@@ -616,7 +594,7 @@ class uri_parser {
       f.offset = 0;
       return f;
     }
-    if (const char* conflict = p.srv_max_hosts_conflict()) {
+    if (const char* conflict = settings::srv_max_hosts_conflict(p.u_.s_)) {
       return failure(errc::invalid_uri,
                      "option srvMaxHosts=" + std::to_string(*u.s_.srv_max_hosts) +
                          " cannot be used with " + conflict + " (from the TXT record of " + name +
