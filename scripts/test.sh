@@ -193,10 +193,11 @@ step "ThreadSanitizer: the code threads share (generators, the client's pools an
 # Only the test programs with shared state, and of the id tests only those with threads or fork:
 # the single-threaded stress tests take minutes under TSan and find nothing it looks for.
 cmake --preset tsan >/dev/null
-cmake --build --preset tsan --target objectid_tests mongo_tests mongo_cmap_tests
+mongo_kinds=(mongo_unit_tests mongo_scripted_tests mongo_server_tests mongo_cli_tests)
+cmake --build --preset tsan --target objectid_tests "${mongo_kinds[@]}" mongo_cmap_tests
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 build/tsan/tests/objectid_tests --gtest_filter='*Thread*:*Fork*' --gtest_brief=1
-build/tsan/tests/mongo_tests --gtest_brief=1
+for kind in "${mongo_kinds[@]}"; do build/tsan/tests/$kind --gtest_brief=1; done
 build/tsan/tests/mongo_cmap_tests --gtest_brief=1
 unset TSAN_OPTIONS
 

@@ -18,8 +18,8 @@
 #include "mongo/tools.hpp"
 #include "support/run_cli.hpp"
 #include "support/run_shell.hpp"
-#include "support/scratch_database.hpp"
 #include "support/script_server.hpp"
+#include "support/server_test.hpp"
 
 namespace {
 
@@ -53,7 +53,7 @@ TEST(DumpNamesTest, DatabaseAndCollectionNamesFollowTheServersRules) {
 // good collection of one document.
 class lying_server {
  public:
-  lying_server() : server_([this](oid::test::peer& p, int) { serve(p); }) {}
+  lying_server() : server_([this](oid::testing::peer& p, int) { serve(p); }) {}
   std::string uri() const { return server_.uri(); }
   std::set<std::string> finds() {
     std::lock_guard lock(m_);
@@ -68,10 +68,10 @@ class lying_server {
   }
 
  private:
-  void serve(oid::test::peer& p) {
+  void serve(oid::testing::peer& p) {
     if (!p.handshake()) return;
     while (auto m = p.read()) {
-      const std::string name = oid::test::command_name(*m);
+      const std::string name = oid::testing::command_name(*m);
       const auto db = std::string(m->body.find("$db")->get_string().value_or(""));
       oid::bson::builder b;
       if (name == "listDatabases") {
@@ -105,7 +105,7 @@ class lying_server {
   }
   std::mutex m_;
   std::set<std::string> finds_;
-  oid::test::script_server server_;
+  oid::testing::script_server server_;
 };
 
 // Every regular file below `dir`, relative to it.
@@ -182,9 +182,9 @@ TEST(DumpSafetyTest, ALinkPlantedAtThePartialNameIsNotFollowed) {
 // Names FerretDB holds (and MongoDB allows) that look like paths or escapes: each is dumped into
 // one file inside --out/DB, nothing is written beside --out, and restore puts every document back
 // under the name it came from.
-class DumpRealServerTest : public oid::testing::scratch_database_test {
+class DumpRealServerTest : public oid::testing::server_test {
  protected:
-  DumpRealServerTest() : scratch_database_test("oid_dsafe_") {}
+  DumpRealServerTest() : server_test("oid_dsafe_") {}
 };
 
 TEST_F(DumpRealServerTest, PathLikeCollectionNamesStayInsideOutAndRoundTrip) {
@@ -224,11 +224,11 @@ TEST_F(DumpRealServerTest, PathLikeCollectionNamesStayInsideOutAndRoundTrip) {
 
 // ---- restore, against the real server --------------------------------------------------------
 
-class RestoreSafetyTest : public oid::testing::scratch_database_test {
+class RestoreSafetyTest : public oid::testing::server_test {
  protected:
-  RestoreSafetyTest() : scratch_database_test("oid_rsafe_") {}
+  RestoreSafetyTest() : server_test("oid_rsafe_") {}
   void SetUp() override {
-    scratch_database_test::SetUp();
+    server_test::SetUp();
     if (IsSkipped()) return;
     dir_ = oid::testing::scratch_path("restore_" + db_);
     fs::remove_all(dir_);

@@ -346,10 +346,10 @@ TEST(CredentialsCliTest, RefusesPasswordsThatCannotBeUsed) {
 TEST(CredentialsCliTest, UriFromConfigLeavesTheOtherArgumentsInPlace) {
   std::mutex m;
   std::vector<std::string> inserts;
-  oid::test::script_server server([&](oid::test::peer& p, int) {
+  oid::testing::script_server server([&](oid::testing::peer& p, int) {
     if (!p.handshake()) return;
     while (auto msg = p.read()) {
-      if (oid::test::command_name(*msg) == "insert") {
+      if (oid::testing::command_name(*msg) == "insert") {
         const auto coll = msg->body.find("insert");
         const auto db = msg->body.find("$db");
         std::size_t documents = 0;  // in a kind-1 section, or in the body
@@ -363,9 +363,9 @@ TEST(CredentialsCliTest, UriFromConfigLeavesTheOtherArgumentsInPlace) {
         inserts.push_back(std::string(db->get_string().value_or("?")) + "." +
                           std::string(coll->get_string().value_or("?")) + " " +
                           std::to_string(documents));
-        oid::test::acknowledge_insert(p, *msg, 2);
+        oid::testing::acknowledge_insert(p, *msg, 2);
       } else {
-        const auto ok = oid::test::ok_reply();
+        const auto ok = oid::testing::ok_reply();
         p.reply(*msg, ok.view());
       }
     }
@@ -615,13 +615,13 @@ oid::bson::document hostile_hello(const std::string& address) {
 // of its databases and collections.
 class hostile_server {
  public:
-  hostile_server() : server_([this](oid::test::peer& p, int) { serve(p); }) {}
+  hostile_server() : server_([this](oid::testing::peer& p, int) { serve(p); }) {}
   std::string uri() const { return server_.uri(); }
 
  private:
-  void serve(oid::test::peer& p) {
+  void serve(oid::testing::peer& p) {
     while (auto m = p.read()) {
-      const std::string name = oid::test::command_name(*m);
+      const std::string name = oid::testing::command_name(*m);
       oid::bson::builder b;
       if (name == "hello" || name == "isMaster" || name == "ismaster") {
         const auto hello = hostile_hello(server_.address());
@@ -652,7 +652,7 @@ class hostile_server {
       p.reply(*m, b.view());
     }
   }
-  oid::test::script_server server_;
+  oid::testing::script_server server_;
 };
 
 // What oid prints of a server's strings carries no control character to the terminal: the error

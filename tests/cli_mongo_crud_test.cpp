@@ -13,9 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "support/documents.hpp"
 #include "support/run_cli.hpp"
-#include "support/scratch_database.hpp"
 #include "support/script_server.hpp"
+#include "support/server_test.hpp"
 
 namespace {
 
@@ -28,11 +29,11 @@ using oid::testing::json;
 // The hex of an ObjectId of time `when` (ISO-8601) whose other bytes are `n`.
 std::string id_at(const char* when, int n) { return oid::testing::id_at(when, n).to_hex(); }
 
-class MongoCrudCliTest : public oid::testing::scratch_database_test {
+class MongoCrudCliTest : public oid::testing::server_test {
  protected:
-  MongoCrudCliTest() : scratch_database_test("oid_crud_") {}
+  MongoCrudCliTest() : server_test("oid_crud_") {}
   void SetUp() override {
-    scratch_database_test::SetUp();
+    server_test::SetUp();
     ns_ = db_ + ".c";
   }
   mongo::collection coll() { return client_->collection(db_, "c"); }
@@ -263,10 +264,10 @@ TEST_F(MongoCrudCliTest, BadPipelinesArrayFiltersAndHints) {
 TEST(MongoCrudCliScriptTest, UpdateSendsArrayFiltersPipelinesAndHints) {
   std::mutex mutex;
   std::vector<std::string> writes;  // the update and delete commands, as Extended JSON
-  oid::test::script_server server([&](oid::test::peer& p, int) {
+  oid::testing::script_server server([&](oid::testing::peer& p, int) {
     if (!p.handshake()) return;
     while (auto m = p.read()) {
-      const std::string name = oid::test::command_name(*m);
+      const std::string name = oid::testing::command_name(*m);
       if (name == "update" || name == "delete") {
         oid::bson::builder b;  // without $db and lsid
         for (const auto& e : m->body) {

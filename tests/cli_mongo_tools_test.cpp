@@ -23,9 +23,10 @@
 #include <vector>
 
 #include "support/ci.hpp"
+#include "support/documents.hpp"
 #include "support/run_cli.hpp"
 #include "support/run_shell.hpp"
-#include "support/scratch_database.hpp"
+#include "support/server_test.hpp"
 
 namespace {
 
@@ -60,20 +61,19 @@ void write_file(const fs::path& path, const std::string& bytes) {
 using oid::testing::id_at;
 using oid::testing::json;
 
-class MongoToolsCliTest : public oid::testing::scratch_database_test {
+class MongoToolsCliTest : public oid::testing::server_test {
  protected:
-  MongoToolsCliTest() : scratch_database_test("oid_tools_") {}
+  MongoToolsCliTest() : server_test("oid_tools_") {}
   void SetUp() override {
-    scratch_database_test::SetUp();
+    server_test::SetUp();
     dir_ = fs::path(::testing::TempDir()) / ("oid_dump_" + db_);
     dir_text_ = dir_.string();  // arguments are views: of a string that lives as long as the test
   }
   void TearDown() override {
-    scratch_database_test::TearDown();
+    server_test::TearDown();
     std::error_code ignored;
     fs::remove_all(dir_, ignored);
   }
-  mongo::collection coll(std::string_view name) { return client_->collection(db_, name); }
   void insert(std::string_view name, const std::vector<document>& docs) {
     std::vector<oid::bson::document_view> views;
     for (const auto& d : docs) views.push_back(d.view());

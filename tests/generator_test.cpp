@@ -100,7 +100,7 @@ TEST(GeneratorTest, NoDuplicateWhenTheClockStepsBack) {
 }
 
 TEST(GeneratorTest, EightThreadsMakeAMillionIdsEachWithNoDuplicate) {
-  constexpr int threads = 8, per_thread = 1'000'000 / oid::test::stress_divisor;
+  constexpr int threads = 8, per_thread = 1'000'000 / oid::testing::stress_divisor;
   std::vector<std::vector<object_id>> made(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {

@@ -39,7 +39,7 @@ namespace {
 using oid::bson::builder;
 using oid::bson::document;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 
 // The operator new calls of `n` runs of `op` on this thread.
 template <class Op>

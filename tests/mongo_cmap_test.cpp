@@ -159,7 +159,7 @@ std::string app_name_of(const oid::mongo::op_msg& hello) {
 }
 
 // Answers the handshake (as the fail point says), then reads until the client closes.
-void serve(oid::test::peer& p, const std::optional<fail_point>& fp) {
+void serve(oid::testing::peer& p, const std::optional<fail_point>& fp) {
   auto hello = p.read();
   if (!hello) return;
   const bool hit = fp && app_name_of(*hello) == fp->app_name;
@@ -306,7 +306,7 @@ std::string mismatch(const seen_event& actual, element expected) {
 }
 
 // The scripted server's address.
-oid::mongo::host loopback(const oid::test::script_server& server) {
+oid::mongo::host loopback(const oid::testing::script_server& server) {
   // uri() is "mongodb://127.0.0.1:PORT/?...".
   const std::string uri = server.uri();
   const auto colon = uri.find(':', std::string_view("mongodb://").size());
@@ -324,9 +324,9 @@ connection_options quick() {
 
 struct file_run {
   explicit file_run(element test)
-      : server([fp = fail_point_of(test)](oid::test::peer& p, int) { serve(p, fp); }) {}
+      : server([fp = fail_point_of(test)](oid::testing::peer& p, int) { serve(p, fp); }) {}
 
-  oid::test::script_server server;
+  oid::testing::script_server server;
   event_log log;
   std::optional<connection_pool> pool;
   std::mutex leases_mutex;
@@ -549,8 +549,8 @@ TEST(CmapSpec, SuiteIsHere) {
 // A scripted server answering every handshake (or as `fp` says), and a pool of connections to it.
 struct pool_fixture {
   explicit pool_fixture(pool_options o = {}, std::optional<fail_point> fp = std::nullopt,
-                        std::function<void(oid::test::peer&)> script = {})
-      : server([fp, script](oid::test::peer& p, int) {
+                        std::function<void(oid::testing::peer&)> script = {})
+      : server([fp, script](oid::testing::peer& p, int) {
           if (script) {
             script(p);
           } else {
@@ -566,7 +566,7 @@ struct pool_fixture {
     return out;
   }
 
-  oid::test::script_server server;
+  oid::testing::script_server server;
   event_log log;
   std::optional<connection_pool> pool;
 };
@@ -698,12 +698,12 @@ TEST(ConnectionPool, AThreadGetsBackTheConnectionItCheckedIn) {
 
 TEST(ConnectionPool, ABrokenConnectionIsClosedAtCheckIn) {
   // The server answers the handshake, then hangs up.
-  pool_fixture f({}, std::nullopt, [](oid::test::peer& p) { p.handshake(); });
+  pool_fixture f({}, std::nullopt, [](oid::testing::peer& p) { p.handshake(); });
   f.pool->ready();
   {
     auto c = f.pool->check_out(no_deadline);
     ASSERT_TRUE(c);
-    const auto ping = oid::test::ping();
+    const auto ping = oid::testing::ping();
     auto r = (*c)->run("admin", ping.view());
     ASSERT_FALSE(r);
     EXPECT_TRUE((*c)->broken());

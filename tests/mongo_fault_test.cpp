@@ -40,7 +40,7 @@ using oid::bson::builder;
 using oid::bson::document;
 using oid::bson::document_view;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 using namespace std::chrono_literals;
 
 // A script whose first connection misbehaves with `fault` after the handshake and whose later

@@ -97,7 +97,7 @@ using oid::errc;
 using oid::bson::builder;
 using oid::bson::document;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 
 // Starts counting the test thread's allocations (largest, and the large ones still live).
 void start_counting() {

@@ -32,7 +32,7 @@ using oid::bson::builder;
 using oid::bson::document;
 using oid::bson::document_view;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 
 constexpr std::int32_t int32_max = std::numeric_limits<std::int32_t>::max();
 

@@ -1,6 +1,6 @@
 // The options of the counts, distinct, aggregate and the database's commands: what each sends,
-// against a scripted server that records the commands (FerretDB refuses some of them), and what
-// FerretDB does with those it takes.
+// against a scripted server that records the commands (FerretDB refuses some of them). What
+// FerretDB does with those it takes: mongo_options_server_test.cpp.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/documents.hpp"
 #include "support/script_server.hpp"
 #include "support/server_test.hpp"
 
@@ -19,14 +20,12 @@ namespace {
 using oid::bson::builder;
 using oid::bson::document;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 using namespace std::chrono_literals;
-
-document json(const char* text) { return oid::bson::from_json(text).value(); }
 
 TEST(MongoOptionsTest, CountsAndDistinctSendTheirOptions) {
   recording_server rec;
-  auto c = mongo::client::create(rec.server.uri()).value();
+  auto c = mongo::client::create(rec.uri()).value();
   auto coll = c.collection("db", "c");
   const document filter = json(R"({"a": {"$gt": 1}})"), collation = json(R"({"locale": "fr"})");
 
@@ -62,7 +61,7 @@ TEST(MongoOptionsTest, CountsAndDistinctSendTheirOptions) {
 
 TEST(MongoOptionsTest, CreateCollectionSendsTypedOptionsAndRefusesContradictions) {
   recording_server rec;
-  auto c = mongo::client::create(rec.server.uri()).value();
+  auto c = mongo::client::create(rec.uri()).value();
   auto db = c.database("db");
   const document validator = json(R"({"n": {"$type": "int"}})");
   const document series = json(R"({"timeField": "t", "granularity": "hours"})");
@@ -93,48 +92,6 @@ TEST(MongoOptionsTest, CreateCollectionSendsTypedOptionsAndRefusesContradictions
   ASSERT_FALSE(not_capped.has_value());
   EXPECT_EQ(not_capped.error().code, oid::errc::invalid_value);
   EXPECT_EQ(rec.last(), before);  // neither was sent
-}
-
-// ---- against the real server
-
-class MongoOptionsServerTest : public oid::testing::server_test {};
-
-TEST_F(MongoOptionsServerTest, CountSkipsAndLimitsAndACappedCollectionKeepsItsOptions) {
-  auto c = coll();
-  for (int i = 0; i < 10; ++i) {
-    builder b;
-    b.append_int32("_id", i).append_int32("even", i % 2);
-    ASSERT_TRUE(c.insert_one(b.view()).has_value());
-  }
-  const document evens = json(R"({"even": 0})");
-  EXPECT_EQ(c.count_documents(evens.view()).value(), 5);
-  EXPECT_EQ(c.count_documents(evens.view(), {.skip = 1}).value(), 4);
-  EXPECT_EQ(c.count_documents(evens.view(), {.skip = 1, .limit = 2}).value(), 2);
-  EXPECT_EQ(c.count_documents({}, {.limit = 100, .comment = "all"}).value(), 10);
-  EXPECT_EQ(c.estimated_document_count({.comment = "estimate"}).value(), 10);
-  mongo::read_preference nearest;
-  nearest.mode = mongo::read_mode::nearest;
-  EXPECT_EQ(c.count_documents({}, {.read_preference = nearest}).value(), 10);
-  auto found = c.find({}, {.read_preference = nearest});
-  ASSERT_TRUE(found.has_value()) << found.error().message;
-
-  auto db = client_->database(db_);
-  auto made = db.create_collection(
-      "capped", mongo::create_collection_options{.capped = true, .size = 1 << 20, .max = 3});
-  ASSERT_TRUE(made.has_value()) << made.error().message;
-  // The server keeps the options (FerretDB v1.24 trims a capped collection in the background,
-  // so its document count is not checked here).
-  const document by_name = json(R"({"name": "capped"})");
-  auto listed = db.list_collections(by_name.view());
-  ASSERT_TRUE(listed.has_value()) << listed.error().message;
-  ASSERT_EQ(listed->size(), 1u);
-  const auto options = (*listed)[0].view().find("options")->get_document().value();
-  EXPECT_EQ(options.find("capped")->get_bool().value_or(false), true);
-  EXPECT_EQ(oid::bson::to_json(options), R"({"capped":true,"size":1048576,"max":3})");
-  const document stats = json(R"({"dbStats": 1})");
-  auto r = db.run_command(stats.view(), nearest);
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  EXPECT_TRUE(r->view().contains("collections"));
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-// The client's connection pools (CMAP) with real sockets: the events an application sees for a
-// few operations against the server MONGODB_URI names, and, against the scripted server
-// (support/script_server.hpp), maxPoolSize with a wait queue bounded by waitQueueTimeoutMS, a
+// The client's connection pools (CMAP) with real sockets, against the scripted server
+// (support/script_server.hpp): maxPoolSize with a wait queue bounded by waitQueueTimeoutMS, a
 // network error that clears the pool, minPoolSize filled in the background and maxIdleTimeMS
-// closing idle connections. Also the connection string's pool options.
+// closing idle connections. Also the connection string's pool options. The events against
+// FerretDB: mongo_pool_server_test.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "support/ci.hpp"
+#include "support/pool_log.hpp"
 #include "support/script_server.hpp"
 
 namespace {
@@ -29,108 +30,8 @@ using oid::errc;
 using oid::bson::builder;
 using oid::bson::document;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 using namespace std::chrono_literals;
-
-// The pool events a client delivers, kept for the test to inspect (from any thread).
-class pool_log {
- public:
-  std::function<void(const mongo::pool_event&)> listener() {
-    return [this](const mongo::pool_event& e) {
-      std::lock_guard lock(mutex_);
-      events_.push_back(e);
-      changed_.notify_all();
-    };
-  }
-  // Client options that send the pool events here.
-  mongo::client_options options() {
-    mongo::client_options o;
-    o.on_pool = listener();
-    return o;
-  }
-  std::vector<mongo::pool_event> events() const {
-    std::lock_guard lock(mutex_);
-    return events_;
-  }
-  // How many events of type E arrived.
-  template <class E>
-  std::size_t count() const {
-    std::lock_guard lock(mutex_);
-    std::size_t n = 0;
-    for (const auto& e : events_) n += std::holds_alternative<E>(e) ? 1 : 0;
-    return n;
-  }
-  // Waits up to `limit` for `n` events of type E; false on time out.
-  template <class E>
-  bool wait_for(std::size_t n, std::chrono::milliseconds limit = 5s) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, limit, [&] {
-      std::size_t seen = 0;
-      for (const auto& e : events_) seen += std::holds_alternative<E>(e) ? 1 : 0;
-      return seen >= n;
-    });
-  }
-  // The events' names in order, for failure messages and order checks.
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& e : events()) out.push_back(name_of(e));
-    return out;
-  }
-  static std::string name_of(const mongo::pool_event& e) {
-    return std::visit(
-        [](const auto& v) -> std::string {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, mongo::pool_created_event>) return "PoolCreated";
-          if constexpr (std::is_same_v<T, mongo::pool_ready_event>) return "PoolReady";
-          if constexpr (std::is_same_v<T, mongo::pool_cleared_event>) return "PoolCleared";
-          if constexpr (std::is_same_v<T, mongo::pool_closed_event>) return "PoolClosed";
-          if constexpr (std::is_same_v<T, mongo::connection_created_event>) {
-            return "ConnectionCreated " + std::to_string(v.connection_id);
-          }
-          if constexpr (std::is_same_v<T, mongo::connection_ready_event>) {
-            return "ConnectionReady " + std::to_string(v.connection_id);
-          }
-          if constexpr (std::is_same_v<T, mongo::connection_closed_event>) {
-            return "ConnectionClosed " + std::to_string(v.connection_id) + " " +
-                   std::string(to_string(v.reason));
-          }
-          if constexpr (std::is_same_v<T, mongo::connection_check_out_started_event>) {
-            return "CheckOutStarted";
-          }
-          if constexpr (std::is_same_v<T, mongo::connection_check_out_failed_event>) {
-            return "CheckOutFailed " + std::string(to_string(v.reason));
-          }
-          if constexpr (std::is_same_v<T, mongo::connection_checked_out_event>) {
-            return "CheckedOut " + std::to_string(v.connection_id);
-          }
-          if constexpr (std::is_same_v<T, mongo::connection_checked_in_event>) {
-            return "CheckedIn " + std::to_string(v.connection_id);
-          }
-          return "?";
-        },
-        e);
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<mongo::pool_event> events_;
-};
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-bool contains(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-// The position of the first `name` in `names` (names.size() when absent).
-std::size_t position(const std::vector<std::string>& names, const std::string& name) {
-  return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-}
 
 document command(std::string_view name) {
   builder b;
@@ -173,50 +74,6 @@ contended ping_while_busy(mongo::client& c, const std::atomic<bool>& slow_starte
   const auto took = std::chrono::steady_clock::now() - started;
   first.join();
   return {std::move(second), took};
-}
-
-TEST(MongoPoolTest, EventsForAFewOperationsAgainstTheServer) {
-  std::string uri;
-  OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri);
-  pool_log log;
-  {
-    auto c = mongo::client::create(uri, log.options());
-    ASSERT_TRUE(c.has_value()) << c.error().message;
-    const document ping = command("ping");
-    for (int i = 0; i < 3; ++i) {
-      auto r = c->run_command("admin", ping.view());
-      ASSERT_TRUE(r.has_value()) << r.error().message;
-    }
-    auto dbs = c->list_databases();
-    ASSERT_TRUE(dbs.has_value()) << dbs.error().message;
-  }
-  const auto names = log.names();
-  SCOPED_TRACE(joined(names));
-  ASSERT_GE(names.size(), 2u);
-  EXPECT_EQ(names[0], "PoolCreated");
-  // The pool lends nothing before the monitor's first check, and selection waits for that check:
-  // the pool is ready before the first check-out starts.
-  EXPECT_EQ(names[1], "PoolReady");
-  EXPECT_EQ(log.count<mongo::pool_created_event>(), 1u);
-  // Four operations, one after the other, and the client's endSessions at its end: one
-  // connection, lent five times.
-  EXPECT_EQ(log.count<mongo::connection_created_event>(), 1u);
-  EXPECT_EQ(log.count<mongo::connection_ready_event>(), 1u);
-  EXPECT_EQ(log.count<mongo::connection_check_out_started_event>(), 5u);
-  EXPECT_EQ(log.count<mongo::connection_checked_out_event>(), 5u);
-  EXPECT_EQ(log.count<mongo::connection_checked_in_event>(), 5u);
-  EXPECT_EQ(log.count<mongo::connection_check_out_failed_event>(), 0u);
-  EXPECT_LT(position(names, "ConnectionCreated 1"), position(names, "ConnectionReady 1"));
-  EXPECT_LT(position(names, "ConnectionReady 1"), position(names, "CheckedOut 1"));
-  EXPECT_LT(position(names, "CheckedOut 1"), position(names, "CheckedIn 1"));
-  // The client's end closes the pool and its idle connection.
-  EXPECT_TRUE(contains(names, "ConnectionClosed 1 poolClosed"));
-  EXPECT_EQ(names.back(), "PoolClosed");
-  // Every event names the server as the client does.
-  for (const auto& e : log.events()) {
-    const std::string address = std::visit([](const auto& v) { return v.address; }, e);
-    EXPECT_FALSE(address.empty());
-  }
 }
 
 TEST(MongoPoolTest, WithMaxPoolSizeOneTheSecondOperationWaitsForTheConnection) {

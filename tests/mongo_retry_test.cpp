@@ -3,8 +3,8 @@
 // documents and, as a real server does, records each retryable write's (lsid, txnNumber) and
 // answers a repeated one with the first answer instead of applying it again. Faults make the
 // primary step down in the middle of a workload: refused before the write, or after it was applied
-// with the connection reset before the answer. Then the same against FerretDB (MONGODB_URI),
-// which has sessions but is a standalone: lsid, no txnNumber, endSessions refused quietly.
+// with the connection reset before the answer. The same against FerretDB, which has sessions but
+// is a standalone: mongo_retry_server_test.cpp.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -26,6 +26,7 @@
 
 #include "support/ci.hpp"
 #include "support/hex.hpp"
+#include "support/script_replica_set.hpp"
 #include "support/script_server.hpp"
 
 namespace {
@@ -35,350 +36,8 @@ using oid::bson::builder;
 using oid::bson::document;
 using oid::bson::document_view;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 using namespace std::chrono_literals;
-
-// One command as the set saw it.
-struct seen_command {
-  int member = -1;
-  std::string name;
-  std::string lsid;  // the session id's bytes as hex ("" without lsid)
-  std::optional<std::int64_t> txn_number;
-  bool replayed = false;  // answered from the transaction table, not applied
-};
-
-// What the next command named `command` meets (on whichever member gets it).
-struct fault {
-  // apply_with_write_concern_error: applied, and answered ok with a writeConcernError of `code`
-  // and `labels`.
-  enum class action { refuse, reset, apply_then_reset, apply_with_write_concern_error };
-  std::string command;
-  action what = action::refuse;
-  std::int32_t code = 10107;  // for refuse and the write concern error: NotWritablePrimary
-  std::vector<std::string> labels;
-  int step_down_to = -1;  // the primary steps down to this member (-1: it stays primary)
-};
-
-// The raw bytes of a document's `_id` value, as the store's key.
-std::string id_key(document_view d) {
-  const auto id = d.find("_id");
-  if (!id) return "";
-  builder b;
-  b.append_element(*id);
-  const document k = std::move(b).extract();
-  const auto v = k.view();
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size());
-}
-
-// `labels` as a reply's errorLabels (nothing when there are none).
-void append_labels(builder& b, const std::vector<std::string>& labels) {
-  if (labels.empty()) return;
-  b.open_array("errorLabels");
-  for (std::size_t l = 0; l < labels.size(); ++l) b.append_string(std::to_string(l), labels[l]);
-  b.close();
-}
-
-class retry_set {
- public:
-  // `max_wire_version` 8: a server before 4.4, which does not label its retryable errors.
-  explicit retry_set(std::int32_t max_wire_version = 17) : wire_(max_wire_version) {
-    for (std::size_t i = 0; i < 3; ++i) {
-      servers_[i] = std::make_unique<script_server>(
-          [this, i](peer& p, int) { serve(p, static_cast<int>(i)); });
-      addresses_[i] = servers_[i]->address();
-    }
-  }
-  std::string uri(std::string_view options = "") const {
-    return "mongodb://" + addresses_[0] +
-           "/?replicaSet=rs0&heartbeatFrequencyMS=500&serverSelectionTimeoutMS=5000" +
-           std::string(options);
-  }
-  void add_fault(fault f) {
-    std::lock_guard lock(mutex_);
-    faults_.push_back(std::move(f));
-  }
-  std::vector<seen_command> seen() {
-    std::lock_guard lock(mutex_);
-    return seen_;
-  }
-  // Commands named `name`, in order.
-  std::vector<seen_command> seen(std::string_view name) {
-    std::vector<seen_command> out;
-    for (auto& s : seen()) {
-      if (s.name == name) out.push_back(s);
-    }
-    return out;
-  }
-  void forget() {
-    std::lock_guard lock(mutex_);
-    seen_.clear();
-  }
-  int primary() {
-    std::lock_guard lock(mutex_);
-    return primary_;
-  }
-  // The store: documents by _id, with the number of updates each received.
-  std::size_t documents() {
-    std::lock_guard lock(mutex_);
-    return store_.size();
-  }
-  int updates_of(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    const auto d = store_.find(key);
-    return d == store_.end() ? -1 : d->second;
-  }
-  // Inserts refused because the _id was there already: what a retry without txnNumber makes.
-  int duplicates() {
-    std::lock_guard lock(mutex_);
-    return duplicates_;
-  }
-  int inserted() {
-    std::lock_guard lock(mutex_);
-    return inserted_;
-  }
-  // Session ids named by endSessions.
-  std::vector<std::string> ended() {
-    std::lock_guard lock(mutex_);
-    return ended_;
-  }
-  void add_document(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    store_.emplace(key, 0);
-  }
-
- private:
-  document hello(int i) {
-    std::lock_guard lock(mutex_);
-    builder b;
-    b.append_bool("isWritablePrimary", primary_ == i).append_bool("secondary", primary_ != i);
-    b.append_string("setName", "rs0").append_int32("setVersion", 1);
-    b.open_array("hosts");
-    for (std::size_t m = 0; m < 3; ++m) b.append_string(std::to_string(m), addresses_[m]);
-    b.close();
-    b.append_string("primary", addresses_[static_cast<std::size_t>(primary_)]);
-    b.append_string("me", addresses_[static_cast<std::size_t>(i)]);
-    b.append_int32("logicalSessionTimeoutMinutes", 30);
-    b.append_int32("minWireVersion", 6).append_int32("maxWireVersion", wire_);
-    b.append_double("ok", 1.0);
-    return std::move(b).extract();
-  }
-
-  static std::string lsid_of(document_view body) {
-    const auto l = body.find("lsid");
-    if (!l) return "";
-    auto d = l->get_document();
-    if (!d) return "?";
-    const auto id = d->find("id");
-    if (!id) return "?";
-    auto bin = id->get_binary();
-    if (!bin || bin->subtype != oid::bson::binary_subtype::uuid) return "?";
-    return oid::testing::to_hex(bin->bytes);
-  }
-
-  static std::vector<document_view> statements(const oid::mongo::op_msg& m, std::string_view key) {
-    std::vector<document_view> out;
-    for (const auto& s : m.sequences) {
-      if (s.identifier == key) out.insert(out.end(), s.documents.begin(), s.documents.end());
-    }
-    if (const auto arr = m.body.find(key)) {
-      if (auto a = arr->get_array()) {
-        for (const auto& e : *a) {
-          if (auto d = e.get_document()) out.push_back(*d);
-        }
-      }
-    }
-    return out;
-  }
-
-  // Applies a write (under mutex_) and returns its reply.
-  document apply(const std::string& name, const oid::mongo::op_msg& m) {
-    builder b;
-    std::int32_t n = 0;
-    if (name == "insert") {
-      std::int32_t index = 0;
-      std::vector<std::int32_t> refused;
-      for (const auto& d : statements(m, "documents")) {
-        if (store_.emplace(id_key(d), 0).second) {
-          ++n;
-          ++inserted_;
-        } else {
-          ++duplicates_;
-          refused.push_back(index);
-        }
-        ++index;
-      }
-      b.append_int32("n", n);
-      if (!refused.empty()) {
-        b.open_array("writeErrors");
-        for (std::size_t i = 0; i < refused.size(); ++i) {
-          b.open_document(std::to_string(i)).append_int32("index", refused[i]);
-          b.append_int32("code", 11000).append_string("errmsg", "E11000 duplicate key").close();
-        }
-        b.close();
-      }
-    } else if (name == "update" || name == "findAndModify") {
-      const auto list = name == "update" ? statements(m, "updates") : std::vector<document_view>{};
-      auto q = m.body.find("query");
-      std::vector<document_view> filters;
-      for (const auto& u : list) {
-        if (auto f = u.find("q")) filters.push_back(f->get_document().value());
-      }
-      if (q) filters.push_back(q->get_document().value());
-      for (const auto& f : filters) {
-        const auto d = store_.find(id_key(f));
-        if (d != store_.end()) {
-          ++d->second;
-          ++n;
-        }
-      }
-      if (name == "update") {
-        b.append_int32("n", n).append_int32("nModified", n);
-      } else {
-        b.open_document("value").append_int32("updates", n).close();
-      }
-    } else if (name == "delete") {
-      for (const auto& d : statements(m, "deletes")) {
-        if (auto f = d.find("q"); f && store_.erase(id_key(f->get_document().value())) > 0) ++n;
-      }
-      b.append_int32("n", n);
-    }
-    b.append_double("ok", 1.0);
-    return std::move(b).extract();
-  }
-
-  void serve(peer& p, int i) {
-    while (auto m = p.read()) {
-      const std::string name = command_name(*m);
-      if (name == "hello" || name == "isMaster" || name == "ismaster") {
-        const document h = hello(i);
-        p.reply(*m, h.view());
-        continue;
-      }
-      const bool write =
-          name == "insert" || name == "update" || name == "delete" || name == "findAndModify";
-      std::optional<document> out;
-      bool reset = false;
-      {
-        std::lock_guard lock(mutex_);
-        seen_command s{i, name, lsid_of(m->body), std::nullopt};
-        if (const auto t = m->body.find("txnNumber")) s.txn_number = t->get_int64().value_or(-1);
-        std::optional<fault> f;
-        if (!faults_.empty() && faults_.front().command == name) {
-          f = faults_.front();
-          faults_.erase(faults_.begin());
-        }
-        if (f && f->step_down_to >= 0) primary_ = f->step_down_to;
-        const auto txn_key = s.lsid + "/" + std::to_string(s.txn_number.value_or(-1));
-        if (f && f->what == fault::action::reset) {
-          reset = true;
-        } else if (f && f->what == fault::action::refuse) {
-          builder b;
-          b.append_double("ok", 0.0).append_string("errmsg", "scripted refusal");
-          b.append_int32("code", f->code);
-          append_labels(b, f->labels);
-          out = std::move(b).extract();
-        } else if (write && primary_ != i &&
-                   !(f && (f->what == fault::action::apply_then_reset ||
-                           f->what == fault::action::apply_with_write_concern_error))) {
-          builder b;
-          b.append_double("ok", 0.0).append_string("errmsg", "not primary");
-          b.append_int32("code", 10107).append_string("codeName", "NotWritablePrimary");
-          if (wire_ >= 9)
-            b.open_array("errorLabels").append_string("0", "RetryableWriteError").close();
-          out = std::move(b).extract();
-        } else if (write && s.txn_number && answered_.count(txn_key) != 0) {
-          s.replayed = true;  // a retry of a write already applied: the first answer again
-          out = answered_.at(txn_key);
-        } else if (write) {
-          out = apply(name, *m);
-          if (s.txn_number) answered_.emplace(txn_key, *out);
-          reset = f && f->what == fault::action::apply_then_reset;
-          if (f && f->what == fault::action::apply_with_write_concern_error) {
-            builder b;
-            b.append_elements(out->view());
-            b.open_document("writeConcernError").append_int32("code", f->code);
-            b.append_string("errmsg", "scripted write concern error").close();
-            append_labels(b, f->labels);
-            out = std::move(b).extract();
-          }
-        } else {
-          out = read(name, *m);
-        }
-        seen_.push_back(std::move(s));
-      }
-      if (reset) {
-        p.close();
-        return;
-      }
-      p.reply(*m, out->view());
-    }
-  }
-
-  // Answers a read or another command (under mutex_).
-  document read(const std::string& name, const oid::mongo::op_msg& m) {
-    builder b;
-    if (name == "find" || name == "getMore" || name == "aggregate" || name == "listIndexes" ||
-        name == "listCollections") {
-      // find: every _id in the store, batchSize at a time; getMore: the rest.
-      std::vector<std::string> ids;
-      if (name == "find") {
-        for (const auto& [k, updates] : store_) ids.push_back(k);
-        std::int64_t batch = 1'000'000;
-        if (const auto bs = m.body.find("batchSize")) batch = bs->get_int32().value_or(1'000'000);
-        if (static_cast<std::int64_t>(ids.size()) > batch) {
-          pending_.assign(ids.begin() + batch, ids.end());
-          ids.resize(static_cast<std::size_t>(batch));
-        }
-      } else if (name == "getMore") {
-        ids = std::move(pending_);
-        pending_.clear();
-      }
-      const bool more = name == "find" && !pending_.empty();
-      b.open_document("cursor").append_int64("id", more ? 42 : 0).append_string("ns", "db.c");
-      b.open_array(name == "getMore" ? "nextBatch" : "firstBatch");
-      if (name == "aggregate") {
-        b.open_document("0").append_int32("_id", 1);
-        b.append_int32("n", static_cast<std::int32_t>(store_.size())).close();
-      }
-      for (std::size_t k = 0; k < ids.size(); ++k) {
-        const auto id =
-            document::from_bytes(std::vector<std::uint8_t>(ids[k].begin(), ids[k].end()));
-        b.append_document(std::to_string(k), id.value().view());
-      }
-      b.close().close();
-    } else if (name == "count") {
-      b.append_int32("n", static_cast<std::int32_t>(store_.size()));
-    } else if (name == "distinct") {
-      b.open_array("values").close();
-    } else if (name == "listDatabases") {
-      b.open_array("databases").close();
-    } else if (name == "endSessions") {
-      if (const auto arr = m.body.find("endSessions")) {
-        const auto ids = arr->get_array().value();
-        for (const auto& e : ids) {
-          builder one;
-          one.append_document("lsid", e.get_document().value());
-          ended_.push_back(lsid_of(one.view()));
-        }
-      }
-    }
-    b.append_double("ok", 1.0);
-    return std::move(b).extract();
-  }
-
-  const std::int32_t wire_;
-  std::mutex mutex_;
-  int primary_ = 1;
-  std::vector<fault> faults_;
-  std::vector<seen_command> seen_;
-  std::map<std::string, int> store_;          // _id bytes -> updates received
-  std::map<std::string, document> answered_;  // "lsid/txnNumber" -> the reply
-  std::vector<std::string> pending_;          // the open cursor's remaining _ids
-  std::vector<std::string> ended_;
-  int duplicates_ = 0, inserted_ = 0;
-  std::array<std::string, 3> addresses_;
-  std::array<std::unique_ptr<script_server>, 3> servers_;
-};
 
 document with_id(std::int32_t id) {
   builder b;
@@ -410,7 +69,7 @@ void wait_for_primary(const mongo::client& c) {
 }
 
 TEST(MongoRetryTest, OperationsCarryOneSessionAndRetryableWritesATxnNumber) {
-  retry_set rs;
+  script_replica_set rs;
   {
     auto c = mongo::client::create(rs.uri()).value();
     auto coll = c.collection("db", "c");
@@ -460,7 +119,7 @@ TEST(MongoRetryTest, OperationsCarryOneSessionAndRetryableWritesATxnNumber) {
 }
 
 TEST(MongoRetryTest, AWriteRefusedByASteppingDownPrimaryIsRetriedOnceOnTheNewOne) {
-  retry_set rs;
+  script_replica_set rs;
   auto c = mongo::client::create(rs.uri()).value();
   auto coll = c.collection("db", "c");
   wait_for_primary(c);
@@ -480,7 +139,7 @@ TEST(MongoRetryTest, AWriteRefusedByASteppingDownPrimaryIsRetriedOnceOnTheNewOne
 }
 
 TEST(MongoRetryTest, AWriteAppliedBeforeTheConnectionDroppedIsAppliedExactlyOnce) {
-  retry_set rs;
+  script_replica_set rs;
   auto c = mongo::client::create(rs.uri()).value();
   auto coll = c.collection("db", "c");
   wait_for_primary(c);
@@ -511,7 +170,7 @@ TEST(MongoRetryTest, AWriteAppliedBeforeTheConnectionDroppedIsAppliedExactlyOnce
 }
 
 TEST(MongoRetryTest, EachBulkWriteBatchWithoutMultiStatementsIsRetriedOnItsOwn) {
-  retry_set rs;
+  script_replica_set rs;
   auto c = mongo::client::create(rs.uri()).value();
   auto coll = c.collection("db", "c");
   wait_for_primary(c);
@@ -545,7 +204,7 @@ TEST(MongoRetryTest, EachBulkWriteBatchWithoutMultiStatementsIsRetriedOnItsOwn) 
 }
 
 TEST(MongoRetryTest, ABulkWriteBatchWithARetryableWriteConcernErrorIsRetriedOnce) {
-  retry_set rs;
+  script_replica_set rs;
   auto c = mongo::client::create(rs.uri()).value();
   auto coll = c.collection("db", "c");
   wait_for_primary(c);
@@ -582,7 +241,7 @@ TEST(MongoRetryTest, ABulkWriteBatchWithARetryableWriteConcernErrorIsRetriedOnce
 }
 
 TEST(MongoRetryTest, ANonRetryableErrorIsNotRetried) {
-  retry_set rs;
+  script_replica_set rs;
   auto c = mongo::client::create(rs.uri()).value();
   auto coll = c.collection("db", "c");
   rs.add_fault({"insert", fault::action::refuse, 2, {}, -1});  // BadValue
@@ -603,7 +262,7 @@ TEST(MongoRetryTest, ANonRetryableErrorIsNotRetried) {
 }
 
 TEST(MongoRetryTest, ARetryThatFailsTooReturnsItsErrorOrTheOriginalForNoWritesPerformed) {
-  retry_set rs;
+  script_replica_set rs;
   auto c = mongo::client::create(rs.uri()).value();
   auto coll = c.collection("db", "c");
   const document d = with_id(1);
@@ -629,7 +288,7 @@ TEST(MongoRetryTest, ARetryThatFailsTooReturnsItsErrorOrTheOriginalForNoWritesPe
 }
 
 TEST(MongoRetryTest, AServerBefore44HasItsRetryableCodesLabelledByTheClient) {
-  retry_set rs(8);
+  script_replica_set rs({.max_wire_version = 8});
   auto c = mongo::client::create(rs.uri()).value();
   wait_for_primary(c);
   rs.add_fault({"insert", fault::action::refuse, 189, {}, 0});  // PrimarySteppedDown, no label
@@ -643,7 +302,7 @@ TEST(MongoRetryTest, AServerBefore44HasItsRetryableCodesLabelledByTheClient) {
 }
 
 TEST(MongoRetryTest, RetryWritesFalseAndRetryReadsFalseRetryNothing) {
-  retry_set rs;
+  script_replica_set rs;
   auto c = mongo::client::create(rs.uri("&retryWrites=false&retryReads=false")).value();
   auto coll = c.collection("db", "c");
   wait_for_primary(c);
@@ -665,7 +324,7 @@ TEST(MongoRetryTest, RetryWritesFalseAndRetryReadsFalseRetryNothing) {
 }
 
 TEST(MongoRetryTest, ReadsAreRetriedOnceAndGetMoreIsNot) {
-  retry_set rs;
+  script_replica_set rs;
   for (std::int32_t i = 0; i < 5; ++i) rs.add_document(key_of(i));
   auto c = mongo::client::create(rs.uri()).value();
   auto coll = c.collection("db", "c");
@@ -718,7 +377,7 @@ TEST(MongoRetryTest, ReadsAreRetriedOnceAndGetMoreIsNot) {
 }
 
 TEST(MongoRetryTest, TenThousandWritesAcrossTwoStepdownsLoseNoneAndDuplicateNone) {
-  retry_set rs;
+  script_replica_set rs;
   auto c = mongo::client::create(rs.uri()).value();
   auto coll = c.collection("db", "c");
   wait_for_primary(c);
@@ -752,58 +411,6 @@ TEST(MongoRetryTest, TenThousandWritesAcrossTwoStepdownsLoseNoneAndDuplicateNone
   auto n = coll.count_documents({});
   ASSERT_TRUE(n.has_value()) << n.error().message;
   EXPECT_EQ(*n, total);
-}
-
-// FerretDB reports logicalSessionTimeoutMinutes and accepts lsid, but is a standalone (no
-// retryable writes: no txnNumber) and has no endSessions (CommandNotFound, ignored).
-TEST(MongoRetryServerTest, AStandaloneGetsSessionsButNoTxnNumberAndRefusesEndSessionsQuietly) {
-  std::string uri;
-  OID_SERVER_URI_OR_SKIP("MONGODB_URI", uri);
-  std::mutex m;
-  std::vector<document> started;
-  std::vector<std::string> events;
-  mongo::client_options options;
-  options.on_command = [&](const mongo::command_event& e) {
-    std::lock_guard lock(m);
-    if (const auto* s = std::get_if<mongo::command_started_event>(&e)) {
-      started.push_back(s->command);
-      events.push_back("started " + s->command_name);
-    } else if (const auto* ok = std::get_if<mongo::command_succeeded_event>(&e)) {
-      events.push_back("succeeded " + ok->command_name);
-    } else {
-      events.push_back("failed " + std::get<mongo::command_failed_event>(e).command_name);
-    }
-  };
-  const std::string db = "oid_retry_" + oid::generate().to_hex().substr(16);
-  {
-    auto c = mongo::client::create(uri, options).value();
-    auto coll = c.collection(db, "c");
-    const document d = with_id(1), f = id_filter(1), u = set_x();
-    ASSERT_TRUE(coll.insert_one(d.view()).has_value());
-    ASSERT_TRUE(coll.update_one(f.view(), u.view()).has_value());
-    auto cur = coll.find();
-    ASSERT_TRUE(cur.has_value()) << cur.error().message;
-    ASSERT_TRUE(cur->next().value());
-    auto n = coll.count_documents({});
-    ASSERT_TRUE(n.has_value()) << n.error().message;
-    EXPECT_EQ(*n, 1);
-    builder drop;
-    drop.append_int32("dropDatabase", 1);
-    ASSERT_TRUE(c.run_command(db, drop.view()).has_value());
-    std::lock_guard lock(m);
-    ASSERT_GE(started.size(), 5u);
-    for (const auto& cmd : started) {
-      SCOPED_TRACE(oid::bson::to_json(cmd.view()));
-      EXPECT_TRUE(cmd.view().contains("lsid"));
-      EXPECT_FALSE(cmd.view().contains("txnNumber"));
-    }
-  }
-  // Closing sends endSessions; FerretDB refuses it, and that is all that happens.
-  std::lock_guard lock(m);
-  ASSERT_GE(events.size(), 2u);
-  EXPECT_EQ(events[events.size() - 2], "started endSessions");
-  const std::string& last = events.back();
-  EXPECT_TRUE(last == "failed endSessions" || last == "succeeded endSessions") << last;
 }
 
 }  // namespace

@@ -428,10 +428,10 @@ TEST(MongoSrvPollingTest, ApplyRemovesTheGoneAddsTheNewAndLeavesTheRestAlone) {
 }
 
 // A scripted mongos: hello says isdbgrid; other commands get ok: 1.
-std::unique_ptr<oid::test::script_server> scripted_mongos() {
-  return std::make_unique<oid::test::script_server>([](oid::test::peer& p, int) {
+std::unique_ptr<oid::testing::script_server> scripted_mongos() {
+  return std::make_unique<oid::testing::script_server>([](oid::testing::peer& p, int) {
     while (auto m = p.read()) {
-      const std::string name = oid::test::command_name(*m);
+      const std::string name = oid::testing::command_name(*m);
       oid::bson::builder b;
       if (name == "hello" || name == "isMaster" || name == "ismaster") {
         b.append_bool("isWritablePrimary", true).append_string("msg", "isdbgrid");
@@ -443,7 +443,7 @@ std::unique_ptr<oid::test::script_server> scripted_mongos() {
   });
 }
 
-int port_of(const oid::test::script_server& s) { return loopback_port(s.uri()); }
+int port_of(const oid::testing::script_server& s) { return loopback_port(s.uri()); }
 
 // The zone 0.0.1 with _mongodb._tcp.mongos.0.0.1 pointing at 127.0.0.1 on each of `ports` (TTL 1
 // s), written to `path` with SOA serial `serial`.
@@ -457,7 +457,7 @@ void write_mongos_zone(const std::string& path, int serial, const std::vector<in
 
 TEST(MongoSrvPollingTest, AClientFollowsTheMongosTheSrvRecordsList) {
   // Three scripted mongos; the zone lists the first two, then the last two, then none.
-  std::array<std::unique_ptr<oid::test::script_server>, 3> mongos;
+  std::array<std::unique_ptr<oid::testing::script_server>, 3> mongos;
   std::array<std::string, 3> address;
   std::vector<int> ports;
   for (std::size_t i = 0; i < 3; ++i) {

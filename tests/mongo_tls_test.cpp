@@ -1,10 +1,5 @@
-// TLS: the connection string's tls* options, and connections over TLS.
-//
-// Against FerretDB's TLS listener (scripts/test.sh starts it with `scripts/ferretdb.sh
-// start-secure` and exports MONGODB_TLS_URI and MONGODB_TLS_CERTS, the certificates it uses):
-// SCRAM over TLS from several threads, wrong CA, host name mismatch and the two options that
-// allow it, missing client certificate. Without those variables these tests skip, except under
-// CI=true, where they fail.
+// TLS: the connection string's tls* options, and connections over TLS (against FerretDB's TLS
+// listener: mongo_tls_server_test.cpp).
 //
 // Against a small OpenSSL server in this file (certificates from MONGODB_TLS_CERTS, or made here
 // at test time by scripts/make-test-certs.sh): an expired server certificate, a server that wants a
@@ -49,12 +44,15 @@
 #include "mongo/wire/tls.hpp"
 #include "support/ci.hpp"
 #include "support/matchers.hpp"
+#include "support/open_as.hpp"
 #include "support/script_server.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 namespace mongo = oid::mongo;
+using oid::testing::open_as;
+using oid::testing::ping_new_client;
 using namespace std::chrono_literals;
 using oid::errc;
 using oid::bson::builder;
@@ -188,7 +186,7 @@ const fs::path& own_certificates() {
 
 std::string cert(const char* name) { return (own_certificates() / name).string(); }
 
-std::uint16_t port_of(const oid::test::script_server& s) {
+std::uint16_t port_of(const oid::testing::script_server& s) {
   return mongo::uri::parse(s.uri())->hosts().front().port_or_default();
 }
 
@@ -222,8 +220,8 @@ class tls_server {
       EXPECT_EQ(SSL_CTX_load_verify_locations(ctx_, o_.client_ca.c_str(), nullptr), 1);
       SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
     }
-    listener_ = std::make_unique<oid::test::script_server>(
-        [this](oid::test::peer& p, int) { serve(p.fd()); });
+    listener_ = std::make_unique<oid::testing::script_server>(
+        [this](oid::testing::peer& p, int) { serve(p.fd()); });
   }
   ~tls_server() {
     stop_ = true;
@@ -314,7 +312,7 @@ class tls_server {
   std::string staple_;
   SSL_CTX* ctx_ = nullptr;
   std::atomic<bool> stop_{false};
-  std::unique_ptr<oid::test::script_server> listener_;  // accepts; each connection on a thread
+  std::unique_ptr<oid::testing::script_server> listener_;  // accepts; each connection on a thread
   std::atomic<int> handshakes_{0};
 };
 
@@ -335,33 +333,6 @@ std::string local_uri(std::uint16_t port, const std::string& options) {
 std::string string_field(oid::bson::document_view d, std::string_view key) {
   const auto e = d.find(key);
   return e ? std::string(e->get_string().value_or("?")) : "-";
-}
-
-// Runs ping on a new client for `text`; the failure, or none.
-mongo::outcome<oid::bson::document> ping(const std::string& text) {
-  auto c = mongo::client::create(text);
-  if (!c) return std::move(c).error();
-  builder b;
-  b.append_int32("ping", 1);
-  return c->run_command("admin", b.view());
-}
-
-// Opens one connection to the first host of `text` as a client would (its TLS context and
-// credential) but without the pool, which retries until serverSelectionTimeoutMS: the typed
-// failure of connection::open.
-mongo::outcome<mongo::connection> open_as(const std::string& text) {
-  auto u = mongo::uri::parse(text);
-  if (!u) return std::move(u).error();
-  mongo::connection_options o;
-  o.connect_timeout = u->connect_timeout().value_or(2s);
-  o.socket_timeout = u->socket_timeout().value_or(2s);
-  o.auth = mongo::credential::from(*u);
-  if (u->tls().value_or(false)) {
-    auto context = mongo::detail::tls_context::create(*u);
-    if (!context) return std::move(context).error();
-    o.tls = std::move(*context);
-  }
-  return mongo::connection::open(u->hosts().front(), o);
 }
 
 TEST(MongoTlsTest, ClientCreateNamesTheFileItCannotUse) {
@@ -414,7 +385,8 @@ TEST(MongoTlsTest, ExpiredServerCertificateIsRefused) {
   EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
   EXPECT_THAT(r.error().message, HasSubstr("certificate has expired"));
   // Through a client the same sentence is the failure's message.
-  const auto through_client = ping(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
+  const auto through_client =
+      ping_new_client(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem")));
   ASSERT_FALSE(through_client.has_value());
   EXPECT_THAT(through_client.error().message, HasSubstr("certificate has expired"));
   // tlsAllowInvalidCertificates accepts it: the handshake completes (the server then says
@@ -461,7 +433,7 @@ TEST(MongoTlsTest, MissingClientCertificateIsNamedUnderTls12And13) {
 TEST(MongoTlsTest, StalledHandshakeTimesOutWithinConnectTimeout) {
   // Accepts, and never answers the ClientHello.
   std::atomic<bool> done{false};
-  oid::test::script_server server([&](oid::test::peer&, int) {
+  oid::testing::script_server server([&](oid::testing::peer&, int) {
     while (!done) std::this_thread::sleep_for(10ms);
   });
   auto u = mongo::uri::parse("mongodb://127.0.0.1/?tlsAllowInvalidCertificates=true");
@@ -486,7 +458,7 @@ TEST(MongoTlsTest, StalledHandshakeTimesOutWithinConnectTimeout) {
 TEST(MongoTlsTest, StalledReplyTimesOutWithinSocketTimeout) {
   // The handshake completes over TLS; the answer to the next command never comes.
   std::atomic<bool> done{false};
-  oid::test::script_server backend([&](oid::test::peer& p, int) {
+  oid::testing::script_server backend([&](oid::testing::peer& p, int) {
     if (!p.handshake()) return;
     while (!done) std::this_thread::sleep_for(10ms);
   });
@@ -511,7 +483,7 @@ TEST(MongoTlsTest, StalledReplyTimesOutWithinSocketTimeout) {
 TEST(MongoTlsTest, X509AuthenticatesAsTheCertificateSubject) {
   std::mutex m;
   std::vector<std::string> seen;  // "db command mechanism user"
-  oid::test::script_server backend([&](oid::test::peer& p, int) {
+  oid::testing::script_server backend([&](oid::testing::peer& p, int) {
     const auto hello = p.read();
     if (!hello) return;
     {
@@ -527,14 +499,14 @@ TEST(MongoTlsTest, X509AuthenticatesAsTheCertificateSubject) {
     b.append_double("ok", 1.0);
     p.reply(*hello, b.view());  // no speculativeAuthenticate answer: authenticate follows
     while (auto msg = p.read()) {
-      const auto name = oid::test::command_name(*msg);
+      const auto name = oid::testing::command_name(*msg);
       if (name == "authenticate") {
         std::lock_guard lock(m);
         seen.push_back(string_field(msg->body, "$db") + " " + name + " " +
                        string_field(msg->body, "mechanism") + " " +
                        string_field(msg->body, "user"));
       }
-      const auto ok = oid::test::ok_reply();
+      const auto ok = oid::testing::ok_reply();
       p.reply(*msg, ok.view());
     }
   });
@@ -543,9 +515,9 @@ TEST(MongoTlsTest, X509AuthenticatesAsTheCertificateSubject) {
   o.client_ca = cert("ca.pem");
   o.forward_port = backend_port;
   tls_server server(o);
-  const auto r =
-      ping(local_uri(server.port(), "tlsCAFile=" + cert("ca.pem") + "&tlsCertificateKeyFile=" +
-                                        cert("client-bundle.pem") + "&authMechanism=MONGODB-X509"));
+  const auto r = ping_new_client(
+      local_uri(server.port(), "tlsCAFile=" + cert("ca.pem") + "&tlsCertificateKeyFile=" +
+                                   cert("client-bundle.pem") + "&authMechanism=MONGODB-X509"));
   ASSERT_TRUE(r.has_value()) << r.error().message;
   std::lock_guard lock(m);
   // The monitor's connection comes first (selection waits for its check) and does not
@@ -590,10 +562,10 @@ class ocsp_pki {
   ocsp_pki()
       : dir_(fs::temp_directory_path() / ("oid-ocsp-test-" + std::to_string(::getpid()) + "-" +
                                           oid::generate().to_hex().substr(16))) {
-    responder_ = std::make_unique<oid::test::script_server>(
-        [this](oid::test::peer& p, int n) { answer(p.fd(), n); });
+    responder_ = std::make_unique<oid::testing::script_server>(
+        [this](oid::testing::peer& p, int n) { answer(p.fd(), n); });
     // A responder that reads the request and never answers (until the client goes).
-    stalled_ = std::make_unique<oid::test::script_server>([](oid::test::peer& p, int) {
+    stalled_ = std::make_unique<oid::testing::script_server>([](oid::testing::peer& p, int) {
       char sink[4096];
       while (true) {
         pollfd w{p.fd(), POLLIN, 0};
@@ -662,7 +634,7 @@ class ocsp_pki {
   }
 
   fs::path dir_;
-  std::unique_ptr<oid::test::script_server> responder_, stalled_;
+  std::unique_ptr<oid::testing::script_server> responder_, stalled_;
   std::atomic<int> requests_{0};
   bool ready_ = false;
 };
@@ -681,7 +653,7 @@ class MongoOcspTest : public ::testing::Test {
   static mongo::outcome<mongo::connection> open_to(const std::string& name,
                                                    const std::string& staple,
                                                    const std::string& options = "") {
-    oid::test::script_server backend([](oid::test::peer& p, int) {
+    oid::testing::script_server backend([](oid::testing::peer& p, int) {
       if (!p.handshake()) return;
       while (p.read()) {
       }
@@ -819,150 +791,6 @@ TEST_F(MongoOcspTest, CrlFileRefusesARevokedCertificate) {
   const auto none = mongo::client::create("mongodb://h/?tlsCRLFile=" + pki().file("ca.pem"));
   ASSERT_THAT(none, oid::testing::HasErrorAt(oid::mongo::errc::tls_failed, 0));
   EXPECT_THAT(none.error().message, HasSubstr("no CRL in it"));
-}
-
-// ---------------------------------------------------------------------------------------------
-// FerretDB's TLS listener (it requires a client certificate from MONGODB_TLS_CERTS/ca.pem).
-
-class MongoTlsFerretTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    OID_SERVER_URI_OR_SKIP("MONGODB_TLS_URI", uri_);
-    certs_ = oid::testing::environment("MONGODB_TLS_CERTS");
-    if (certs_.empty()) OID_SKIP_OR_FAIL_IN_CI("MONGODB_TLS_CERTS is not set");
-    auto u = mongo::uri::parse(uri_);
-    ASSERT_TRUE(u.has_value()) << "MONGODB_TLS_URI: " << u.error().message;
-    port_ = u->hosts().front().port_or_default();
-  }
-  // MONGODB_TLS_URI with `from` replaced by `to` (the first time it occurs).
-  std::string with(const std::string& from, const std::string& to) const {
-    std::string out = uri_;
-    const auto at = out.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) out.replace(at, from.size(), to);
-    return out + "&serverSelectionTimeoutMS=2000";
-  }
-  std::string uri_, certs_;
-  std::uint16_t port_ = 0;
-};
-
-TEST_F(MongoTlsFerretTest, ScramOverTlsPingAndCrudFromSeveralThreads) {
-  auto c = mongo::client::create(uri_);
-  ASSERT_TRUE(c.has_value()) << c.error().message;
-  const std::string name = "tls_" + oid::generate().to_hex();
-  auto coll = c->collection("oid_tls_test", name);
-  constexpr int threads = 4, per_thread = 25;
-  std::vector<std::thread> workers;
-  std::atomic<int> failures{0};
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      for (int i = 0; i < per_thread; ++i) {
-        builder b;
-        b.append_int32("thread", t).append_int32("i", i);
-        if (!coll.insert_one(b.view())) ++failures;
-      }
-      builder filter;
-      filter.append_int32("thread", t);
-      auto n = coll.count_documents(filter.view());
-      if (!n || *n != per_thread) ++failures;
-    });
-  }
-  for (auto& w : workers) w.join();
-  EXPECT_EQ(failures.load(), 0);
-  auto total = coll.count_documents(builder().view());
-  ASSERT_TRUE(total.has_value()) << total.error().message;
-  EXPECT_EQ(*total, threads * per_thread);
-  EXPECT_TRUE(coll.drop().has_value());
-}
-
-TEST_F(MongoTlsFerretTest, WrongCaIsRefused) {
-  const auto r = open_as(with(certs_ + "/ca.pem", certs_ + "/other-ca.pem"));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
-  EXPECT_THAT(r.error().message, HasSubstr("unknown CA"));
-  EXPECT_THAT(r.error().message,
-              Not(HasSubstr(std::string(mongo::uri::parse(uri_)->password()->reveal()))));
-}
-
-TEST_F(MongoTlsFerretTest, MissingClientCertificateIsNamed) {
-  const auto r = open_as(with("&tlsCertificateKeyFile=" + certs_ + "/client-bundle.pem", ""));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
-  EXPECT_THAT(r.error().message, HasSubstr("no client certificate"));
-}
-
-TEST_F(MongoTlsFerretTest, ClientCertificateFromAnotherCaIsRefused) {
-  const auto r =
-      open_as(with(certs_ + "/client-bundle.pem", certs_ + "/other-ca-client-bundle.pem"));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
-  EXPECT_THAT(r.error().message, HasSubstr("refused the client certificate"));
-}
-
-// A name the certificate does not have: 127.0.0.2 (its subjectAltName has 127.0.0.1 and
-// localhost), through a plain TCP forwarder listening there.
-TEST_F(MongoTlsFerretTest, HostNameMismatchAndTheOptionsThatAllowIt) {
-  std::atomic<bool> done{false};
-  const int listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(0x7f000002);
-  ASSERT_EQ(::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listen_fd, 16), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  const auto forward_port = ntohs(addr.sin_port);
-  std::vector<std::thread> pipes;
-  std::thread acceptor([&] {
-    while (!done) {
-      pollfd p{listen_fd, POLLIN, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      pipes.emplace_back([&, fd] {
-        const int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        to.sin_port = htons(port_);
-        if (::connect(up, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
-          char buffer[16384];
-          while (!done) {
-            pollfd ps[2] = {{fd, POLLIN, 0}, {up, POLLIN, 0}};
-            if (::poll(ps, 2, 50) <= 0) continue;
-            bool closed = false;
-            for (int i = 0; i < 2 && !closed; ++i) {
-              if (ps[i].revents == 0) continue;
-              const ssize_t n = ::recv(ps[i].fd, buffer, sizeof buffer, 0);
-              closed = n <= 0 ||
-                       ::send(ps[1 - i].fd, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n;
-            }
-            if (closed) break;
-          }
-        }
-        ::close(up);
-        ::close(fd);
-      });
-    }
-  });
-  const std::string host = "127.0.0.2:" + std::to_string(forward_port);
-  const std::string direct = "127.0.0.1:" + std::to_string(port_);
-  const auto r = open_as(with(direct, host));
-  EXPECT_FALSE(r.has_value());
-  if (!r) {
-    EXPECT_EQ(r.error().code, oid::mongo::errc::tls_failed) << r.error().message;
-    EXPECT_THAT(r.error().message, HasSubstr("host name mismatch"));
-    EXPECT_THAT(r.error().message, HasSubstr("127.0.0.2"));
-  }
-  for (const char* allow : {"&tlsAllowInvalidHostnames=true", "&tlsInsecure=true"}) {
-    SCOPED_TRACE(allow);
-    const auto ok = ping(with(direct, host) + allow);
-    EXPECT_TRUE(ok.has_value()) << ok.error().message;
-  }
-  done = true;
-  acceptor.join();
-  for (auto& t : pipes) t.join();
-  ::close(listen_fd);
 }
 
 }  // namespace

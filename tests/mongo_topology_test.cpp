@@ -25,6 +25,7 @@
 
 #include "mongo/wire/connection.hpp"
 #include "support/ci.hpp"
+#include "support/script_replica_set.hpp"
 #include "support/script_server.hpp"
 
 namespace {
@@ -33,143 +34,20 @@ using oid::errc;
 using oid::bson::builder;
 using oid::bson::document;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 using namespace std::chrono_literals;
 
-// A three-member replica set "rs0". Members answer hello with their role; other commands are
-// recorded (member and command name, and the $readPreference mode) and answered with ok: 1 (an
-// empty cursor for find, n for insert). A member told to step down answers its next insert with
-// NotWritablePrimary (10107) and hands the primary role to another member.
-class replica_set {
+// The scripted set as these tests want it: no sessions (so no retried writes and no endSessions
+// among the commands seen), and every member applies a write, so that a test sees whether the
+// client looked for the primary again.
+class replica_set : public script_replica_set {
  public:
-  replica_set() {
-    for (int i = 0; i < 3; ++i) {
-      servers_[static_cast<std::size_t>(i)] =
-          std::make_unique<script_server>([this, i](peer& p, int) { serve(p, i); });
-      const std::string uri = servers_[static_cast<std::size_t>(i)]->uri();
-      const auto begin = std::string_view("mongodb://").size();
-      addresses_[static_cast<std::size_t>(i)] = uri.substr(begin, uri.find('/', begin) - begin);
-    }
-  }
-
-  const std::string& address(int i) const { return addresses_[static_cast<std::size_t>(i)]; }
+  replica_set() : script_replica_set({.sessions = false, .writes_only_on_primary = false}) {}
   // A connection string with `seed` as its only host.
   std::string uri(int seed, std::string_view options) const {
-    return "mongodb://" + address(seed) +
-           "/?replicaSet=rs0&heartbeatFrequencyMS=500&serverSelectionTimeoutMS=3000" +
-           std::string(options);
+    return script_replica_set::uri(options, seed);
   }
-  void set_primary(int i) {
-    std::lock_guard lock(mutex_);
-    primary_ = i;
-  }
-  // The primary's next insert is refused with `code` (0: the connection is reset instead); with
-  // `as_write_concern_error`, it is applied and answered with a writeConcernError of `code`.
-  void step_down_on_next_write(int new_primary, int code = 10107,
-                               bool as_write_concern_error = false) {
-    std::lock_guard lock(mutex_);
-    step_down_to_ = new_primary;
-    step_down_code_ = code;
-    write_concern_error_ = as_write_concern_error;
-  }
-  // "member command mode" for each recorded command, in order.
-  std::vector<std::string> seen() {
-    std::lock_guard lock(mutex_);
-    return seen_;
-  }
-  void forget() {
-    std::lock_guard lock(mutex_);
-    seen_.clear();
-  }
-  // Member `i` stops answering: it closes every connection at its next message, hello included.
-  void silence(int i) {
-    std::lock_guard lock(mutex_);
-    silenced_[static_cast<std::size_t>(i)] = true;
-  }
-
- private:
-  document hello(int i) {
-    std::lock_guard lock(mutex_);
-    builder b;
-    b.append_bool("isWritablePrimary", primary_ == i).append_bool("secondary", primary_ != i);
-    b.append_string("setName", "rs0").append_int32("setVersion", 1);
-    b.open_array("hosts");
-    for (int m = 0; m < 3; ++m) b.append_string(std::to_string(m), address(m));
-    b.close();
-    if (primary_ >= 0) b.append_string("primary", address(primary_));
-    b.append_string("me", address(i));
-    b.append_int32("minWireVersion", 6).append_int32("maxWireVersion", 17);
-    b.append_double("ok", 1.0);
-    return std::move(b).extract();
-  }
-
-  void serve(peer& p, int i) {
-    while (auto m = p.read()) {
-      {
-        std::lock_guard lock(mutex_);
-        if (silenced_[static_cast<std::size_t>(i)]) {
-          p.close();
-          return;
-        }
-      }
-      const std::string name = command_name(*m);
-      if (name == "hello" || name == "isMaster" || name == "ismaster") {
-        const document h = hello(i);
-        p.reply(*m, h.view());
-        continue;
-      }
-      std::string mode = "-";
-      if (const auto rp = m->body.find("$readPreference")) {
-        if (auto d = rp->get_document()) {
-          if (auto mv = d->find("mode")) mode = std::string(mv->get_string().value_or("?"));
-        }
-      }
-      bool refuse = false, wce = false;
-      int code = 0;
-      {
-        std::lock_guard lock(mutex_);
-        seen_.push_back(std::to_string(i) + " " + name + " " + mode);
-        if (name == "insert" && step_down_to_ >= 0 && primary_ == i) {
-          refuse = true;
-          wce = write_concern_error_;
-          code = step_down_code_;
-          primary_ = step_down_to_;
-          step_down_to_ = -1;
-        }
-      }
-      builder b;
-      if (refuse && code == 0) {
-        p.close();  // a reset
-        return;
-      }
-      if (wce) {
-        b.append_int32("n", 1);
-        b.open_document("writeConcernError").append_int32("code", code);
-        b.append_string("errmsg", "stepped down while waiting for replication").close();
-        b.append_double("ok", 1.0);
-      } else if (refuse) {
-        b.append_double("ok", 0.0).append_string("errmsg", "not primary");
-        b.append_int32("code", code);
-      } else if (name == "find") {
-        b.open_document("cursor").append_int64("id", 0).append_string("ns", "db.c");
-        b.open_array("firstBatch").close().close();
-        b.append_double("ok", 1.0);
-      } else if (name == "insert") {
-        b.append_int32("n", 1).append_double("ok", 1.0);
-      } else {
-        b.append_double("ok", 1.0);
-      }
-      p.reply(*m, b.view());
-    }
-  }
-
-  std::mutex mutex_;
-  int primary_ = 1, step_down_to_ = -1, step_down_code_ = 10107;
-  bool write_concern_error_ = false;
-  std::vector<std::string> seen_;
-  std::array<bool, 3> silenced_{};
-  std::array<std::string, 3> addresses_;
-  std::array<std::unique_ptr<script_server>, 3> servers_;
+  std::vector<std::string> seen() { return seen_lines(); }
 };
 
 document one_doc() {
@@ -652,98 +530,6 @@ TEST(MongoTopologyTest, WatchPrintsTheEventsUntilInterrupted) {
   }
 }
 #endif
-
-// ---------------------------------------------------------------------------------------------
-// FerretDB started with --repl-set-name (scripts/test.sh: ferretdb.sh start-rs, MONGODB_RS_URI):
-// its hello names the set and lists itself, as 127.0.0.1:PORT, as the one member, a primary.
-
-class MongoReplicaSetFerretTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    OID_SERVER_URI_OR_SKIP("MONGODB_RS_URI", uri_);
-    auto u = mongo::uri::parse(uri_);
-    ASSERT_TRUE(u.has_value()) << "MONGODB_RS_URI: " << u.error().message;
-    ASSERT_TRUE(u->replica_set().has_value()) << "MONGODB_RS_URI has no replicaSet: " << uri_;
-    set_ = *u->replica_set();
-    port_ = std::to_string(u->hosts().front().port_or_default());
-  }
-  // A connection string to the member through `host`, for replica set `set`.
-  std::string uri(const std::string& host, const std::string& set, std::string_view options) const {
-    return "mongodb://" + host + ":" + port_ + "/?replicaSet=" + set + std::string(options);
-  }
-  std::string uri_, set_, port_;
-};
-
-TEST_F(MongoReplicaSetFerretTest, ReplicaSetNameDiscoversTheMemberAndWorks) {
-  auto c = mongo::client::create(uri("127.0.0.1", set_, "&serverSelectionTimeoutMS=5000"));
-  ASSERT_TRUE(c.has_value()) << c.error().message;
-  auto coll = c->collection("oid_rs_test", "c" + oid::generate().to_hex());
-  const document d = one_doc();
-  auto inserted = coll.insert_one(d.view());
-  ASSERT_TRUE(inserted.has_value()) << inserted.error().message;
-  auto n = coll.count_documents(builder().view());
-  ASSERT_TRUE(n.has_value()) << n.error().message;
-  EXPECT_EQ(*n, 1);
-  const auto t = c->topology();
-  EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
-  EXPECT_EQ(t.set_name, set_);
-  ASSERT_EQ(t.servers.size(), 1u);
-  EXPECT_EQ(t.servers.begin()->first, "127.0.0.1:" + port_);
-  EXPECT_EQ(t.servers.begin()->second.type, mongo::server_type::rs_primary);
-  EXPECT_TRUE(coll.drop().has_value());
-}
-
-TEST_F(MongoReplicaSetFerretTest, ALocalhostSeedIsReplacedByTheMemberList) {
-  // The seed localhost:PORT is not in the member list (127.0.0.1:PORT): the primary's answer
-  // removes it and adds the member, which is then checked and selected.
-  std::mutex m;
-  std::vector<std::string> opened, closed;
-  mongo::client_options options;
-  options.on_topology = [&](const mongo::sdam_event& e) {
-    std::lock_guard lock(m);
-    if (const auto* o = std::get_if<mongo::server_opening_event>(&e)) opened.push_back(o->address);
-    if (const auto* x = std::get_if<mongo::server_closed_event>(&e)) closed.push_back(x->address);
-  };
-  {
-    auto c =
-        mongo::client::create(uri("localhost", set_, "&serverSelectionTimeoutMS=5000"), options);
-    ASSERT_TRUE(c.has_value()) << c.error().message;
-    const document cmd = ping();
-    auto r = c->run_command("admin", cmd.view());
-    ASSERT_TRUE(r.has_value()) << r.error().message;
-    const auto t = c->topology();
-    EXPECT_EQ(t.type, mongo::topology_type::replica_set_with_primary);
-    ASSERT_EQ(t.servers.size(), 1u);
-    EXPECT_EQ(t.servers.begin()->first, "127.0.0.1:" + port_);
-    EXPECT_EQ(t.servers.begin()->second.type, mongo::server_type::rs_primary);
-  }
-  std::lock_guard lock(m);
-  EXPECT_EQ(opened, (std::vector<std::string>{"localhost:" + port_, "127.0.0.1:" + port_}));
-  // localhost when the member list removes it, 127.0.0.1 when the client closes.
-  EXPECT_EQ(closed, (std::vector<std::string>{"localhost:" + port_, "127.0.0.1:" + port_}));
-}
-
-TEST_F(MongoReplicaSetFerretTest, AWrongSetNameFailsSelectionWithinTheTimeoutSayingWhy) {
-  auto c = mongo::client::create(uri("127.0.0.1", "not-" + set_, "&serverSelectionTimeoutMS=1000"));
-  ASSERT_TRUE(c.has_value()) << c.error().message;
-  const document cmd = ping();
-  const auto started = std::chrono::steady_clock::now();
-  auto r = c->run_command("admin", cmd.view());
-  const auto took = std::chrono::steady_clock::now() - started;
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, oid::mongo::errc::timeout) << r.error().message;
-  EXPECT_GE(took, 950ms);
-  EXPECT_LT(took, 5s);
-  const std::string& m = r.error().message;
-  EXPECT_NE(m.find("within serverSelectionTimeoutMS (1000 ms)"), std::string::npos) << m;
-  EXPECT_NE(m.find("topology ReplicaSetNoPrimary (replica set not-" + set_ + ")"),
-            std::string::npos)
-      << m;
-  EXPECT_NE(
-      m.find("127.0.0.1:" + port_ + " removed after answering as RSPrimary of replica set " + set_),
-      std::string::npos)
-      << m;
-}
 
 // A server behind a load balancer: hello with loadBalanced: true gets a serviceId (when
 // `with_service_id`); every hello's loadBalanced field is recorded.

@@ -21,7 +21,7 @@ namespace {
 
 using oid::bson::builder;
 namespace mongo = oid::mongo;
-using namespace oid::test;
+using namespace oid::testing;
 using namespace std::chrono_literals;
 
 mongo::host loopback(const script_server& server) {

@@ -22,6 +22,7 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/document.hpp>
 #include <oid/bson/json_writer.hpp>
+#include <oid/mongo/client.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <optional>
 #include <string>
@@ -29,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-namespace oid::test {
+namespace oid::testing {
 
 using oid::bson::builder;
 using oid::bson::document;
@@ -238,38 +239,79 @@ inline std::string command_name(const oid::mongo::op_msg& m) {
   return first == m.body.end() ? "" : std::string(first->key());
 }
 
-// A server that records every command and answers each as an empty success: an empty, finished
-// cursor (find, aggregate, getMore), `n: 0` (count) and `values: []` (distinct) in one reply.
-// For tests of what the client sends.
-struct recording_server {
-  std::mutex m;
-  std::vector<oid::bson::document> commands;
-  script_server server{[this](peer& p, int) {
-    if (!p.handshake()) return;
-    while (auto msg = p.read()) {
-      {
-        std::lock_guard lock(m);
-        commands.emplace_back(msg->body);
-      }
-      oid::bson::builder b;
-      b.open_document("cursor").append_int64("id", 0).append_string("ns", "db.c");
-      b.open_array(command_name(*msg) == "getMore" ? "nextBatch" : "firstBatch").close();
-      b.close().append_int32("n", 0).open_array("values").close().append_double("ok", 1.0);
-      p.reply(*msg, b.view());
-    }
-  }};
+// A scripted server that records every command (not the handshake), with its document
+// sequences, and answers each with `answer(name, body, how_many_so_far)`; by default with an
+// empty cursor, n: 0 and an empty values array, which every read takes. Commands sent with
+// moreToCome (w: 0 writes) are recorded and not answered.
+struct recorded {
+  oid::bson::document body;
+  std::vector<std::vector<oid::bson::document>> sequences;
+};
 
-  // The last command received, as relaxed Extended JSON without $db and lsid ("(none)" before the
-  // first).
+class recording_server {
+ public:
+  using answer_fn =
+      std::function<oid::bson::document(const std::string&, oid::bson::document_view, std::size_t)>;
+
+  explicit recording_server(answer_fn answer = empty_answer,
+                            std::int32_t max_write_batch_size = 100'000,
+                            std::int32_t max_bson_object_size = 16 * 1024 * 1024)
+      : answer_(std::move(answer)),
+        server_([this, max_write_batch_size, max_bson_object_size](peer& p, int) {
+          if (!p.handshake(max_write_batch_size, max_bson_object_size)) return;
+          while (auto m = p.read()) {
+            recorded r{oid::bson::document(m->body), {}};
+            for (const auto& s : m->sequences) {
+              r.sequences.emplace_back();
+              for (auto d : s.documents) r.sequences.back().emplace_back(d);
+            }
+            std::size_t count = 0;
+            {
+              std::lock_guard lock(mutex_);
+              seen_.push_back(std::move(r));
+              count = seen_.size();
+            }
+            if ((m->flags & oid::mongo::op_msg_flags::more_to_come) != 0) continue;
+            const oid::bson::document reply = answer_(command_name(*m), m->body, count);
+            p.reply(*m, reply.view());
+          }
+        }) {}
+
+  /// A client of this server.
+  oid::mongo::client client() { return oid::mongo::client::create(server_.uri()).value(); }
+  /// The server's connection string, with `options` ("&w=majority", ...) added.
+  std::string uri(std::string_view options = "") const { return server_.uri(options); }
+  std::vector<recorded> seen() {
+    std::lock_guard lock(mutex_);
+    return seen_;
+  }
+  /// The last command received, as relaxed Extended JSON without $db and lsid ("(none)" before
+  /// the first).
   std::string last() {
-    std::lock_guard lock(m);
-    if (commands.empty()) return "(none)";
+    std::lock_guard lock(mutex_);
+    if (seen_.empty()) return "(none)";
     oid::bson::builder b;
-    for (const auto& e : commands.back().view()) {
+    for (const auto& e : seen_.back().body.view()) {
       if (e.key() != "$db" && e.key() != "lsid") b.append_element(e.key(), e);
     }
     return oid::bson::to_json(b.view());
   }
+
+  /// The default answer: an empty cursor (firstBatch, or nextBatch for getMore), n: 0, values: [].
+  static oid::bson::document empty_answer(const std::string& name, oid::bson::document_view,
+                                          std::size_t) {
+    oid::bson::builder b;
+    b.open_document("cursor").append_int64("id", 0).append_string("ns", "db.c");
+    b.open_array(name == "getMore" ? "nextBatch" : "firstBatch").close();
+    b.close().append_int32("n", 0).open_array("values").close().append_double("ok", 1.0);
+    return std::move(b).extract();
+  }
+
+ private:
+  answer_fn answer_;
+  std::mutex mutex_;
+  std::vector<recorded> seen_;
+  script_server server_;
 };
 
-}  // namespace oid::test
+}  // namespace oid::testing

@@ -415,10 +415,10 @@ TEST(FailpointProxyScriptedTest, HelloOfAScriptedMemberNamesOnlyTheProxy) {
   // spellings, beside a member that is not it and fields that only look like addresses.
   std::mutex mutex;
   document hello, whatsmyuri;
-  oid::test::script_server upstream([&](oid::test::peer& p, int) {
+  oid::testing::script_server upstream([&](oid::testing::peer& p, int) {
     while (const auto m = p.read()) {
       const std::lock_guard lock(mutex);
-      const std::string name = oid::test::command_name(*m);
+      const std::string name = oid::testing::command_name(*m);
       p.reply(*m, name == "hello" || name == "isMaster" ? hello.view() : whatsmyuri.view());
     }
   });
@@ -464,7 +464,7 @@ TEST(FailpointProxyScriptedTest, HelloOfAScriptedMemberNamesOnlyTheProxy) {
 }
 
 // Starts a proxy in front of a scripted upstream; its port, or 0 after a failure.
-std::uint16_t start_in_front_of(proxy_process& proxy, const oid::test::script_server& upstream) {
+std::uint16_t start_in_front_of(proxy_process& proxy, const oid::testing::script_server& upstream) {
   std::string why;
   if (!proxy.spawn({"--upstream", upstream.address()}, why)) {
     ADD_FAILURE() << why;
@@ -483,7 +483,7 @@ TEST(FailpointProxyScriptedTest, RepliesWithMoreToComeFlowAndAreEachRewritten) {
   // (responseTo), the last without moreToCome.
   std::mutex mutex;
   std::string self;
-  oid::test::script_server upstream([&](oid::test::peer& p, int) {
+  oid::testing::script_server upstream([&](oid::testing::peer& p, int) {
     const auto request = p.read();
     if (!request) return;
     std::string me;
@@ -535,10 +535,10 @@ TEST(FailpointProxyScriptedTest, RepliesWithMoreToComeFlowAndAreEachRewritten) {
 }
 
 TEST(FailpointProxyScriptedTest, GarbageFromTheUpstreamClosesThatConnection) {
-  const document ok = oid::test::ok_reply();
-  oid::test::script_server upstream([&](oid::test::peer& p, int) {
+  const document ok = oid::testing::ok_reply();
+  oid::testing::script_server upstream([&](oid::testing::peer& p, int) {
     while (const auto m = p.read()) {
-      if (oid::test::command_name(*m) == "ping") {
+      if (oid::testing::command_name(*m) == "ping") {
         p.send({0xFF, 0xFF, 0xFF, 0x7F, 1, 0, 0, 0, 0, 0, 0, 0, 0xDD, 0x07, 0, 0});
       } else {
         p.reply(*m, ok.view());

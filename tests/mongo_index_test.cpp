@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "support/scratch_database.hpp"
+#include "support/server_test.hpp"
 
 namespace {
 
@@ -21,9 +21,9 @@ using oid::bson::document;
 using oid::bson::document_view;
 namespace mongo = oid::mongo;
 
-class MongoIndexTest : public oid::testing::scratch_database_test {
+class MongoIndexTest : public oid::testing::server_test {
  protected:
-  MongoIndexTest() : scratch_database_test("oid_idx_") {}
+  MongoIndexTest() : server_test("oid_idx_") {}
   // The document of `json`, kept alive until the test ends.
   document_view json(std::string_view text) {
     auto d = oid::bson::from_json(text);

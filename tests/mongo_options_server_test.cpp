@@ -1,0 +1,67 @@
+// The read options against the real server (MONGODB_URI; FerretDB under scripts/test.sh): what
+// FerretDB does with those it takes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <oid/bson/builder.hpp>
+#include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
+#include <oid/mongo/client.hpp>
+#include <string>
+#include <vector>
+
+#include "support/documents.hpp"
+#include "support/script_server.hpp"
+#include "support/server_test.hpp"
+
+namespace {
+
+using oid::bson::builder;
+using oid::bson::document;
+namespace mongo = oid::mongo;
+using namespace oid::testing;
+using namespace std::chrono_literals;
+
+// ---- against the real server
+
+class MongoOptionsServerTest : public oid::testing::server_test {};
+
+TEST_F(MongoOptionsServerTest, CountSkipsAndLimitsAndACappedCollectionKeepsItsOptions) {
+  auto c = coll();
+  for (int i = 0; i < 10; ++i) {
+    builder b;
+    b.append_int32("_id", i).append_int32("even", i % 2);
+    ASSERT_TRUE(c.insert_one(b.view()).has_value());
+  }
+  const document evens = json(R"({"even": 0})");
+  EXPECT_EQ(c.count_documents(evens.view()).value(), 5);
+  EXPECT_EQ(c.count_documents(evens.view(), {.skip = 1}).value(), 4);
+  EXPECT_EQ(c.count_documents(evens.view(), {.skip = 1, .limit = 2}).value(), 2);
+  EXPECT_EQ(c.count_documents({}, {.limit = 100, .comment = "all"}).value(), 10);
+  EXPECT_EQ(c.estimated_document_count({.comment = "estimate"}).value(), 10);
+  mongo::read_preference nearest;
+  nearest.mode = mongo::read_mode::nearest;
+  EXPECT_EQ(c.count_documents({}, {.read_preference = nearest}).value(), 10);
+  auto found = c.find({}, {.read_preference = nearest});
+  ASSERT_TRUE(found.has_value()) << found.error().message;
+
+  auto db = client_->database(db_);
+  auto made = db.create_collection(
+      "capped", mongo::create_collection_options{.capped = true, .size = 1 << 20, .max = 3});
+  ASSERT_TRUE(made.has_value()) << made.error().message;
+  // The server keeps the options (FerretDB v1.24 trims a capped collection in the background,
+  // so its document count is not checked here).
+  const document by_name = json(R"({"name": "capped"})");
+  auto listed = db.list_collections(by_name.view());
+  ASSERT_TRUE(listed.has_value()) << listed.error().message;
+  ASSERT_EQ(listed->size(), 1u);
+  const auto options = (*listed)[0].view().find("options")->get_document().value();
+  EXPECT_EQ(options.find("capped")->get_bool().value_or(false), true);
+  EXPECT_EQ(oid::bson::to_json(options), R"({"capped":true,"size":1048576,"max":3})");
+  const document stats = json(R"({"dbStats": 1})");
+  auto r = db.run_command(stats.view(), nearest);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_TRUE(r->view().contains("collections"));
+}
+
+}  // namespace
