@@ -214,6 +214,34 @@ std::string printable(std::string_view text, bool keep_newlines) {
   return out;
 }
 
+std::string terminal_safe_json(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  std::size_t i = 0;
+  while (i < json.size()) {
+    std::size_t plain = i;
+    while (plain < json.size() && static_cast<unsigned char>(json[plain]) < 0x7F) ++plain;
+    out.append(json.data() + i, plain - i);
+    i = plain;
+    if (i == json.size()) break;
+    char32_t cp = 0x7F;
+    std::size_t length = 1;
+    if (static_cast<unsigned char>(json[i]) != 0x7F) length = utf8_sequence(json.substr(i), cp);
+    if (length == 0) {  // not UTF-8 (the writer does not make it): left as it is
+      out += json[i++];
+      continue;
+    }
+    if (cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || is_bidi_control(cp)) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += hex_digits[(cp >> shift) & 15];
+    } else {
+      out.append(json.data() + i, length);
+    }
+    i += length;
+  }
+  return out;
+}
+
 std::string explain_id_error(std::string_view input, const error& e) {
   switch (errc_of(e.code)) {
   case errc::invalid_length:

@@ -73,6 +73,11 @@ std::string quote(std::string_view input);
 /// `keep_newlines` is for text made of whole lines, each ending in a newline.
 std::string printable(std::string_view text, bool keep_newlines = false);
 
+/// Extended JSON (as bson::to_json writes it) made safe to show on a terminal and still the same
+/// JSON: DEL, each C1 control and each bidirectional formatting character (the characters
+/// printable() escapes that JSON does not) written as a \uNNNN escape. JSON escapes C0 itself.
+std::string terminal_safe_json(std::string_view json);
+
 /// Appends `printable(text, keep_newlines)` to `out`.
 void append_printable(std::string& out, std::string_view text, bool keep_newlines = false);
 

@@ -19,6 +19,8 @@
 #include <fstream>
 #include <mutex>
 #include <oid/bson/builder.hpp>
+#include <oid/bson/json_reader.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -94,6 +96,27 @@ TEST(PrintableTest, EscapesWhatATerminalActsOn) {
     EXPECT_TRUE(terminal_safe(printable(c.input)));
   }
   EXPECT_EQ(printable("line 1\nline\r2\n", true), "line 1\nline\\r2\n");
+}
+
+// Extended JSON with every character printable() escapes: JSON escapes the C0 controls itself,
+// terminal_safe_json the rest, and the result reads back to the same document.
+TEST(PrintableTest, TerminalSafeJsonIsTheSameJson) {
+  const std::string hostile_text =
+      "a\x7f b\xc2\x9b[2J c\xc2\x85 d\xe2\x80\xae e\xd8\x9c f\xc3\xa9 \x1b]0;t\x07";
+  oid::bson::builder b;
+  b.append_string(hostile_text, hostile_text);
+  const auto json = oid::bson::to_json(b.view());
+  EXPECT_FALSE(terminal_safe(json)) << json;
+  const std::string safe = oid::cli::terminal_safe_json(json);
+  EXPECT_TRUE(terminal_safe(safe)) << safe;
+  EXPECT_NE(
+      safe.find("a\\u007f b\\u009b[2J c\\u0085 d\\u202e e\\u061c f\xc3\xa9 \\u001b]0;t\\u0007"),
+      std::string::npos)
+      << safe;
+  const auto back = oid::bson::from_json(safe);
+  ASSERT_TRUE(back.has_value()) << safe;
+  EXPECT_EQ(oid::bson::to_json(back->view()), json);
+  EXPECT_EQ(oid::cli::terminal_safe_json(R"({"plain":"text","n":1})"), R"({"plain":"text","n":1})");
 }
 
 // Every byte alone, and every code point as UTF-8: the result is safe, and a code point that is
@@ -656,7 +679,7 @@ class hostile_server {
 };
 
 // What oid prints of a server's strings carries no control character to the terminal: the error
-// message, the version, the set name, the names of databases and collections.
+// message, the version, the set name, the names of databases and collections, a command's reply.
 TEST(HostileServerCliTest, ServerTextCannotSteerTheTerminal) {
   hostile_server server;
   const std::string escaped = printable(hostile);
@@ -675,7 +698,24 @@ TEST(HostileServerCliTest, ServerTextCannotSteerTheTerminal) {
   // Names like these may also be refused as file names; either way they print safely.
   const auto dump = run_cli({"mongo", "dump", server.uri(), "--out", dir});
   EXPECT_NE((dump.out + dump.err).find("pwned"), std::string::npos) << dump.out << dump.err;
-  for (const auto* r : {&count, &ping, &topology, &dump}) {
+  const auto databases = run_cli({"mongo", "databases", server.uri()});
+  EXPECT_EQ(databases.status, 0) << databases.err;
+  EXPECT_NE(databases.out.find(escaped), std::string::npos) << databases.out;
+  // listCollections names a hostile collection; its collStats is refused: "-" for its numbers.
+  const auto collections = run_cli({"mongo", "collections", server.uri(), "d"});
+  EXPECT_EQ(collections.status, 0) << collections.err;
+  EXPECT_NE(collections.out.find(escaped + "  collection"), std::string::npos) << collections.out;
+  // Any command's reply is printed as Extended JSON, whose escapes keep control characters out.
+  const auto run = run_cli({"mongo", "run", server.uri(), "admin", R"({"buildInfo": 1})"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find(R"("version":"n\u001b]0;pwned\u0007-\u001b[2J-\rX\u009b2J\u0085y")"),
+            std::string::npos)
+      << run.out;
+  const auto refused = run_cli({"mongo", "run", server.uri(), "admin", R"({"dbStats": 1})"});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find(escaped), std::string::npos) << refused.err;
+  for (const auto* r :
+       {&count, &ping, &topology, &dump, &databases, &collections, &run, &refused}) {
     EXPECT_TRUE(terminal_safe(r->out)) << r->out;
     EXPECT_TRUE(terminal_safe(r->err)) << r->err;
   }

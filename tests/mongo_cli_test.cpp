@@ -1,5 +1,6 @@
-// oid mongo ping | insert | find, run in-process. The tests that need a server use MONGODB_URI
-// (scripts/test.sh starts FerretDB); without it they skip, and fail under CI=true.
+// oid mongo ping | insert | find | topology | databases | collections | run, in-process. The
+// tests that need a server use MONGODB_URI (scripts/test.sh starts FerretDB); without it they
+// skip, and fail under CI=true.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -259,6 +260,67 @@ TEST_F(MongoCliServerTest, FindTailEndsCleanlyOnSigint) {
                               "' mongo find '" + uri_ + "' " + ns_ + " --tail --batch-size 1");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "{\"_id\":7}\n");
+}
+
+TEST(MongoCliTest, AdminCommandsRefuseBadArgumentsWithoutAServer) {
+  const std::string nowhere = "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100";
+  auto db = run_cli({"mongo", "collections", nowhere, "a/b"});
+  EXPECT_EQ(db.status, 1);
+  EXPECT_NE(db.err.find("DB \"a/b\""), std::string::npos) << db.err;
+  auto json = run_cli({"mongo", "run", nowhere, "admin", R"({"ping": )"});
+  EXPECT_EQ(json.status, 1);
+  EXPECT_NE(json.err.find("COMMAND"), std::string::npos) << json.err;
+  auto empty = run_cli({"mongo", "run", nowhere, "admin", "{}"});
+  EXPECT_EQ(empty.status, 1);
+  EXPECT_NE(empty.err.find("names no command"), std::string::npos) << empty.err;
+  auto mode =
+      run_cli({"mongo", "run", nowhere, "admin", R"({"ping": 1})", "--read-preference", "closest"});
+  EXPECT_EQ(mode.status, 1);
+  EXPECT_NE(mode.err.find("--read-preference: unknown mode \"closest\""), std::string::npos)
+      << mode.err;
+  EXPECT_EQ(run_cli({"mongo", "run", nowhere, "admin"}).status, 2);  // no COMMAND
+}
+
+// databases, collections and run against FerretDB: what mongosh's show dbs, show collections and
+// db.runCommand show.
+TEST_F(MongoCliServerTest, DatabasesCollectionsAndRun) {
+  const std::string db = ns_.substr(0, ns_.find('.'));
+  auto ins = run_cli({"mongo", "insert", uri_, ns_, "-"}, "{\"n\": 1}\n{\"n\": 2}\n{\"n\": 3}\n");
+  ASSERT_EQ(ins.status, 0) << ins.err;
+
+  auto dbs = run_cli({"mongo", "databases", uri_});
+  ASSERT_EQ(dbs.status, 0) << dbs.err;
+  bool listed = false;
+  for (const auto& line : lines(dbs.out)) listed = listed || line.rfind(db + " ", 0) == 0;
+  EXPECT_TRUE(listed) << dbs.out;
+  auto dbs_json = run_cli({"mongo", "databases", uri_, "--json"});
+  ASSERT_EQ(dbs_json.status, 0) << dbs_json.err;
+  EXPECT_NE(dbs_json.out.find("\"name\":\"" + db + "\""), std::string::npos) << dbs_json.out;
+
+  auto colls = run_cli({"mongo", "collections", uri_, db});
+  ASSERT_EQ(colls.status, 0) << colls.err;
+  const auto rows = lines(colls.out);
+  ASSERT_EQ(rows.size(), 2u) << colls.out;
+  EXPECT_EQ(rows[0].rfind("NAME  TYPE        DOCUMENTS", 0), 0u) << colls.out;
+  EXPECT_EQ(rows[1].rfind("c     collection          3", 0), 0u) << colls.out;
+  auto colls_json = run_cli({"mongo", "collections", uri_, db, "--json"});
+  ASSERT_EQ(colls_json.status, 0) << colls_json.err;
+  EXPECT_EQ(colls_json.out.rfind(R"({"name":"c","type":"collection","count":3,"size":)", 0), 0u)
+      << colls_json.out;
+
+  auto count = run_cli({"mongo", "run", uri_, db, R"({"count": "c", "query": {"n": {"$gt": 1}}})"});
+  ASSERT_EQ(count.status, 0) << count.err;
+  EXPECT_EQ(count.out, "{\"n\":2,\"ok\":1.0}\n");
+  auto canonical = run_cli({"mongo", "run", uri_, db, R"({"count": "c"})", "--canonical",
+                            "--read-preference", "primaryPreferred"});
+  ASSERT_EQ(canonical.status, 0) << canonical.err;
+  EXPECT_EQ(canonical.out, "{\"n\":{\"$numberInt\":\"3\"},\"ok\":{\"$numberDouble\":\"1.0\"}}\n");
+  auto pretty = run_cli({"mongo", "run", uri_, db, R"({"count": "c"})", "--pretty"});
+  ASSERT_EQ(pretty.status, 0) << pretty.err;
+  EXPECT_EQ(pretty.out, "{\n  \"n\": 3,\n  \"ok\": 1.0\n}\n");
+  auto refused = run_cli({"mongo", "run", uri_, db, R"({"noSuchCommand": 1})"});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("noSuchCommand"), std::string::npos) << refused.err;
 }
 
 TEST(MongoCliTest, TopologyOfAnUnreachableServerShowsItsError) {

@@ -632,6 +632,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
   }
   add_mongo_tool_commands(*mongo, ctx);
   add_mongo_crud_commands(*mongo, ctx);
+  add_mongo_admin_commands(*mongo, ctx);
 }
 
 }  // namespace oid::cli
