@@ -146,6 +146,8 @@ void run_dump(context& ctx, const dump_options& o) {
   jo.mode = o.mode == "canonical" ? bson::json_mode::canonical : bson::json_mode::relaxed;
   jo.pretty = o.pretty;
   output_buffer out(ctx.out);
+  // A file's strings reach a terminal with what JSON leaves raw escaped (text_io.hpp).
+  const bool terminal = is_terminal(ctx.out);
   progress bar(ctx, in);
   std::string line;
   std::uint64_t printed = 0;
@@ -156,7 +158,7 @@ void run_dump(context& ctx, const dump_options& o) {
       line.clear();
       bson::to_json(reader.current(), jo, line);
       line += '\n';
-      out.write(line);
+      out.write(terminal ? terminal_safe_json(line) : line);
       bar.update(reader.bytes_read(), ++printed);
       if (!ctx.out) break;  // stdout closed: stop quietly
       continue;

@@ -1,6 +1,9 @@
 #include "text_io.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
+#include <iostream>
 #include <istream>
 #include <ostream>
 #include <string>
@@ -212,6 +215,10 @@ std::string printable(std::string_view text, bool keep_newlines) {
   out.reserve(text.size());
   append_printable(out, text, keep_newlines);
   return out;
+}
+
+bool is_terminal(const std::ostream& out) {
+  return &out == &std::cout && ::isatty(STDOUT_FILENO) == 1;
 }
 
 std::string terminal_safe_json(std::string_view json) {

@@ -73,6 +73,10 @@ std::string quote(std::string_view input);
 /// `keep_newlines` is for text made of whole lines, each ending in a newline.
 std::string printable(std::string_view text, bool keep_newlines = false);
 
+/// True when `out` is the process's standard output and that is a terminal (never for the streams
+/// of a command run in-process by a test).
+bool is_terminal(const std::ostream& out);
+
 /// Extended JSON (as bson::to_json writes it) made safe to show on a terminal and still the same
 /// JSON: DEL, each C1 control and each bidirectional formatting character (the characters
 /// printable() escapes that JSON does not) written as a \uNNNN escape. JSON escapes C0 itself.

@@ -269,4 +269,30 @@ TEST(CliBsonBinaryTest, ProgressLineOnlyOnATerminalWithAFile) {
   std::remove(file.c_str());
 }
 
+// Strings from a file reach a terminal with C1 controls and bidirectional formatting characters
+// escaped as JSON escapes (\u009b: the same JSON); to a pipe or a file the output is the writer's.
+TEST(CliBsonBinaryTest, WhatJsonLeavesRawIsEscapedOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const std::string file = temp_path("hostile.bson");
+  oid::bson::builder b;
+  b.append_string("s",
+                  "x\xc2\x9b"
+                  "2J\xe2\x80\xae"
+                  "y");  // CSI, then RIGHT-TO-LEFT OVERRIDE
+  const auto d = std::move(b).extract();
+  std::ofstream(file, std::ios::binary)
+      << std::string(reinterpret_cast<const char*>(d.view().data()), d.view().size());
+  const std::string oid = std::string("'") + OID_BINARY + "'";
+  const auto tty = run_shell("script -qec \"" + oid + " bson dump " + file + "\" /dev/null");
+  EXPECT_EQ(tty.status, 0);
+  EXPECT_NE(tty.out.find(R"({"s":"x\u009b2J\u202ey"})"), std::string::npos) << tty.out;
+  const auto piped = run_shell(oid + " bson dump " + file);
+  EXPECT_EQ(piped.status, 0);
+  EXPECT_EQ(piped.out,
+            "{\"s\":\"x\xc2\x9b"
+            "2J\xe2\x80\xae"
+            "y\"}\n");
+  std::remove(file.c_str());
+}
+
 }  // namespace

@@ -663,6 +663,8 @@ class hostile_server {
         if (name == "listCollections") {
           b.open_document("0").append_string("name", hostile).append_string("type", "collection");
           b.open_document("options").close().close();
+        } else if (name == "find") {
+          b.open_document("0").append_int32("_id", 1).append_string("s", hostile).close();
         }
         b.close().close();
         b.append_double("ok", 1.0);
@@ -721,6 +723,26 @@ TEST(HostileServerCliTest, ServerTextCannotSteerTheTerminal) {
   }
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
+}
+
+// find prints Extended JSON; on a terminal what JSON leaves raw (C1 controls) is escaped too.
+// script(1) gives the built binary a pseudo-terminal.
+TEST(HostileServerCliTest, FoundDocumentsReachATerminalEscaped) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  hostile_server server;
+  const std::string find =
+      std::string("'") + OID_BINARY + "' mongo find '" + server.uri() + "' d.c";
+  const auto tty = run_shell("script -qec \"" + find + "\" /dev/null");
+  EXPECT_EQ(tty.status, 0) << tty.out;
+  EXPECT_NE(tty.out.find(R"("s":"n\u001b]0;pwned\u0007-\u001b[2J-\rX\u009b2J\u0085y")"),
+            std::string::npos)
+      << tty.out;
+  const auto piped = run_shell(find);  // to a pipe: the writer's JSON, C1 controls as they are
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_NE(piped.out.find("X\xc2\x9b"
+                           "2J"),
+            std::string::npos)
+      << piped.out;
 }
 
 }  // namespace

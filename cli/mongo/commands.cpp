@@ -527,6 +527,8 @@ void run_find(context& ctx, const find_cli_options& o) {
   auto cur = c->collection(db, coll_name).find(f->view(), fo);
   if (!cur) return report(ctx, cur.error());
   output_buffer out(ctx.out);
+  // A server's strings reach a terminal with what JSON leaves raw escaped (text_io.hpp).
+  const bool terminal = is_terminal(ctx.out);
   std::string line;
   using clock = std::chrono::steady_clock;
   const auto idle_limit = std::chrono::duration<double>(o.idle_timeout);
@@ -546,7 +548,7 @@ void run_find(context& ctx, const find_cli_options& o) {
     line.clear();
     bson::to_json(cur->current(), bson::json_mode::relaxed, line);
     line += '\n';
-    out.write(line);
+    out.write(terminal ? terminal_safe_json(line) : line);
     if (!ctx.out || tail_stop != 0) break;
   }
 }
