@@ -725,24 +725,32 @@ TEST(HostileServerCliTest, ServerTextCannotSteerTheTerminal) {
   std::filesystem::remove_all(dir, ignored);
 }
 
-// find prints Extended JSON; on a terminal what JSON leaves raw (C1 controls) is escaped too.
-// script(1) gives the built binary a pseudo-terminal.
+// find and export print Extended JSON; on a terminal what JSON leaves raw (C1 controls) is
+// escaped too, and CSV is made printable. script(1) gives the built binary a pseudo-terminal.
 TEST(HostileServerCliTest, FoundDocumentsReachATerminalEscaped) {
   if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
   hostile_server server;
-  const std::string find =
-      std::string("'") + OID_BINARY + "' mongo find '" + server.uri() + "' d.c";
-  const auto tty = run_shell("script -qec \"" + find + "\" /dev/null");
-  EXPECT_EQ(tty.status, 0) << tty.out;
-  EXPECT_NE(tty.out.find(R"("s":"n\u001b]0;pwned\u0007-\u001b[2J-\rX\u009b2J\u0085y")"),
-            std::string::npos)
-      << tty.out;
-  const auto piped = run_shell(find);  // to a pipe: the writer's JSON, C1 controls as they are
-  EXPECT_EQ(piped.status, 0) << piped.err;
-  EXPECT_NE(piped.out.find("X\xc2\x9b"
-                           "2J"),
-            std::string::npos)
-      << piped.out;
+  const std::string oid = std::string("'") + OID_BINARY + "' mongo ";
+  const std::string at = " '" + server.uri() + "' d.c";
+  const std::string json = R"("s":"n\u001b]0;pwned\u0007-\u001b[2J-\rX\u009b2J\u0085y")";
+  const std::string csv = printable(hostile);
+  for (const auto& [command, shown] :
+       {std::pair{oid + "find" + at, json}, std::pair{oid + "export" + at, json},
+        std::pair{oid + "export" + at + " --type csv --fields s", csv}}) {
+    SCOPED_TRACE(command);
+    const auto tty = run_shell("script -qec \"" + command + "\" /dev/null");
+    EXPECT_EQ(tty.status, 0) << tty.out;
+    EXPECT_NE(tty.out.find(shown), std::string::npos) << tty.out;
+    EXPECT_EQ(tty.out.find("\x1b"), std::string::npos) << tty.out;
+    EXPECT_EQ(tty.out.find("\xc2\x9b"), std::string::npos) << tty.out;
+    // To a pipe: the writer's bytes, C1 controls as they are.
+    const auto piped = run_shell(command);
+    EXPECT_EQ(piped.status, 0) << piped.err;
+    EXPECT_NE(piped.out.find("X\xc2\x9b"
+                             "2J"),
+              std::string::npos)
+        << piped.out;
+  }
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // oid mongo export | import: a collection as Extended JSON (one document a line, or a JSON array)
 // or CSV, and back, with mongoexport's and mongoimport's meanings. CSV follows RFC 4180: fields
 // with a separator, a quote or a line break are quoted, quotes doubled inside.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -91,9 +90,10 @@ void run_export(context& ctx, const export_options& o) {
     }
     out = &file;
   }
-  // No progress line when the documents themselves go to the terminal.
-  const bool quiet =
-      o.quiet || (out == &ctx.out && &ctx.out == &std::cout && ::isatty(STDOUT_FILENO) == 1);
+  // No progress line when the documents themselves go to the terminal, and there the server's
+  // strings are escaped: JSON keeps being JSON (terminal_safe_json), CSV is made printable().
+  const bool terminal = out == &ctx.out && is_terminal(ctx.out);
+  const bool quiet = o.quiet || terminal;
   // The estimated total: the collection's count (at most --limit), when every document goes.
   std::uint64_t total = 0;
   if (progress_line::shows(ctx, quiet) && query->empty()) {
@@ -140,6 +140,7 @@ void run_export(context& ctx, const export_options& o) {
       bson::to_json(doc, mode, line);
       if (!o.json_array) line += '\n';
     }
+    if (terminal) line = csv ? printable(line, true) : terminal_safe_json(line);
     buf.write(line);
     ++count;
     bytes += doc.size();
