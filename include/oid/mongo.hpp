@@ -10,6 +10,7 @@
 #include <oid/mongo/database.hpp>
 #include <oid/mongo/error.hpp>
 #include <oid/mongo/failure.hpp>
+#include <oid/mongo/gridfs.hpp>
 #include <oid/mongo/handshake.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/operation_options.hpp>

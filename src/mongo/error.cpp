@@ -27,6 +27,10 @@ class category final : public std::error_category {
     case errc::invalid_read_preference: return "invalid read preference";
     case errc::pool_cleared: return "connection pool cleared (retryable)";
     case errc::pool_closed: return "connection pool closed";
+    case errc::file_not_found: return "GridFS file not found";
+    case errc::revision_not_found: return "GridFS revision not found";
+    case errc::corrupt_file: return "GridFS file corrupt";
+    case errc::stream_failed: return "stream read or write failed";
     case errc::tls_failed: return "TLS failed";
     case errc::crypto_failed: return "a cryptographic primitive (OpenSSL) failed";
     case errc::end_marker: break;

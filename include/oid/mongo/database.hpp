@@ -12,6 +12,7 @@
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/gridfs.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <optional>
@@ -78,6 +79,9 @@ class database {
   /// The same with typed options. Failures: invalid_value (`oid::errc`) for `capped` without a
   /// positive `size`, or `size`/`max` without `capped` (nothing is sent); the server's refusal.
   outcome<done> create_collection(std::string_view name, const create_collection_options& options);
+
+  /// A GridFS bucket of this database (`<bucket_name>.files` and `.chunks`; no round trip).
+  mongo::gridfs_bucket gridfs_bucket(gridfs_bucket_options options = {}) const;
 
   /// `dropDatabase`: drops the database and every collection in it (a database that does not
   /// exist is not an error).

@@ -38,6 +38,11 @@ enum class errc {
   invalid_read_preference,  ///< a read preference the specifications reject
   pool_cleared,             ///< the server's pool was cleared (paused) after an error; retryable
   pool_closed,              ///< the server's pool is closed
+  // GridFS.
+  file_not_found,      ///< no GridFS file with that id or name
+  revision_not_found,  ///< the GridFS file's name exists, that revision does not
+  corrupt_file,        ///< a GridFS chunk missing, of the wrong size or extra; a bad files document
+  stream_failed,       ///< a caller's stream could not be read or written
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };
