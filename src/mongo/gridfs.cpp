@@ -31,10 +31,11 @@ failure problem(errc code, std::string message) {
   return failure(make_error_code(code), std::move(message));
 }
 
-// `{key: value}` of an element, whatever its own key.
-bson::document field_of(std::string_view key, const bson::element& value) {
+// The filter `{key: {$eq: value}}`: an id that is a document such as `{$gt: ""}` matches itself
+// only, never every file (the specification asks for $eq).
+bson::document equals(std::string_view key, const bson::element& value) {
   bson::builder b;
-  b.append_element(key, value);
+  b.open_document(key).append_element("$eq", value).close();
   return std::move(b).extract();
 }
 
@@ -310,7 +311,7 @@ outcome<done> gridfs_bucket::upload(bson::element id, std::string_view filename,
 // ---- downloads ------------------------------------------------------------------------------
 
 outcome<std::uint64_t> gridfs_bucket::download_to_stream(bson::element id, std::ostream& out) {
-  const bson::document filter = field_of("_id", id);
+  const bson::document filter = equals("_id", id);
   find_options o;
   o.read_preference = options_.read_preference;
   auto file = files_.find_one(filter.view(), o);
@@ -372,7 +373,7 @@ outcome<std::uint64_t> gridfs_bucket::download(bson::document_view file, std::os
   const std::int64_t count = length / chunk_size + (length % chunk_size != 0 ? 1 : 0);
   const std::int64_t last_size = length - (count - 1) * chunk_size;
 
-  const bson::document filter = field_of("files_id", *id);
+  const bson::document filter = equals("files_id", *id);
   bson::builder sort;
   sort.append_int32("n", 1);
   find_options o;
@@ -439,10 +440,10 @@ outcome<cursor> gridfs_bucket::find(bson::document_view filter, const find_optio
 outcome<done> gridfs_bucket::delete_file(bson::element id) {
   write_options w;
   w.write_concern = options_.write_concern;
-  const bson::document filter = field_of("_id", id);
+  const bson::document filter = equals("_id", id);
   auto removed = files_.delete_one(filter.view(), w);
   if (!removed) return std::move(removed).error();
-  const bson::document chunks = field_of("files_id", id);
+  const bson::document chunks = equals("files_id", id);
   auto gone = chunks_.delete_many(chunks.view(), w);
   if (!gone) return std::move(gone).error();
   if (*removed == 0) return problem(errc::file_not_found, "GridFS: no file with that _id");
@@ -501,7 +502,7 @@ outcome<done> gridfs_bucket::delete_by_name(std::string_view filename) {
 }
 
 outcome<done> gridfs_bucket::rename(bson::element id, std::string_view new_filename) {
-  const bson::document filter = field_of("_id", id);
+  const bson::document filter = equals("_id", id);
   bson::builder set;
   set.open_document("$set").append_string("filename", new_filename).close();
   write_options w;

@@ -1,6 +1,6 @@
 // The entities of MongoDB's unified test format, as the runner (runner.cpp) makes them and the
-// operations (operations.cpp) use them: clients, databases, collections, cursors and saved values,
-// each under the id the test file gives it.
+// operations (operations.cpp) use them: clients, databases, collections, GridFS buckets, cursors
+// and saved values, each under the id the test file gives it.
 //
 // The runner is a test program, not a part of oid: it maps the format's operations onto oid's
 // public client API (oid/mongo/*.hpp) and reports, for every test, passed, skipped (the server or
@@ -88,6 +88,14 @@ struct collection_entity {
   bson::document options;
 };
 
+/// A `bucket` entity (GridFS): a database of a client entity and the entity's `bucketOptions`
+/// (bucketName, chunkSizeBytes, writeConcern, readPreference), empty when none.
+struct bucket_entity {
+  std::string client;  // the client entity's id
+  std::string database;
+  bson::document options;
+};
+
 /// A cursor entity (createFindCursor, createCommandCursor, ... with saveResultAsEntity).
 struct cursor_entity {
   std::unique_ptr<mongo::cursor> cursor;
@@ -98,8 +106,8 @@ struct value_entity {
   bson::document value;
 };
 
-using entity =
-    std::variant<client_entity, database_entity, collection_entity, cursor_entity, value_entity>;
+using entity = std::variant<client_entity, database_entity, collection_entity, bucket_entity,
+                            cursor_entity, value_entity>;
 
 /// The entities of one test, by id.
 class entity_map {

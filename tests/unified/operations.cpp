@@ -1,5 +1,5 @@
-// The unified test format's entity operations (client, database, collection and cursor
-// operations) mapped onto oid's public client API, as entities.hpp declares.
+// The unified test format's entity operations (client, database, collection, cursor and GridFS
+// bucket operations) mapped onto oid's public client API, as entities.hpp declares.
 //
 // The rule this file keeps: the test layer adds no behaviour oid lacks. An operation, an argument
 // or an entity option without a counterpart in oid/mongo/*.hpp makes the operation `unsupported`,
@@ -37,10 +37,12 @@
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/collection.hpp>
 #include <oid/mongo/cursor.hpp>
+#include <oid/mongo/gridfs.hpp>
 #include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/write_concern.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -361,6 +363,20 @@ bool spec_defines(std::string_view op, std::string_view key) {
       {"listCollectionNames", {"filter", "authorizedCollections", "comment"}},
       {"dropCollection", {"collection", "encryptedFields", "comment"}},
       {"runCommand", {"command", "commandName", "readPreference"}},
+      // GridFS (the GridFS specification's bucket API).
+      {"upload",
+       {"filename", "source", "chunkSizeBytes", "metadata", "disableMD5", "contentType",
+        "aliases"}},
+      {"uploadWithId",
+       {"id", "filename", "source", "chunkSizeBytes", "metadata", "disableMD5", "contentType",
+        "aliases"}},
+      {"download", {"id"}},
+      {"downloadByName", {"filename", "revision"}},
+      {"delete", {"id"}},
+      {"deleteByName", {"filename"}},
+      {"rename", {"id", "newFilename"}},
+      {"renameByName", {"filename", "newFilename"}},
+      {"drop", {}},
   };
   if (key == "session" || key == "timeoutMS") return true;
   if (op == "createFindCursor" || op == "findOne") op = "find";
@@ -1282,6 +1298,139 @@ op_outcome run_cursor_operation(cursor_entity& c, std::string_view op, document_
   return with_result(result_document(c.cursor->current()));
 }
 
+// ---- GridFS bucket operations -----------------------------------------------------------------
+
+// The bytes of a `{$$hexBytes: "..."}` argument; nullopt (and the args told) when it is not one.
+std::optional<std::vector<std::uint8_t>> hex_bytes_argument(args& a, std::string_view key) {
+  const auto d = a.document(key, true);
+  const auto hex = d.find("$$hexBytes");
+  std::optional<std::string_view> text;
+  if (hex && hex->get_string()) text = *hex->get_string();
+  const auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  if (!text || text->size() % 2 != 0 || !std::all_of(text->begin(), text->end(), is_hex)) {
+    a.malformed(str(key) + " is not {$$hexBytes: <even count of hex digits>}");
+    return std::nullopt;
+  }
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i < text->size(); i += 2) {
+    out.push_back(
+        static_cast<std::uint8_t>(std::stoi(std::string(text->substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+// A download's bytes as the result: `{v: BinData(0, bytes)}`, which $$matchesHexBytes reads.
+op_outcome downloaded(mongo::outcome<std::uint64_t> r, const std::string& bytes) {
+  if (!r) return failed(std::move(r).error());
+  bson::builder b;
+  b.append_binary("v", bson::binary_subtype::generic,
+                  {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+  return with_result(std::move(b).extract());
+}
+
+op_outcome run_bucket_operation(mongo::client& client, const bucket_entity& entity,
+                                std::string_view op, document_view arguments) {
+  args a(op, arguments);
+  mongo::gridfs_bucket_options options;
+  for (const auto& e : entity.options.view()) {
+    if (e.key() == "bucketName" && e.get_string()) {
+      options.bucket_name = std::string(*e.get_string());
+    } else if (e.key() == "chunkSizeBytes" && e.get_int32()) {
+      options.chunk_size_bytes = *e.get_int32();
+    } else if (e.key() == "writeConcern" && e.get_document()) {
+      std::string bad;
+      auto wc = parse_write_concern(*e.get_document(), bad);
+      if (!wc) return unsupported(str(op) + ": no bucket-level `writeConcern" + bad + "`");
+      options.write_concern = *wc;
+    } else if (e.key() == "readPreference" && e.get_document()) {
+      options.read_preference = parse_read_preference(*e.get_document());
+      if (!options.read_preference)
+        return unsupported(str(op) + ": no bucket-level `readPreference`");
+    } else {
+      return unsupported(str(op) + ": no bucket-level `" + str(e.key()) + "`");
+    }
+  }
+  auto bucket = client.database(entity.database).gridfs_bucket(options);
+  const auto upload_options = [&](mongo::gridfs_upload_options& o) {
+    if (auto n = a.integer("chunkSizeBytes")) o.chunk_size_bytes = static_cast<std::int32_t>(*n);
+    o.metadata = a.document("metadata");
+    // disableMD5: oid computes no MD5 unless asked, which `true` restates and `false` asks.
+    if (auto md5 = a.boolean("disableMD5")) o.md5 = !*md5;
+    if (a.get("contentType")) a.lacks("upload", "contentType");
+    if (a.get("aliases")) a.lacks("upload", "aliases");
+  };
+  if (op == "upload") {
+    const auto filename = a.string("filename", true);
+    auto bytes = hex_bytes_argument(a, "source");
+    mongo::gridfs_upload_options o;
+    upload_options(o);
+    if (a.refused() || !bytes) return a.refusal();
+    auto id = bucket.upload_from_bytes(*filename, *bytes, o);
+    if (!id) return failed(std::move(id).error());
+    bson::builder b;
+    b.append_object_id("v", *id);
+    return with_result(std::move(b).extract());
+  }
+  if (op == "uploadWithId") {
+    const auto id = a.get("id");
+    const auto filename = a.string("filename", true);
+    auto bytes = hex_bytes_argument(a, "source");
+    mongo::gridfs_upload_options o;
+    upload_options(o);
+    if (!id) a.malformed("uploadWithId without id");
+    if (a.refused() || !bytes) return a.refusal();
+    const std::string data(bytes->begin(), bytes->end());
+    std::istringstream in(data);
+    return nothing_or_failure(bucket.upload_from_stream_with_id(*id, *filename, in, o));
+  }
+  if (op == "download") {
+    const auto id = a.get("id");
+    if (!id) a.malformed("download without id");
+    if (a.refused()) return a.refusal();
+    std::ostringstream out;
+    auto r = bucket.download_to_stream(*id, out);
+    return downloaded(std::move(r), out.str());
+  }
+  if (op == "downloadByName") {
+    const auto filename = a.string("filename", true);
+    const auto revision = a.integer("revision");
+    if (a.refused()) return a.refusal();
+    std::ostringstream out;
+    auto r = bucket.download_to_stream_by_name(*filename, out,
+                                               static_cast<std::int32_t>(revision.value_or(-1)));
+    return downloaded(std::move(r), out.str());
+  }
+  if (op == "delete") {
+    const auto id = a.get("id");
+    if (!id) a.malformed("delete without id");
+    if (a.refused()) return a.refusal();
+    return nothing_or_failure(bucket.delete_file(*id));
+  }
+  if (op == "deleteByName") {
+    const auto filename = a.string("filename", true);
+    if (a.refused()) return a.refusal();
+    return nothing_or_failure(bucket.delete_by_name(*filename));
+  }
+  if (op == "rename") {
+    const auto id = a.get("id");
+    const auto name = a.string("newFilename", true);
+    if (!id) a.malformed("rename without id");
+    if (a.refused()) return a.refusal();
+    return nothing_or_failure(bucket.rename(*id, *name));
+  }
+  if (op == "renameByName") {
+    const auto filename = a.string("filename", true);
+    const auto name = a.string("newFilename", true);
+    if (a.refused()) return a.refusal();
+    return nothing_or_failure(bucket.rename_by_name(*filename, *name));
+  }
+  if (op == "drop") {
+    if (a.refused()) return a.refusal();
+    return nothing_or_failure(bucket.drop());
+  }
+  return unsupported(str(op) + ": no such operation on a bucket");
+}
+
 mongo::client* client_of(entity_map& entities, const std::string& id) {
   auto* c = entities.find<client_entity>(id);
   return c && c->client ? &*c->client : nullptr;
@@ -1317,6 +1466,15 @@ op_outcome run_entity_operation(entity_map& entities, std::string_view object,
   }
   if (auto* cur = entities.find<cursor_entity>(object)) {
     return run_cursor_operation(*cur, name, arguments);
+  }
+  if (auto* bucket = entities.find<bucket_entity>(object)) {
+    auto* client = client_of(entities, bucket->client);
+    if (!client) {
+      return runner_failure(
+          errc::key_not_found,
+          "bucket `" + str(object) + "`: no client entity `" + bucket->client + "`");
+    }
+    return run_bucket_operation(*client, *bucket, name, arguments);
   }
   if (entities.contains(object)) {
     return unsupported(str(name) + ": no such operation on this kind of entity");

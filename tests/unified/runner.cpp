@@ -820,9 +820,15 @@ void make_entity(test_context& t, bson::document_view entity) {
     throw skip_oid{"explicit sessions (session entities)"};
   }
   if (type == "bucket") {
-    auto db = string_field(*spec, "database", "bucket entity");
-    if (!t.entities.find<database_entity>(db)) fail("bucket: no database " + db);
-    throw skip_oid{"GridFS (bucket entities)"};
+    only_fields(*spec, {"id", "database", "bucketOptions"}, "bucket entity");
+    auto id = string_field(*spec, "id", "bucket entity");
+    auto db_id = string_field(*spec, "database", "bucket entity");
+    auto* db = t.entities.find<database_entity>(db_id);
+    if (!db) fail("bucket " + id + ": no database " + db_id);
+    bucket_entity b{db->client, db->name, {}};
+    if (auto o = optional_doc(*spec, "bucketOptions")) b.options = bson::document(*o);
+    if (!t.entities.add(id, std::move(b))) fail("entity " + id + " is defined twice");
+    return;
   }
   if (type == "thread") throw skip_oid{"runner: thread entities"};
   if (type == "clientEncryption") throw skip_oid{"client-side field level encryption"};
@@ -1007,6 +1013,9 @@ const std::map<std::string, std::set<std::string>, std::less<>> known_operations
       "watch",
       "mapReduce"}},
     {"cursor", {"iterateUntilDocumentOrError", "iterateOnce", "close"}},
+    {"bucket",
+     {"delete", "deleteByName", "download", "downloadByName", "drop", "find", "rename",
+      "renameByName", "upload", "uploadWithId"}},
 };
 
 std::string entity_type(test_context& t, std::string_view id) {
@@ -1014,6 +1023,7 @@ std::string entity_type(test_context& t, std::string_view id) {
   if (t.entities.find<database_entity>(id)) return "database";
   if (t.entities.find<collection_entity>(id)) return "collection";
   if (t.entities.find<cursor_entity>(id)) return "cursor";
+  if (t.entities.find<bucket_entity>(id)) return "bucket";
   if (t.entities.find<value_entity>(id)) return "value";
   return {};
 }
