@@ -5,6 +5,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/objectid/generator.hpp>
@@ -321,6 +324,75 @@ TEST_F(MongoCliServerTest, DatabasesCollectionsAndRun) {
   auto refused = run_cli({"mongo", "run", uri_, db, R"({"noSuchCommand": 1})"});
   EXPECT_EQ(refused.status, 1);
   EXPECT_NE(refused.err.find("noSuchCommand"), std::string::npos) << refused.err;
+}
+
+// oid mongo files: put, list, get (newest, by revision, by id, to stdout), delete; a failed get
+// leaves no file behind.
+TEST_F(MongoCliServerTest, FilesPutListGetDelete) {
+  const std::string db = ns_.substr(0, ns_.find('.'));
+  const auto dir = std::filesystem::temp_directory_path() / ("oid_files_" + db);
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return (dir / name).string();
+  };
+  const auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string big(600 * 1024 + 17, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 1000);
+  const auto v1 = write("report.bin", big);
+  auto put = run_cli({"mongo", "files", "put", uri_, db, v1});
+  ASSERT_EQ(put.status, 0) << put.err;
+  EXPECT_EQ(put.out.rfind("stored report.bin as ", 0), 0u) << put.out;
+  const std::string first_id = put.out.substr(std::string("stored report.bin as ").size(), 24);
+  const auto v2 = write("v2", "second revision");
+  auto put2 = run_cli({"mongo", "files", "put", uri_, db, v2, "--name", "report.bin", "--metadata",
+                       R"({"by": "ada"})", "--chunk-size", "4"});
+  ASSERT_EQ(put2.status, 0) << put2.err;
+
+  auto list = run_cli({"mongo", "files", "list", uri_, db});
+  ASSERT_EQ(list.status, 0) << list.err;
+  const auto rows = lines(list.out);
+  ASSERT_EQ(rows.size(), 3u) << list.out;
+  EXPECT_EQ(rows[0].rfind("NAME         BYTES  UPLOADED", 0), 0u) << list.out;
+  EXPECT_EQ(rows[1].rfind("report.bin  614417  20", 0), 0u) << list.out;
+  EXPECT_NE(rows[1].find(first_id), std::string::npos) << list.out;
+  EXPECT_EQ(rows[2].rfind("report.bin      15  20", 0), 0u) << list.out;
+  auto json = run_cli({"mongo", "files", "list", uri_, db, "rep", "--json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_NE(json.out.find(R"("metadata":{"by":"ada"})"), std::string::npos) << json.out;
+  EXPECT_EQ(run_cli({"mongo", "files", "list", uri_, db, "r.p"}).out,
+            "NAME  BYTES  UPLOADED  ID\n");
+
+  const auto out = dir / "out.bin";
+  auto newest = run_cli({"mongo", "files", "get", uri_, db, "report.bin", "--out", out.string()});
+  ASSERT_EQ(newest.status, 0) << newest.err;
+  EXPECT_EQ(newest.out, "wrote " + out.string() + " (15 bytes)\n");
+  EXPECT_EQ(read(out), "second revision");
+  std::filesystem::remove(out);
+  auto oldest = run_cli(
+      {"mongo", "files", "get", uri_, db, "report.bin", "--revision", "0", "--out", out.string()});
+  ASSERT_EQ(oldest.status, 0) << oldest.err;
+  EXPECT_TRUE(read(out) == big);
+  std::filesystem::remove(out);
+  auto by_id = run_cli({"mongo", "files", "get", uri_, db, "--id", first_id, "--out", "-"});
+  ASSERT_EQ(by_id.status, 0) << by_id.err;
+  EXPECT_TRUE(by_id.out == big);
+
+  auto missing = run_cli({"mongo", "files", "get", uri_, db, "nothing", "--out", out.string()});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("no file named 'nothing'"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(out.string() + ".partial"));
+
+  auto del = run_cli({"mongo", "files", "delete", uri_, db, "report.bin"});
+  ASSERT_EQ(del.status, 0) << del.err;
+  EXPECT_EQ(del.out, "deleted report.bin\n");
+  EXPECT_EQ(run_cli({"mongo", "files", "delete", uri_, db, "report.bin"}).status, 1);
+  EXPECT_EQ(run_cli({"mongo", "files", "get", uri_, db}).status, 1);  // neither NAME nor --id
+  std::filesystem::remove_all(dir);
 }
 
 TEST(MongoCliTest, TopologyOfAnUnreachableServerShowsItsError) {

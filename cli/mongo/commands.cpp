@@ -635,6 +635,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
   add_mongo_tool_commands(*mongo, ctx);
   add_mongo_crud_commands(*mongo, ctx);
   add_mongo_admin_commands(*mongo, ctx);
+  add_mongo_files_commands(*mongo, ctx);
 }
 
 }  // namespace oid::cli

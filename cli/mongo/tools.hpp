@@ -63,6 +63,8 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx);     // dump.cpp
 void add_mongo_restore_command(CLI::App& mongo, context& ctx);  // restore.cpp
 void add_mongo_transfer_commands(CLI::App& mongo,
                                  context& ctx);  // transfer.cpp: export, import
+/// Registers `files put|get|list|delete` (files.cpp: GridFS).
+void add_mongo_files_commands(CLI::App& mongo, context& ctx);
 /// Registers `databases`, `collections` and `run` (admin.cpp).
 void add_mongo_admin_commands(CLI::App& mongo, context& ctx);
 /// Registers `count`, `update`, `delete`, `aggregate`, `indexes` and `drop` (crud.cpp).

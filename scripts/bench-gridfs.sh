@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# GridFS upload and download: `oid mongo files put` and `get` against a PyMongo script doing the
+# same with gridfs.GridFSBucket (upload_from_stream, download_to_stream), on one file of random
+# bytes and a FerretDB of its own. Every job is one child process, timed from a Python parent: its
+# wall time, its CPU time (user + system from getrusage: the client's alone, the server is another
+# process; PyMongo's includes Python's start-up, about 0.1 s) and its peak resident memory. After
+# each download the file is compared with the original, byte for byte. Prints one table with the
+# client CPU per MB, the rates, the peak RSS and oid's ratios, and issue 29's target (oid's client
+# CPU at most 0.25x PyMongo's).
+#
+#   scripts/bench-gridfs.sh [--mb MB] [--build-dir DIR] [--oid PATH]
+#
+# --mb (or BENCH_GRIDFS_MB): the file's size in MiB (default 1024: 1 GiB; 1 makes a quick check of
+# the script). --oid uses that oid binary instead of building the bench preset's. FerretDB is
+# started with scripts/ferretdb.sh and stopped at the end. PyMongo 4 (with its C extensions) comes
+# from PyPI into build/pymongo-venv, the venv scripts/bench-client.sh makes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+name=bench-gridfs
+mb=${BENCH_GRIDFS_MB:-1024}
+oid=""
+. scripts/lib/bench-common.sh
+declare -A bench_options=([--mb]=mb [--build-dir]=build_dir [--oid]=oid)
+bench_parse_options "$@"
+[[ "$mb" =~ ^[0-9]+$ ]] && [ "$mb" -ge 1 ] || { echo "$name: --mb needs a whole number >= 1" >&2; exit 2; }
+say() { echo "$name: $*" >&2; }
+
+if [ -z "$oid" ]; then
+  say "building oid (bench preset)"
+  bench_build oid_cli
+fi
+oid=$(realpath "$oid")
+bench_pymongo
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-gridfs.XXXXXX")
+ferret_pid=$tmp/ferretdb.pid
+cleanup() {
+  [ ! -f "$ferret_pid" ] || scripts/ferretdb.sh stop "$ferret_pid" >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+say "starting FerretDB"
+uri=$(scripts/ferretdb.sh start "$ferret_pid")
+
+cat >"$tmp/pymongo_gridfs.py" <<'EOF'
+import sys
+from gridfs import GridFSBucket
+from pymongo import MongoClient
+
+job, uri, db, path = sys.argv[1:5]
+bucket = GridFSBucket(MongoClient(uri)[db])
+if job == "put":
+    with open(path, "rb") as f:
+        bucket.upload_from_stream("file.bin", f)
+elif job == "get":
+    with open(path, "wb") as f:
+        bucket.download_to_stream_by_name("file.bin", f)
+else:
+    sys.exit(f"unknown job {job}")
+EOF
+
+say "making a file of $mb MiB"
+head -c "$((mb * 1024 * 1024))" /dev/urandom >"$tmp/file.bin"
+bytes=$(stat -c %s "$tmp/file.bin")
+
+results=$tmp/results.txt
+: >"$results"
+# timed JOB CLIENT COMMAND...: runs COMMAND and appends its wall seconds, user and system CPU
+# seconds and peak RSS (KiB) to $results.
+timed() {
+  local job=$1 client=$2
+  shift 2
+  say "$job: $client"
+  python3 -c '
+import resource, subprocess, sys, time
+start = time.monotonic()
+status = subprocess.run(sys.argv[2:]).returncode
+wall = time.monotonic() - start
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(f"{wall:.6f} {r.ru_utime:.6f} {r.ru_stime:.6f} {r.ru_maxrss}\n")
+sys.exit(status)' "$tmp/time.txt" "$@" >"$tmp/$job-$client.out" 2>"$tmp/$job-$client.err" ||
+    { say "$client $job failed:"; cat "$tmp/$job-$client.err" >&2; exit 1; }
+  echo "$job $client $(cat "$tmp/time.txt")" >>"$results"
+}
+same() {  # same WHAT FILE: FILE is the original, byte for byte
+  cmp -s "$tmp/file.bin" "$2" || { say "CHECK FAILED: $1 differs from the original"; exit 1; }
+  rm -f "$2"
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+timed put oid "$oid" mongo files put "$uri" bench_oid "$tmp/file.bin" --quiet
+timed get oid "$oid" mongo files get "$uri" bench_oid file.bin --out "$tmp/oid.bin" --quiet
+same "oid's download" "$tmp/oid.bin"
+timed put pymongo "$py" "$tmp/pymongo_gridfs.py" put "$uri" bench_py "$tmp/file.bin"
+timed get pymongo "$py" "$tmp/pymongo_gridfs.py" get "$uri" bench_py "$tmp/py.bin"
+same "PyMongo's download" "$tmp/py.bin"
+# Each read the other's file: the two write the same GridFS.
+timed get oid-of-pymongo "$oid" mongo files get "$uri" bench_py file.bin --out "$tmp/x.bin" --quiet
+same "oid's download of PyMongo's file" "$tmp/x.bin"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $load_before before, $load_after after"
+python3 - "$results" "$bytes" <<'EOF'
+import sys
+sys.path.insert(0, "scripts/lib")
+from markdown_table import print_table
+
+results, size = sys.argv[1], int(sys.argv[2])
+t = {}
+for line in open(results):
+    job, client, wall, user, system, rss = line.split()
+    t[job, client] = (float(wall), float(user) + float(system), int(rss))
+mb = size / 1e6
+rows, verdicts = [], []
+for job in ("put", "get"):
+    (ow, oc, orss), (pw, pc, prss) = t[job, "oid"], t[job, "pymongo"]
+    ratio = oc / pc if pc else float("inf")
+    rows.append([f"files {job}",
+                 f"{ow:.2f}", f"{pw:.2f}", f"{mb / ow:.1f}", f"{mb / pw:.1f}",
+                 f"{1000 * oc / mb:.2f}", f"{1000 * pc / mb:.2f}", f"{ratio:.3f}x",
+                 f"{orss / 1024:.0f}", f"{prss / 1024:.0f}"])
+    verdicts.append(f"{job} {'met' if ratio <= 0.25 else 'NOT met'}")
+print(f"\nOne file of {size:,} bytes ({mb:.0f} MB) on FerretDB, chunks of 255 KiB; one run each; "
+      "CPU is the client process's user + system time; RSS its peak resident memory")
+print_table(["job", "oid s", "PyMongo s", "oid MB/s", "PyMongo MB/s", "oid CPU ms/MB",
+             "PyMongo CPU ms/MB", "CPU oid/PyMongo", "oid peak RSS MiB", "PyMongo peak RSS MiB"],
+            rows)
+print(f"\nTarget (issue 29: oid's client CPU at most 0.25x PyMongo's): {', '.join(verdicts)}")
+EOF
