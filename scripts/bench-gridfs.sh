@@ -48,6 +48,20 @@ import sys
 from gridfs import GridFSBucket
 from pymongo import MongoClient
 
+# FerretDB v1 does not cut a getMore's batch at 16 MiB as MongoDB does: the rest of a large file's
+# chunks come in one reply, which PyMongo refuses (above maxMessageSizeBytes). Read the chunks 32
+# at a time (8 MiB), as oid does; against MongoDB this changes nothing.
+try:
+    import gridfs.synchronous.grid_file as grid_file
+except ImportError:  # PyMongo before 4.9
+    import gridfs.grid_file as grid_file
+_iterator = getattr(grid_file, "GridOutChunkIterator", None) or grid_file._GridOutChunkIterator
+_create_cursor = _iterator._create_cursor
+def _create_cursor_in_batches(self):
+    _create_cursor(self)
+    self._cursor.batch_size(32)
+_iterator._create_cursor = _create_cursor_in_batches
+
 job, uri, db, path = sys.argv[1:5]
 bucket = GridFSBucket(MongoClient(uri)[db])
 if job == "put":
