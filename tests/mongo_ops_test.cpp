@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "support/script_server.hpp"
+#include "support/documents.hpp"
 #include "support/server_test.hpp"
 
 namespace {
@@ -25,21 +25,8 @@ using oid::bson::builder;
 using oid::bson::document;
 using oid::bson::document_view;
 namespace mongo = oid::mongo;
+using oid::testing::documents;
 using namespace std::chrono_literals;
-
-// Documents written as Extended JSON, kept alive for the test's duration.
-class documents {
- public:
-  document_view operator()(std::string_view json) {
-    auto d = oid::bson::from_json(json);
-    EXPECT_TRUE(d.has_value()) << json;
-    keep_.push_back(d ? std::move(*d) : document());
-    return keep_.back().view();
-  }
-
- private:
-  std::deque<document> keep_;
-};
 
 std::string json(document_view d) { return oid::bson::to_json(d); }
 std::string json(const document& d) { return oid::bson::to_json(d.view()); }

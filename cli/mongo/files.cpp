@@ -101,6 +101,19 @@ std::optional<mongo::gridfs_bucket> bucket_of(context& ctx, const files_options&
   return client->database(o.db).gridfs_bucket(options);
 }
 
+// `--id TEXT` as an ObjectId: none for an empty text, the parse error for a bad one (reported,
+// with the exit status set).
+result<std::optional<object_id>> id_argument(context& ctx, const std::string& text) {
+  if (text.empty()) return std::optional<object_id>();
+  auto parsed = object_id::parse(text);
+  if (!parsed) {
+    ctx.err << "oid: --id: " << explain_id_error(text, parsed.error()) << '\n';
+    ctx.bad_input();
+    return parsed.error();
+  }
+  return std::optional<object_id>(*parsed);
+}
+
 // ---- put --------------------------------------------------------------------------------------
 
 void run_put(context& ctx, const files_options& o) {
@@ -146,16 +159,9 @@ void run_put(context& ctx, const files_options& o) {
 // ---- get --------------------------------------------------------------------------------------
 
 void run_get(context& ctx, const files_options& o) {
-  std::optional<object_id> id;
-  if (!o.id.empty()) {
-    auto parsed = object_id::parse(o.id);
-    if (!parsed) {
-      ctx.err << "oid: --id: " << explain_id_error(o.id, parsed.error()) << '\n';
-      return ctx.bad_input();
-    }
-    id = *parsed;
-  }
-  if (o.name.empty() && !id) {
+  const auto id = id_argument(ctx, o.id);
+  if (!id) return;
+  if (o.name.empty() && !*id) {
     ctx.err << "oid: mongo files get: give NAME or --id\n";
     return ctx.bad_input();
   }
@@ -175,8 +181,8 @@ void run_get(context& ctx, const files_options& o) {
     progress_line bar(ctx, o.quiet || to_stdout, 0);
     counting_sink counted(sink, bar);
     std::ostream out(to_stdout ? ctx.out.rdbuf() : &counted);
-    n = id ? bucket->download_to_stream(*id, out)
-           : bucket->download_to_stream_by_name(o.name, out, o.revision);
+    n = *id ? bucket->download_to_stream(**id, out)
+            : bucket->download_to_stream_by_name(o.name, out, o.revision);
     out.flush();
   }
   if (!n) {  // the sink's destructor removes PATH.partial
@@ -280,21 +286,14 @@ void run_delete(context& ctx, const files_options& o) {
     ctx.err << "oid: mongo files delete: give NAME (every revision) or --id\n";
     return ctx.bad_input();
   }
-  std::optional<object_id> id;
-  if (!o.id.empty()) {
-    auto parsed = object_id::parse(o.id);
-    if (!parsed) {
-      ctx.err << "oid: --id: " << explain_id_error(o.id, parsed.error()) << '\n';
-      return ctx.bad_input();
-    }
-    id = *parsed;
-  }
+  const auto id = id_argument(ctx, o.id);
+  if (!id) return;
   std::optional<mongo::client> client;
   auto bucket = bucket_of(ctx, o, client);
   if (!bucket) return;
-  auto r = id ? bucket->delete_file(*id) : bucket->delete_by_name(o.name);
+  auto r = *id ? bucket->delete_file(**id) : bucket->delete_by_name(o.name);
   if (!r) return report(ctx, r.error());
-  ctx.out << "deleted " << (id ? id->to_hex() : printable(o.name)) << '\n';
+  ctx.out << "deleted " << (*id ? (*id)->to_hex() : printable(o.name)) << '\n';
 }
 
 // A subcommand of `files` taking URI and DB, with --bucket.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <deque>
 #include <oid/bson/document.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/objectid/object_id.hpp>
@@ -19,6 +20,18 @@ inline bson::document json(std::string_view text) {
   EXPECT_TRUE(d.has_value()) << text;
   return d ? std::move(*d) : bson::document();
 }
+
+/// Documents written as Extended JSON, each kept alive as long as this object:
+/// `documents j; c.insert_one(j(R"({"a": 1})"));`.
+class documents {
+ public:
+  bson::document_view operator()(std::string_view text) {
+    return keep_.emplace_back(json(text)).view();
+  }
+
+ private:
+  std::deque<bson::document> keep_;
+};
 
 /// An ObjectId of time `when` (ISO-8601) whose other bytes are `n`.
 inline object_id id_at(const char* when, int n) {
