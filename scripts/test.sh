@@ -193,7 +193,8 @@ step "ThreadSanitizer: the code threads share (generators, the client's pools an
 # Only the test programs with shared state, and of the id tests only those with threads or fork:
 # the single-threaded stress tests take minutes under TSan and find nothing it looks for.
 cmake --preset tsan >/dev/null
-mongo_kinds=(mongo_unit_tests mongo_scripted_tests mongo_server_tests mongo_cli_tests)
+# The client's test programs but the command's (the tsan preset builds no CLI).
+mongo_kinds=(mongo_unit_tests mongo_scripted_tests mongo_server_tests)
 cmake --build --preset tsan --target objectid_tests "${mongo_kinds[@]}" mongo_cmap_tests
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 build/tsan/tests/objectid_tests --gtest_filter='*Thread*:*Fork*' --gtest_brief=1
