@@ -8,7 +8,7 @@
 #   scripts/test.sh --quick   the developer loop: the ci build, the servers and every test once;
 #                             no benchmark, no sanitizers, no fuzzing (a few minutes when the
 #                             build is warm)
-#   FUZZ_SECONDS  seconds per fuzzer (default 30: twelve fuzzers, and CI has a time budget)
+#   FUZZ_SECONDS  seconds per fuzzer (default 20: thirteen fuzzers, and CI has a time budget)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -202,7 +202,7 @@ for kind in "${mongo_kinds[@]}"; do build/tsan/tests/$kind --gtest_brief=1; done
 build/tsan/tests/mongo_cmap_tests --gtest_brief=1
 unset TSAN_OPTIONS
 
-step "fuzzers (${FUZZ_SECONDS:-30} s each)"
+step "fuzzers (${FUZZ_SECONDS:-20} s each)"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 for fuzzer in build/fuzz/fuzz/fuzz_*; do
@@ -211,7 +211,7 @@ for fuzzer in build/fuzz/fuzz/fuzz_*; do
   work=$(mktemp -d)
   cp -r "$root/fuzz/corpus/$name/." "$work/" 2>/dev/null || true
   echo "-- $name"
-  "$fuzzer" -max_total_time="${FUZZ_SECONDS:-30}" -print_final_stats=0 -timeout=10 \
+  "$fuzzer" -max_total_time="${FUZZ_SECONDS:-20}" -print_final_stats=0 -timeout=10 \
     -rss_limit_mb=4096 -artifact_prefix="$root/build/fuzz/$name-" "$work" 2>&1 | tail -n 3
   rm -rf "$work"
 done
