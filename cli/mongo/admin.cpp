@@ -50,31 +50,6 @@ std::string size_text(std::int64_t bytes) {
   return out;
 }
 
-// Rows of cells printed as columns: the first `text_columns` (names) left-aligned, the rest
-// (numbers) right-aligned.
-void print_columns(context& ctx, const std::vector<std::vector<std::string>>& rows,
-                   std::size_t text_columns) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows) {
-    width.resize(std::max(width.size(), row.size()));
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      if (c > 0) line += "  ";
-      if (c < text_columns) {
-        line += row[c];
-        if (c + 1 < row.size()) line += pad;
-      } else {
-        line += pad + row[c];
-      }
-    }
-    ctx.out << line << '\n';
-  }
-}
-
 std::string string_field(bson::document_view d, std::string_view key) {
   const auto e = d.find(key);
   return e ? std::string(e->get_string().value_or("")) : std::string();
@@ -99,7 +74,7 @@ void run_databases(context& ctx, const std::string& uri_text, bool json) {
     const auto size = number_field(d.view(), "sizeOnDisk");
     rows.push_back({printable(string_field(d.view(), "name")), size ? size_text(*size) : "-"});
   }
-  print_columns(ctx, rows, 1);
+  print_columns(ctx, rows, "lr");
 }
 
 // ---- collections ----------------------------------------------------------------------------
@@ -152,7 +127,7 @@ void run_collections(context& ctx, const std::string& uri_text, const std::strin
                     size ? size_text(*size) : "-", storage ? size_text(*storage) : "-",
                     indexes ? size_text(*indexes) : "-"});
   }
-  if (!json) print_columns(ctx, rows, 2);
+  if (!json) print_columns(ctx, rows, "llrrrr");
 }
 
 // ---- run ------------------------------------------------------------------------------------

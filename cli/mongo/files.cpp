@@ -267,16 +267,7 @@ void run_list(context& ctx, const files_options& o) {
     rows.push_back({printable(name ? name->get_string().value_or("-") : "-"), length_text,
                     upload_time(file), id_text});
   }
-  if (o.json) return;
-  std::vector<std::size_t> width(4, 0);
-  for (const auto& r : rows) {
-    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  }
-  for (const auto& r : rows) {
-    ctx.out << r[0] << std::string(width[0] - r[0].size(), ' ') << "  "
-            << std::string(width[1] - r[1].size(), ' ') << r[1] << "  " << r[2]
-            << std::string(width[2] - r[2].size(), ' ') << "  " << r[3] << '\n';
-  }
+  if (!o.json) print_columns(ctx, rows, "lrll");
 }
 
 // ---- delete -----------------------------------------------------------------------------------

@@ -173,6 +173,31 @@ void progress_line::draw() {
   shown_ = true;
 }
 
+// ---- print_columns ----------------------------------------------------------------------------
+
+void print_columns(context& ctx, const std::vector<std::vector<std::string>>& rows,
+                   std::string_view align) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()));
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      if (c > 0) line += "  ";
+      if (c < align.size() && align[c] == 'r') {
+        line += pad + row[c];
+      } else {
+        line += row[c];
+        if (c + 1 < row.size()) line += pad;
+      }
+    }
+    ctx.out << line << '\n';
+  }
+}
+
 // ---- file_sink ------------------------------------------------------------------------------
 
 file_sink::~file_sink() { discard(); }

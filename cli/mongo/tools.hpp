@@ -75,6 +75,12 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx);
 void run_parallel(std::size_t count, std::size_t threads,
                   const std::function<void(std::size_t)>& work);
 
+/// Rows of cells printed as columns two spaces apart, each as wide as its widest cell: column i
+/// left-aligned when `align[i]` is 'l' (names), right-aligned when 'r' (numbers). The last column
+/// gets no trailing blanks.
+void print_columns(context& ctx, const std::vector<std::vector<std::string>>& rows,
+                   std::string_view align);
+
 /// The text of errno `e` ("No such file or directory").
 std::string errno_text(int e);
 
