@@ -330,8 +330,11 @@ outcome<std::uint64_t> gridfs_bucket::download_to_stream_by_name(std::string_vie
                                                                  std::int32_t revision) {
   bson::builder filter;
   filter.append_string("filename", filename);
+  // Uploads in the same millisecond share an uploadDate; _id breaks the tie, and for the
+  // ObjectIds the bucket makes (increasing within a process) that is the order of upload.
+  const std::int32_t direction = revision >= 0 ? 1 : -1;
   bson::builder sort;
-  sort.append_int32("uploadDate", revision >= 0 ? 1 : -1);
+  sort.append_int32("uploadDate", direction).append_int32("_id", direction);
   find_options o;
   o.sort = sort.view();
   o.skip = revision >= 0 ? revision : -static_cast<std::int64_t>(revision) - 1;
