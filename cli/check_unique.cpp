@@ -1,4 +1,5 @@
 // oid check-unique: the duplicates among any number of ids, in bounded memory.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>

@@ -2,7 +2,6 @@
 // a span and returns the exit code.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -10,6 +9,13 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+// CLI11 is declared, not included: it is header-only and costs seconds per file that includes it,
+// and the tests that run the command through `run` need none of it. The files that register
+// commands include <CLI/CLI.hpp> themselves.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace oid::cli {
 

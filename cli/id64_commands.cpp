@@ -1,5 +1,6 @@
 // oid new | inspect | range with --layout compact64|snowflake|sonyflake: the 64-bit id commands.
 // id_commands.cpp registers the subcommands and calls in here when --layout is given.
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <oid/objectid/id64.hpp>
 #include <oid/objectid/id64_generator.hpp>

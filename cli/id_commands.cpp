@@ -1,4 +1,5 @@
 // oid new | inspect | convert | range: the ObjectId commands.
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <memory>
 #include <oid/objectid/generator.hpp>

@@ -3,6 +3,7 @@
 // and a small pool of threads.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
