@@ -78,16 +78,8 @@ void expect_fault_then_recovery(script_server& server, std::string_view options,
 }
 
 TEST(MongoFaultTest, ConnectionRefused) {
-  // A port that was just free: nothing listens there.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  auto c = mongo::client::create("mongodb://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) +
+  const int port = unused_port();
+  auto c = mongo::client::create("mongodb://127.0.0.1:" + std::to_string(port) +
                                  "/?serverSelectionTimeoutMS=300")
                .value();
   const document cmd = ping();
@@ -98,10 +90,9 @@ TEST(MongoFaultTest, ConnectionRefused) {
   EXPECT_EQ(r.error().code, oid::mongo::errc::timeout);
   EXPECT_NE(r.error().message.find("refused"), std::string::npos) << r.error().message;
   // With directConnection=true the pool's own attempts decide: a connection error.
-  auto direct =
-      mongo::client::create("mongodb://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) +
-                            "/?directConnection=true&serverSelectionTimeoutMS=300")
-          .value();
+  auto direct = mongo::client::create("mongodb://127.0.0.1:" + std::to_string(port) +
+                                      "/?directConnection=true&serverSelectionTimeoutMS=300")
+                    .value();
   r = direct.run_command("admin", cmd.view());
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, oid::mongo::errc::connection_failed);

@@ -8,6 +8,7 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
+#include "mongo/operation/write_checks.hpp"
 #include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
@@ -20,16 +21,21 @@ void append_max_time(bson::builder& cmd, const std::optional<std::chrono::millis
 
 // distinct and count: on the primary unless the options say where, and retried once (retryable
 // reads).
+// `inherited`: the collection's timeoutMS.
 outcome<bson::document> retryable_read(detail::client_state& s, std::string_view db,
-                                       bson::document_view cmd, const read_options& options) {
+                                       bson::document_view cmd, const read_options& options,
+                                       const std::optional<std::chrono::milliseconds>& inherited) {
   static const read_preference primary{};
   const auto* where = options.read_preference ? &*options.read_preference : &primary;
-  return detail::run_command(s, db, cmd, {.read = where, .retry = detail::retry_kind::read});
+  return detail::run_command(s, db, cmd,
+                             {.read = where,
+                              .retry = detail::retry_kind::read,
+                              .limit = detail::limit_of(options.timeout, inherited)});
 }
 
 void append_read_options(bson::builder& cmd, const read_options& options) {
   append_max_time(cmd, options.max_time);
-  if (!options.comment.empty()) cmd.append_string("comment", options.comment);
+  detail::append_comment(cmd, options.comment);
 }
 
 }  // namespace
@@ -49,6 +55,14 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
   }
   const bool writes = !pipeline.empty() && (pipeline.back().begin()->key() == "$out" ||
                                             pipeline.back().begin()->key() == "$merge");
+  const auto timeout =
+      detail::cursor_timeout_of(options.timeout, timeout_, options.timeout_mode, false);
+  if (!timeout) return timeout.error();
+  if (writes && timeout->mode == timeout_mode::iteration) {
+    return failure(errc::invalid_argument,
+                   "a pipeline ending in $out or $merge runs within its first command: "
+                   "timeout_mode iteration is refused");
+  }
   bson::builder cmd;
   cmd.append_string("aggregate", name_);
   cmd.open_array("pipeline");
@@ -68,16 +82,17 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   if (!options.hint.empty()) cmd.append_document("hint", options.hint);
   if (!options.let.empty()) cmd.append_document("let", options.let);
-  if (!options.comment.empty()) cmd.append_string("comment", options.comment);
+  detail::append_comment(cmd, options.comment);
   if (writes) state_->effective(options.write_concern).append_to(cmd);
   // A pipeline that writes ($out, $merge) is not retried, and runs on the primary.
   static const read_preference primary{};
   const read_preference* where = writes                    ? &primary
                                  : options.read_preference ? &*options.read_preference
                                                            : nullptr;
-  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(),
-                                          writes ? 0 : options.batch_size, !writes, where);
+  auto state = detail::cursor_state::open(
+      state_, db_, name_, cmd.view(), writes ? 0 : options.batch_size, !writes, where, *timeout);
   if (!state) return std::move(state).error();
+  (*state)->keep_comment(options.comment);
   return cursor(std::move(*state));
 }
 
@@ -89,7 +104,7 @@ outcome<bson::document> collection::distinct(std::string_view field, bson::docum
   cmd.append_document("query", filter);
   append_read_options(cmd, options);
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  auto reply = retryable_read(*state_, db_, cmd.view(), options);
+  auto reply = retryable_read(*state_, db_, cmd.view(), options, timeout_);
   if (!reply) return reply.error();
   const auto values = reply->view().find("values");
   if (!values) return failure(errc::unexpected_reply, "distinct reply without values");
@@ -102,7 +117,7 @@ outcome<std::int64_t> collection::estimated_document_count(const read_options& o
   bson::builder cmd;
   cmd.append_string("count", name_);
   append_read_options(cmd, options);
-  auto reply = retryable_read(*state_, db_, cmd.view(), options);
+  auto reply = retryable_read(*state_, db_, cmd.view(), options, timeout_);
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto count = n ? detail::as_integer(*n) : std::nullopt;
@@ -116,9 +131,10 @@ outcome<collection> collection::rename(std::string_view new_name, bool drop_targ
   cmd.append_string("renameCollection", db_ + "." + name_);
   cmd.append_string("to", db_ + "." + std::string(new_name));
   if (drop_target) cmd.append_bool("dropTarget", true);
-  auto reply = detail::run_command(*state_, "admin", cmd.view(), {});
+  auto reply = detail::run_command(*state_, "admin", cmd.view(),
+                                   {.limit = detail::time_limit::from(timeout_)});
   if (!reply) return reply.error();
-  return collection(state_, db_, std::string(new_name));
+  return collection(state_, db_, std::string(new_name), timeout_);
 }
 
 }  // namespace oid::mongo

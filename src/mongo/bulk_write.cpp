@@ -183,12 +183,14 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     }
   }
 
-  // One implicit session for the whole bulk write; each batch is retried on its own.
+  // One implicit session for the whole bulk write; each batch is retried on its own. One
+  // timeoutMS for all the batches (the specification's "Batching").
+  const auto limit = detail::limit_of(options.timeout, timeout_);
   detail::implicit_session session(*state_);
   std::optional<detail::lease> l;
   const bool retries = state_->effective(options.write_concern).is_acknowledged() &&
                        state_->uri.retry_writes().value_or(true);
-  if (auto first = detail::acquire_for_write(*state_, retries); first) {
+  if (auto first = detail::acquire_for_write(*state_, retries, limit ? &*limit : nullptr); first) {
     l.emplace(std::move(*first));
   } else {
     return bulk_write_error(std::move(first).error());
@@ -255,7 +257,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     auto sent = detail::execute(
         *state_, session, l,
         {.retry = multi ? detail::retry_kind::none : detail::retry_kind::write,
-         .acknowledged = acknowledged},
+         .acknowledged = acknowledged,
+         .limit = limit},
         [&](detail::attempt& a) -> outcome<done> {
           if (!acknowledged) {
             return detail::send_unacknowledged(a.conn, db_, command.view(), std::span(&seq, 1));

@@ -14,7 +14,8 @@ namespace oid::mongo {
 
 client::client(std::shared_ptr<detail::client_state> state)
     : state_(std::move(state)),
-      closer_(state_.get(), [keep = state_](void*) { detail::end_sessions(*keep); }) {}
+      closer_(state_.get(), [keep = state_](void*) { detail::end_sessions(*keep); }),
+      timeout_(state_->timeout) {}
 
 outcome<client> client::create(std::string_view uri_text) { return create(uri_text, {}); }
 
@@ -74,23 +75,25 @@ outcome<client> client::create(const mongo::uri& u, client_options options) {
 }
 
 outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {
-  return detail::run_command(*state_, db, cmd, {});
+  return detail::run_command(*state_, db, cmd, {.limit = detail::time_limit::from(timeout_)});
 }
 
 database client::database(std::string_view name) const {
-  return mongo::database(state_, std::string(name));
+  return mongo::database(state_, std::string(name), timeout_);
 }
 
 collection client::collection(std::string_view db, std::string_view name) const {
-  return mongo::collection(state_, std::string(db), std::string(name));
+  return mongo::collection(state_, std::string(db), std::string(name), timeout_);
 }
 
-outcome<std::vector<bson::document>> client::list_databases() {
+outcome<std::vector<bson::document>> client::list_databases(bson::document_view filter) {
   bson::builder cmd;
   cmd.append_int32("listDatabases", 1);
-  auto reply =
-      detail::run_command(*state_, "admin", cmd.view(),
-                          {.read = &state_->read_preference, .retry = detail::retry_kind::read});
+  if (!filter.empty()) cmd.append_document("filter", filter);
+  auto reply = detail::run_command(*state_, "admin", cmd.view(),
+                                   {.read = &state_->read_preference,
+                                    .retry = detail::retry_kind::read,
+                                    .limit = detail::time_limit::from(timeout_)});
   if (!reply) return reply.error();
   std::vector<bson::document> out;
   const auto dbs = reply->view().find("databases");

@@ -16,8 +16,8 @@
 namespace oid::mongo {
 
 collection::collection(std::shared_ptr<detail::client_state> state, std::string db,
-                       std::string name)
-    : state_(std::move(state)), db_(std::move(db)), name_(std::move(name)) {}
+                       std::string name, std::optional<std::chrono::milliseconds> timeout)
+    : state_(std::move(state)), db_(std::move(db)), name_(std::move(name)), timeout_(timeout) {}
 
 namespace {
 
@@ -36,8 +36,9 @@ outcome<insert_one_result> collection::insert_one(bson::document_view doc,
                                                   const insert_options& options) {
   // insert_many's path, without its vector of models.
   const write_model model{insert_one_model{doc}};
-  auto r = bulk_write(std::span(&model, 1),
-                      {.ordered = options.ordered, .write_concern = options.write_concern});
+  auto r = bulk_write(std::span(&model, 1), {.ordered = options.ordered,
+                                             .write_concern = options.write_concern,
+                                             .timeout = options.timeout});
   if (!r) return failure(std::move(r).error());  // one document: no partial result to speak of
   insert_one_result out;
   out.inserted = r->inserted;
@@ -52,7 +53,9 @@ bulk_write_outcome<insert_many_result> collection::insert_many(
   std::vector<write_model> models;
   models.reserve(docs.size());
   for (const auto& d : docs) models.emplace_back(insert_one_model{d});
-  auto r = bulk_write(models, {.ordered = options.ordered, .write_concern = options.write_concern});
+  auto r = bulk_write(models, {.ordered = options.ordered,
+                               .write_concern = options.write_concern,
+                               .timeout = options.timeout});
   if (!r) return std::move(r).error();
   return inserted(std::move(*r));
 }
@@ -66,7 +69,7 @@ void append_find_options(bson::builder& cmd, const find_options& o) {
   if (o.skip > 0) cmd.append_int64("skip", o.skip);
   detail::append_hint(cmd, o.hint);
   if (!o.collation.empty()) cmd.append_document("collation", o.collation);
-  if (!o.comment.empty()) cmd.append_string("comment", o.comment);
+  detail::append_comment(cmd, o.comment);
   if (!o.let.empty()) cmd.append_document("let", o.let);
   if (!o.min.empty()) cmd.append_document("min", o.min);
   if (!o.max.empty()) cmd.append_document("max", o.max);
@@ -106,10 +109,22 @@ outcome<cursor> collection::find(bson::document_view filter, const find_options&
   }
   if (options.cursor_kind != cursor_type::non_tailable) cmd.append_bool("tailable", true);
   if (options.cursor_kind == cursor_type::tailable_await) cmd.append_bool("awaitData", true);
+  const auto timeout =
+      detail::cursor_timeout_of(options.timeout, timeout_, options.timeout_mode,
+                                options.cursor_kind != cursor_type::non_tailable,
+                                options.cursor_kind == cursor_type::tailable_await);
+  if (!timeout) return timeout.error();
+  if (options.max_await_time && timeout->timeout && timeout->timeout->count() > 0 &&
+      *options.max_await_time >= *timeout->timeout) {
+    return failure(errc::invalid_argument,
+                   "find: max_await_time must be shorter than timeoutMS (each getMore would "
+                   "time out before the server answers)");
+  }
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), options.batch_size, true,
-                                          read_preference_of(options.read_preference));
+                                          read_preference_of(options.read_preference), *timeout);
   if (!state) return std::move(state).error();
   (*state)->tailable = options.cursor_kind != cursor_type::non_tailable;
+  (*state)->keep_comment(options.comment);
   (*state)->max_await_time = options.max_await_time;
   return cursor(std::move(*state));
 }
@@ -120,8 +135,11 @@ outcome<std::optional<bson::document>> collection::find_one(bson::document_view 
   cmd.append_string("find", name_).append_document("filter", filter);
   append_find_options(cmd, options);
   cmd.append_int64("limit", 1).append_bool("singleBatch", true);
+  const auto timeout =
+      detail::cursor_timeout_of(options.timeout, timeout_, options.timeout_mode, false);
+  if (!timeout) return timeout.error();
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0, true,
-                                          read_preference_of(options.read_preference));
+                                          read_preference_of(options.read_preference), *timeout);
   if (!state) return std::move(state).error();
   cursor c(std::move(*state));
   auto found = c.next();
@@ -189,12 +207,14 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter,
   cmd.open_document("cursor").close();
   detail::append_hint(cmd, options.hint);
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  if (!options.comment.empty()) cmd.append_string("comment", options.comment);
+  detail::append_comment(cmd, options.comment);
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
   const auto* where =
       options.read_preference ? &*options.read_preference : &state_->read_preference;
   auto reply = detail::run_command(*state_, db_, cmd.view(),
-                                   {.read = where, .retry = detail::retry_kind::read});
+                                   {.read = where,
+                                    .retry = detail::retry_kind::read,
+                                    .limit = detail::limit_of(options.timeout, timeout_)});
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
@@ -210,14 +230,15 @@ namespace {
 // a single-document write, retried once after a retryable error.
 outcome<bson::document> write_command(detail::client_state& s, std::string_view db,
                                       bson::document_view cmd, const write_concern& wc,
-                                      bool retryable) {
+                                      bool retryable, std::optional<detail::time_limit> limit) {
   // w: 0: no session and no retry; nothing comes back.
   const bool acknowledged = wc.is_acknowledged();
   return detail::run_command(
       s, db, cmd,
       {.retry = retryable && acknowledged ? detail::retry_kind::write : detail::retry_kind::none,
        .acknowledged = acknowledged,
-       .write_reply = true});
+       .write_reply = true,
+       .limit = limit});
 }
 
 }  // namespace
@@ -243,7 +264,8 @@ outcome<update_result> collection::update(bson::document_view filter, const upda
   if (!options.let.empty()) cmd.append_document("let", options.let);
   const auto& write_concern = state_->effective(options.write_concern);
   write_concern.append_to(cmd);
-  auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi);
+  auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
+                             detail::limit_of(options.timeout, timeout_));
   if (!reply) return reply.error();
   update_result out;
   const auto r = reply->view();
@@ -298,7 +320,8 @@ outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
   if (!options.let.empty()) cmd.append_document("let", options.let);
   const auto& write_concern = state_->effective(options.write_concern);
   write_concern.append_to(cmd);
-  auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi);
+  auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
+                             detail::limit_of(options.timeout, timeout_));
   if (!reply) return reply.error();
   return detail::int64_field(reply->view(), "n", 0);
 }
@@ -316,7 +339,8 @@ outcome<std::int64_t> collection::delete_many(bson::document_view filter,
 outcome<done> collection::drop() {
   bson::builder cmd;
   cmd.append_string("drop", name_);
-  auto reply = detail::run_command(*state_, db_, cmd.view(), {});
+  auto reply =
+      detail::run_command(*state_, db_, cmd.view(), {.limit = detail::time_limit::from(timeout_)});
   if (!reply &&
       !(reply.error().server && reply.error().server->code == server_code::namespace_not_found))
     return reply.error();

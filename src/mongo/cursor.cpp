@@ -4,6 +4,7 @@
 
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/retry.hpp"
+#include "mongo/operation/write_checks.hpp"
 #include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
@@ -15,6 +16,7 @@ using detail::implicit_session;
 using detail::int64_field;
 using detail::lease;
 using detail::retry_kind;
+using detail::time_limit;
 
 outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view batch_key) {
   reply.emplace(std::move(r));
@@ -49,22 +51,54 @@ outcome<bson::document_view> detail::cursor_state::fetch(lease& l, std::string_v
   return r;
 }
 
+void cursor_state::keep_comment(const mongo::comment& c) {
+  if (c.empty()) return;
+  bson::builder b;
+  detail::append_comment(b, c);
+  comment.emplace(std::move(b).extract());
+}
+
+outcome<detail::cursor_timeout> detail::cursor_timeout_of(
+    const std::optional<std::chrono::milliseconds>& asked,
+    const std::optional<std::chrono::milliseconds>& inherited, std::optional<timeout_mode> mode,
+    bool tailable, bool await_data) {
+  cursor_timeout t{asked ? asked : inherited,
+                   tailable ? timeout_mode::iteration : timeout_mode::cursor_lifetime};
+  t.opening_max_time = await_data || t.mode == timeout_mode::cursor_lifetime;
+  if (!mode) return t;
+  if (!t.timeout) {
+    return failure(errc::invalid_argument, "timeout_mode is set but timeoutMS is not");
+  }
+  if (tailable && *mode == timeout_mode::cursor_lifetime) {
+    return failure(errc::invalid_argument,
+                   "a tailable cursor's timeoutMS applies to each iteration: timeout_mode "
+                   "cursor_lifetime is refused");
+  }
+  t.mode = *mode;
+  t.opening_max_time = await_data || t.mode == timeout_mode::cursor_lifetime;
+  return t;
+}
+
 outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
     std::shared_ptr<client_state> client, std::string db, std::string coll, bson::document_view cmd,
-    std::int32_t batch_size, bool retryable, const read_preference* where) {
+    std::int32_t batch_size, bool retryable, const read_preference* where,
+    detail::cursor_timeout timeout) {
   auto state = std::make_unique<cursor_state>();
   state->session = implicit_session(*client);
+  state->timeout = timeout;
   std::optional<lease> l;
   bson::document_view first;
-  auto ran = execute(*client, state->session, l,
-                     {.read = where != nullptr ? where : &client->read_preference,
-                      .retry = retryable ? retry_kind::read : retry_kind::none},
-                     [&](attempt& a) -> outcome<done> {
-                       auto reply = state->fetch(a.conn, db, a.command(cmd));
-                       if (!reply) return std::move(reply).error();
-                       first = *reply;
-                       return done{};
-                     });
+  const detail::operation op{.read = where != nullptr ? where : &client->read_preference,
+                             .retry = retryable ? retry_kind::read : retry_kind::none,
+                             .limit = time_limit::from(timeout.timeout),
+                             .max_time = timeout.opening_max_time};
+  if (timeout.mode == timeout_mode::cursor_lifetime) state->limit = op.limit;
+  auto ran = execute(*client, state->session, l, op, [&](attempt& a) -> outcome<done> {
+    auto reply = state->fetch(a.conn, db, a.command(cmd));
+    if (!reply) return std::move(reply).error();
+    first = *reply;
+    return done{};
+  });
   if (!ran) return std::move(ran).error();
   l->read_preference.reset();  // getMore and killCursors follow the cursor to its server
   state->client = std::move(client);
@@ -94,6 +128,9 @@ cursor::~cursor() {
   kill.open_array("cursors").append_int64("0", state_->id).close();
   state_->session.append_lsid(kill);
   // Through the client's command path, so that command monitoring sees it.
+  // timeoutMS afresh, whatever was left of the cursor's.
+  state_->conn->limit = detail::time_limit::from(state_->timeout.timeout);
+  state_->conn->max_time = true;
   (void)detail::command(*state_->conn, state_->db, kill.view());
 }
 
@@ -110,6 +147,10 @@ bson::document_view cursor::current() const noexcept {
 outcome<bool> cursor::next() {
   if (!state_) return false;
   auto& s = *state_;
+  // The getMores of this call: bounded by the cursor's life, or by a timeout of their own.
+  std::optional<detail::time_limit> limit = s.timeout.mode == timeout_mode::iteration
+                                                ? detail::time_limit::from(s.timeout.timeout)
+                                                : s.limit;
   while (true) {
     if (s.it != s.end) {
       auto doc = s.it->get_document();
@@ -122,9 +163,11 @@ outcome<bool> cursor::next() {
       s.current = {};
       return false;
     }
-    if (s.tailable && s.polled) {
+    if (s.tailable && s.polled && !(limit && !limit->unlimited())) {
       // Tailable: the last getMore found nothing new; say so rather than poll the server in a
-      // loop. The next call asks again.
+      // loop. The next call asks again. Under a timeoutMS with a limit, the call instead waits
+      // for a document until that runs out (the specification: one timeout for all the
+      // getMores of one call), and then fails as a timeout.
       s.polled = false;
       s.current = {};
       return false;
@@ -132,9 +175,30 @@ outcome<bool> cursor::next() {
     bson::builder more;
     more.append_int64("getMore", s.id).append_string("collection", s.coll);
     if (s.batch_size > 0) more.append_int32("batchSize", s.batch_size);
-    if (s.max_await_time) more.append_int64("maxTimeMS", s.max_await_time->count());
+    if (s.comment && (*s.conn)->server().max_wire_version >= 9) {
+      more.append_element("comment", *s.comment->view().begin());
+    }
+    if (s.max_await_time) {
+      // Under timeoutMS no longer than the time left minus the round trip (at least 1 ms).
+      auto wait = *s.max_await_time;
+      if (limit && !limit->unlimited()) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            limit->deadline - std::chrono::steady_clock::now() - s.conn->min_rtt);
+        wait = std::max(std::chrono::milliseconds(1), std::min(wait, left));
+      }
+      more.append_int64("maxTimeMS", wait.count());
+    }
     s.session.append_lsid(more);
+    s.conn->limit = limit;
+    s.conn->max_time = false;  // the getMore's maxTimeMS is max_await_time's, if any
     auto reply = s.fetch(*s.conn, s.db, more.view());
+    if (!reply && s.tailable && reply.error().code == errc::timeout && !(*s.conn)->broken()) {
+      // The time ran out before the getMore was sent: the cursor is intact, and a later call
+      // may ask again.
+      s.polled = false;
+      s.current = {};
+      return std::move(reply).error();
+    }
     if (!reply) {
       if (detail::is_network_failure(reply.error())) s.session.mark_dirty();
       s.session.release();

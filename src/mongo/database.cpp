@@ -8,20 +8,23 @@
 
 namespace oid::mongo {
 
-database::database(std::shared_ptr<client_state> state, std::string name)
-    : state_(std::move(state)), name_(std::move(name)) {}
+database::database(std::shared_ptr<client_state> state, std::string name,
+                   std::optional<std::chrono::milliseconds> timeout)
+    : state_(std::move(state)), name_(std::move(name)), timeout_(timeout) {}
 
 collection database::collection(std::string_view name) const {
-  return mongo::collection(state_, name_, std::string(name));
+  return mongo::collection(state_, name_, std::string(name), timeout_);
 }
 
 outcome<bson::document> database::run_command(bson::document_view command) {
-  return detail::run_command(*state_, name_, command, {});
+  return detail::run_command(*state_, name_, command,
+                             {.limit = detail::time_limit::from(timeout_)});
 }
 
 outcome<bson::document> database::run_command(bson::document_view command,
                                               const read_preference& where) {
-  return detail::run_command(*state_, name_, command, {.read = &where});
+  return detail::run_command(*state_, name_, command,
+                             {.read = &where, .limit = detail::time_limit::from(timeout_)});
 }
 
 outcome<std::vector<bson::document>> database::list_collections(bson::document_view filter) {
@@ -29,7 +32,8 @@ outcome<std::vector<bson::document>> database::list_collections(bson::document_v
   cmd.append_int32("listCollections", 1);
   if (!filter.empty()) cmd.append_document("filter", filter);
   cmd.open_document("cursor").close();
-  auto state = detail::cursor_state::open(state_, name_, "$cmd.listCollections", cmd.view(), 0);
+  auto state = detail::cursor_state::open(state_, name_, "$cmd.listCollections", cmd.view(), 0,
+                                          true, nullptr, {.timeout = timeout_});
   if (!state) return std::move(state).error();
   mongo::cursor c(std::move(*state));
   return detail::read_all(c);
@@ -59,7 +63,8 @@ outcome<done> database::create_collection(std::string_view name, bson::document_
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
-  auto reply = detail::run_command(*state_, name_, cmd.view(), {});
+  auto reply = detail::run_command(*state_, name_, cmd.view(),
+                                   {.limit = detail::time_limit::from(timeout_)});
   if (!reply) return std::move(reply).error();
   return done{};
 }
@@ -89,7 +94,8 @@ outcome<done> database::create_collection(std::string_view name,
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
-  auto reply = detail::run_command(*state_, name_, cmd.view(), {});
+  auto reply = detail::run_command(*state_, name_, cmd.view(),
+                                   {.limit = detail::time_limit::from(timeout_)});
   if (!reply) return std::move(reply).error();
   return done{};
 }
@@ -97,7 +103,8 @@ outcome<done> database::create_collection(std::string_view name,
 outcome<done> database::drop() {
   bson::builder cmd;
   cmd.append_int32("dropDatabase", 1);
-  auto reply = detail::run_command(*state_, name_, cmd.view(), {});
+  auto reply = detail::run_command(*state_, name_, cmd.view(),
+                                   {.limit = detail::time_limit::from(timeout_)});
   if (!reply) return std::move(reply).error();
   return done{};
 }

@@ -31,6 +31,7 @@ class category final : public std::error_category {
     case errc::revision_not_found: return "GridFS revision not found";
     case errc::corrupt_file: return "GridFS file corrupt";
     case errc::stream_failed: return "stream read or write failed";
+    case errc::invalid_argument: return "invalid argument";
     case errc::tls_failed: return "TLS failed";
     case errc::crypto_failed: return "a cryptographic primitive (OpenSSL) failed";
     case errc::end_marker: break;

@@ -37,7 +37,8 @@ void append_common(bson::builder& cmd, const modify_common& common) {
 // Runs the command and returns its `value`: a document, or nothing for null. Unacknowledged
 // (w: 0): sent with moreToCome, nothing read, nothing returned (as the CRUD specification has it).
 outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_view db,
-                                           bson::document_view cmd, const write_concern& wc) {
+                                           bson::document_view cmd, const write_concern& wc,
+                                           std::optional<detail::time_limit> limit) {
   // A single-document write: retryable, and its writeConcernError a failure. w: 0: no session,
   // no retry, nothing comes back.
   const bool acknowledged = wc.is_acknowledged();
@@ -45,7 +46,8 @@ outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_
       s, db, cmd,
       {.retry = acknowledged ? detail::retry_kind::write : detail::retry_kind::none,
        .acknowledged = acknowledged,
-       .write_reply = true});
+       .write_reply = true,
+       .limit = limit});
   if (!reply) return reply.error();
   if (!acknowledged) return std::optional<bson::document>();
   const auto r = reply->view();
@@ -60,7 +62,8 @@ outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_
 outcome<std::optional<bson::document>> modify(detail::client_state& s, std::string_view db,
                                               std::string_view coll, bson::document_view filter,
                                               const update_spec& change,
-                                              const find_one_and_modify_options& options) {
+                                              const find_one_and_modify_options& options,
+                                              std::optional<detail::time_limit> limit) {
   bson::builder cmd;
   cmd.append_string("findAndModify", coll).append_document("query", filter);
   detail::append_update(cmd, "update", change);
@@ -73,7 +76,7 @@ outcome<std::optional<bson::document>> modify(detail::client_state& s, std::stri
   const auto& wc = s.effective(options.write_concern);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
                       options.max_time, wc, options.let});
-  return run(s, db, cmd.view(), wc);
+  return run(s, db, cmd.view(), wc, limit);
 }
 
 }  // namespace
@@ -84,7 +87,8 @@ outcome<std::optional<bson::document>> collection::find_one_and_update(
   if (auto bad = detail::check_update(update, !options.array_filters.empty())) {
     return std::move(*bad);
   }
-  return modify(*state_, db_, name_, filter, update, options);
+  return modify(*state_, db_, name_, filter, update, options,
+                detail::limit_of(options.timeout, timeout_));
 }
 
 outcome<std::optional<bson::document>> collection::find_one_and_replace(
@@ -92,7 +96,8 @@ outcome<std::optional<bson::document>> collection::find_one_and_replace(
     const find_one_and_modify_options& options) {
   if (!detail::is_replacement(replacement)) return detail::not_a_replacement();
   if (!options.array_filters.empty()) return detail::array_filters_in_a_replacement();
-  return modify(*state_, db_, name_, filter, replacement, options);
+  return modify(*state_, db_, name_, filter, replacement, options,
+                detail::limit_of(options.timeout, timeout_));
 }
 
 outcome<std::optional<bson::document>> collection::find_one_and_delete(
@@ -103,7 +108,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_delete(
   const auto& wc = state_->effective(options.write_concern);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
                       options.max_time, wc, options.let});
-  return run(*state_, db_, cmd.view(), wc);
+  return run(*state_, db_, cmd.view(), wc, detail::limit_of(options.timeout, timeout_));
 }
 
 }  // namespace oid::mongo

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "mongo/operation/time_limit.hpp"
+
 namespace oid::mongo {
 
 namespace {
@@ -131,6 +133,29 @@ std::optional<std::size_t> read_some(std::istream& in, std::span<std::uint8_t> b
 
 // ---- the bucket -----------------------------------------------------------------------------
 
+// One timeoutMS for a whole call of the bucket (the GridFS section of the client-side operations
+// timeout specification): each command of an upload, a download, a delete, a rename or a drop
+// gets what is left of the bucket's timeoutMS (its database's), not a timeout of its own. Without
+// timeoutMS the collections are used as they are.
+class gridfs_bucket::whole_operation {
+ public:
+  explicit whole_operation(const gridfs_bucket& b)
+      : bucket_(b), limit_(detail::time_limit::from(b.files_.timeout())) {}
+  // The files and chunks collections with the time that is left: 0 (no limit) for timeoutMS 0,
+  // at least 1 ms otherwise (a command given 1 ms that is already gone fails as a timeout).
+  mongo::collection files() const { return bound(bucket_.files_); }
+  mongo::collection chunks() const { return bound(bucket_.chunks_); }
+
+ private:
+  mongo::collection bound(const mongo::collection& c) const {
+    if (!limit_) return c;
+    if (limit_->unlimited()) return c.with_timeout(std::chrono::milliseconds(0));
+    return c.with_timeout(std::max(std::chrono::milliseconds(1), limit_->remaining()));
+  }
+  const gridfs_bucket& bucket_;
+  std::optional<detail::time_limit> limit_;
+};
+
 gridfs_bucket database::gridfs_bucket(gridfs_bucket_options options) const {
   const std::string prefix = options.bucket_name;
   return mongo::gridfs_bucket(collection(prefix + ".files"), collection(prefix + ".chunks"),
@@ -144,7 +169,7 @@ gridfs_bucket::gridfs_bucket(mongo::collection files, mongo::collection chunks,
       options_(std::move(options)),
       indexed_(std::make_shared<std::atomic<bool>>(false)) {}
 
-outcome<done> gridfs_bucket::ensure_indexes() {
+outcome<done> gridfs_bucket::ensure_indexes(const whole_operation& op) {
   if (indexed_->load()) return done{};
   // Only a bucket whose files collection is empty gets its indexes made: one in use has them,
   // or its owner chose otherwise. Read on the primary, where the writes go.
@@ -153,15 +178,15 @@ outcome<done> gridfs_bucket::ensure_indexes() {
   id_only.append_int32("_id", 1);
   probe.projection = id_only.view();
   probe.read_preference = read_preference{};
-  auto any = files_.find_one({}, probe);
+  auto any = op.files().find_one({}, probe);
   if (!any) return std::move(any).error();
   if (!*any) {
     bson::builder files_keys;
     files_keys.append_int32("filename", 1).append_int32("uploadDate", 1);
-    if (auto r = ensure_index(files_, files_keys.view(), false); !r) return r;
+    if (auto r = ensure_index(op.files(), files_keys.view(), false); !r) return r;
     bson::builder chunk_keys;
     chunk_keys.append_int32("files_id", 1).append_int32("n", 1);
-    if (auto r = ensure_index(chunks_, chunk_keys.view(), true); !r) return r;
+    if (auto r = ensure_index(op.chunks(), chunk_keys.view(), true); !r) return r;
   }
   indexed_->store(true);
   return done{};
@@ -206,7 +231,8 @@ outcome<done> gridfs_bucket::upload(bson::element id, std::string_view filename,
                 std::to_string(max_chunk_size);
     return f;
   }
-  if (auto r = ensure_indexes(); !r) return r;
+  const whole_operation op(*this);
+  if (auto r = ensure_indexes(op); !r) return r;
 
   insert_options writes;
   writes.write_concern = options_.write_concern;
@@ -226,7 +252,7 @@ outcome<done> gridfs_bucket::upload(bson::element id, std::string_view filename,
         filter.append_object_id(std::to_string(i - at), written[i]);
       }
       filter.close().close();
-      (void)chunks_.delete_many(filter.view(), w);
+      (void)op.chunks().delete_many(filter.view(), w);
     }
     return f;
   };
@@ -275,7 +301,7 @@ outcome<done> gridfs_bucket::upload(bson::element id, std::string_view filename,
     if (batch.empty()) break;
     views.clear();
     for (const auto& d : batch) views.push_back(d.view());
-    auto inserted = chunks_.insert_many(views, writes);
+    auto inserted = op.chunks().insert_many(views, writes);
     // Ordered inserts: what went before the first refused chunk is stored.
     const std::size_t stored =
         inserted ? batch.size()
@@ -303,7 +329,7 @@ outcome<done> gridfs_bucket::upload(bson::element id, std::string_view filename,
   }
   if (!options.metadata.empty()) file.append_document("metadata", options.metadata);
   const bson::document file_doc = std::move(file).extract();
-  auto stored = files_.insert_one(file_doc.view(), writes);
+  auto stored = op.files().insert_one(file_doc.view(), writes);
   if (!stored) return abandon(std::move(stored).error());
   return done{};
 }
@@ -314,10 +340,11 @@ outcome<std::uint64_t> gridfs_bucket::download_to_stream(bson::element id, std::
   const bson::document filter = equals("_id", id);
   find_options o;
   o.read_preference = options_.read_preference;
-  auto file = files_.find_one(filter.view(), o);
+  const whole_operation op(*this);
+  auto file = op.files().find_one(filter.view(), o);
   if (!file) return std::move(file).error();
   if (!*file) return problem(errc::file_not_found, "GridFS: no file with that _id");
-  return download((*file)->view(), out);
+  return download((*file)->view(), out, op);
 }
 
 outcome<std::uint64_t> gridfs_bucket::download_to_stream(const object_id& id, std::ostream& out) {
@@ -340,13 +367,14 @@ outcome<std::uint64_t> gridfs_bucket::download_to_stream_by_name(std::string_vie
   o.skip = revision >= 0 ? revision : -static_cast<std::int64_t>(revision) - 1;
   o.limit = 1;
   o.read_preference = options_.read_preference;
-  auto file = files_.find_one(filter.view(), o);
+  const whole_operation op(*this);
+  auto file = op.files().find_one(filter.view(), o);
   if (!file) return std::move(file).error();
-  if (*file) return download((*file)->view(), out);
+  if (*file) return download((*file)->view(), out, op);
   // No such revision: is there any file of that name?
   find_options any;
   any.read_preference = options_.read_preference;
-  auto first = files_.find_one(filter.view(), any);
+  auto first = op.files().find_one(filter.view(), any);
   if (!first) return std::move(first).error();
   if (!*first) {
     return problem(errc::file_not_found, "GridFS: no file named '" + std::string(filename) + "'");
@@ -355,7 +383,8 @@ outcome<std::uint64_t> gridfs_bucket::download_to_stream_by_name(std::string_vie
                                                "' has no revision " + std::to_string(revision));
 }
 
-outcome<std::uint64_t> gridfs_bucket::download(bson::document_view file, std::ostream& out) {
+outcome<std::uint64_t> gridfs_bucket::download(bson::document_view file, std::ostream& out,
+                                               const whole_operation& op) {
   const auto id = file.find("_id");
   const auto length_e = file.find("length");
   const auto chunk_e = file.find("chunkSize");
@@ -385,7 +414,8 @@ outcome<std::uint64_t> gridfs_bucket::download(bson::document_view file, std::os
   // 16 MiB reply a server may send (FerretDB v1 does not cut batches by size itself).
   o.batch_size = static_cast<std::int32_t>(std::max<std::int64_t>(1, (8 << 20) / chunk_size));
   o.read_preference = options_.read_preference;
-  auto cur = chunks_.find(filter.view(), o);
+  // The chunks' cursor lives within what is left (timeout_mode cursor_lifetime, the default).
+  auto cur = op.chunks().find(filter.view(), o);
   if (!cur) return std::move(cur).error();
   std::int64_t expected = 0;
   std::uint64_t written = 0;
@@ -444,10 +474,11 @@ outcome<done> gridfs_bucket::delete_file(bson::element id) {
   write_options w;
   w.write_concern = options_.write_concern;
   const bson::document filter = equals("_id", id);
-  auto removed = files_.delete_one(filter.view(), w);
+  const whole_operation op(*this);
+  auto removed = op.files().delete_one(filter.view(), w);
   if (!removed) return std::move(removed).error();
   const bson::document chunks = equals("files_id", id);
-  auto gone = chunks_.delete_many(chunks.view(), w);
+  auto gone = op.chunks().delete_many(chunks.view(), w);
   if (!gone) return std::move(gone).error();
   if (*removed == 0) return problem(errc::file_not_found, "GridFS: no file with that _id");
   return done{};
@@ -466,7 +497,8 @@ outcome<done> gridfs_bucket::delete_by_name(std::string_view filename) {
   id_only.append_int32("_id", 1);
   o.projection = id_only.view();
   o.read_preference = read_preference{};  // the primary, where the deletes go
-  auto cur = files_.find(filter.view(), o);
+  const whole_operation op(*this);
+  auto cur = op.files().find(filter.view(), o);
   if (!cur) return std::move(cur).error();
   // The ids first, then the deletes: `$in` of every id, in batches that stay well inside a
   // message.
@@ -496,9 +528,9 @@ outcome<done> gridfs_bucket::delete_by_name(std::string_view filename) {
     }
     in_files.close().close();
     in_chunks.close().close();
-    auto f = files_.delete_many(in_files.view(), w);
+    auto f = op.files().delete_many(in_files.view(), w);
     if (!f) return std::move(f).error();
-    auto c = chunks_.delete_many(in_chunks.view(), w);
+    auto c = op.chunks().delete_many(in_chunks.view(), w);
     if (!c) return std::move(c).error();
   }
   return done{};
@@ -533,8 +565,9 @@ outcome<done> gridfs_bucket::rename_by_name(std::string_view filename,
 }
 
 outcome<done> gridfs_bucket::drop() {
-  if (auto r = files_.drop(); !r) return r;
-  if (auto r = chunks_.drop(); !r) return r;
+  const whole_operation op(*this);
+  if (auto r = op.files().drop(); !r) return r;
+  if (auto r = op.chunks().drop(); !r) return r;
   indexed_->store(false);
   return done{};
 }

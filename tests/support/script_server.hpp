@@ -197,6 +197,19 @@ class script_server {
   std::atomic<int> accepted_{0}, concurrent_{0}, max_concurrent_{0};
 };
 
+/// A loopback port that was free a moment ago: nothing listens there (connections are refused).
+inline int unused_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
 inline document ok_reply() {
   builder b;
   b.append_double("ok", 1.0);

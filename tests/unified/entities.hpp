@@ -151,6 +151,8 @@ struct op_outcome {
   std::optional<bson::document> result;
   /// A cursor the operation made (createFindCursor, ...), for saveResultAsEntity.
   std::unique_ptr<mongo::cursor> cursor;
+  /// The collection createCollection made, for saveResultAsEntity.
+  std::optional<collection_entity> collection;
   /// The failure, when the operation failed.
   std::optional<mongo::failure> error;
   /// True when oid refused the operation before sending anything (the format's isClientError).

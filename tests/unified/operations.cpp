@@ -486,6 +486,22 @@ class args {
     if (!n) return std::nullopt;
     return std::chrono::milliseconds(*n);
   }
+  // timeoutMS (the client-side operations timeout): at least 0.
+  std::optional<std::chrono::milliseconds> timeout() {
+    auto n = integer("timeoutMS");
+    if (!n) return std::nullopt;
+    if (*n < 0) malformed("`timeoutMS` is negative");
+    return std::chrono::milliseconds(*n);
+  }
+  // timeoutMode: "cursorLifetime" or "iteration".
+  std::optional<mongo::timeout_mode> timeout_mode() {
+    auto s = string("timeoutMode");
+    if (!s) return std::nullopt;
+    if (*s == "cursorLifetime") return mongo::timeout_mode::cursor_lifetime;
+    if (*s == "iteration") return mongo::timeout_mode::iteration;
+    malformed("`timeoutMode` is neither cursorLifetime nor iteration");
+    return std::nullopt;
+  }
 
   // oid cannot send the value of an argument it has: "<op>: no <what> `<key>`" (the first
   // refusal counts).
@@ -588,6 +604,7 @@ std::optional<mongo::update_spec> read_update(args& a, std::string_view key,
 // What an entity's options (collectionOptions, databaseOptions) ask, as far as oid can honour it.
 struct entity_options {
   mongo::write_concern write_concern;
+  std::optional<std::chrono::milliseconds> timeout;  // timeoutMS
   std::string read_gap;  // not empty: reads cannot honour the options ("collection-level `x`")
   std::string all_gap;   // not empty: no operation can
 };
@@ -697,6 +714,8 @@ entity_options read_entity_options(document_view options, std::string_view level
       } else {
         out.write_concern = *wc;
       }
+    } else if (k == "timeoutMS" && (e.get_int32() || e.get_int64())) {
+      out.timeout = std::chrono::milliseconds(e.get_int32() ? *e.get_int32() : *e.get_int64());
     } else if (out.all_gap.empty()) {
       out.all_gap = "no " + lv + str(k) + "`";
     }
@@ -932,6 +951,18 @@ op_outcome find_op(collection_context& c, args& a, std::string_view op) {
     o.limit = *n;
   }
   o.batch_size = read_batch_size(a);
+  o.timeout_mode = a.timeout_mode();
+  if (auto e = a.get("comment")) o.comment = *e;
+  if (auto type = a.string("cursorType")) {
+    if (*type == "tailable") {
+      o.cursor_kind = mongo::cursor_type::tailable;
+    } else if (*type == "tailableAwait") {
+      o.cursor_kind = mongo::cursor_type::tailable_await;
+    } else if (*type != "nonTailable") {
+      a.malformed("`cursorType` is not tailable, tailableAwait or nonTailable");
+    }
+  }
+  if (auto n = a.integer("maxAwaitTimeMS")) o.max_await_time = std::chrono::milliseconds(*n);
   if (a.refused()) return a.refusal();
   auto cur = c.coll.find(filter, o);
   if (op != "createFindCursor") return all_documents(std::move(cur));
@@ -960,14 +991,18 @@ op_outcome aggregate_op(collection_context& c, args& a) {
   }
   o.let = a.document("let");
   o.write_concern = c.options.write_concern;
+  o.timeout_mode = a.timeout_mode();
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   return all_documents(c.coll.aggregate(*pipeline, o));
 }
 
 op_outcome count_documents(collection_context& c, args& a) {
   const auto filter = a.document("filter", true);
+  mongo::count_options o;
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
-  auto n = c.coll.count_documents(filter);
+  auto n = c.coll.count_documents(filter, o);
   if (!n) return failed(std::move(n).error());
   return with_result(result_int64(*n));
 }
@@ -975,6 +1010,7 @@ op_outcome count_documents(collection_context& c, args& a) {
 op_outcome estimated_document_count(collection_context& c, args& a) {
   mongo::read_options o;
   o.max_time = a.max_time();
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   auto n = c.coll.estimated_document_count(o);
   if (!n) return failed(std::move(n).error());
@@ -987,6 +1023,7 @@ op_outcome distinct_op(collection_context& c, args& a) {
   mongo::read_options o;
   o.max_time = a.max_time();
   o.collation = a.document("collation");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   auto values = c.coll.distinct(*field, filter, o);
   if (!values) return failed(std::move(values).error());
@@ -1169,6 +1206,8 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
                                [&](const entry& e) { return e.name == op; });
   if (it == std::end(table)) return unsupported(str(op) + ": no such operation on a collection");
   args a(op, arguments);
+  // timeoutMS of the operation: the collection's handle with it is the same as the option.
+  if (auto t = a.timeout()) c.coll = c.coll.with_timeout(*t);
   // Refused with the arguments' refusals: a test file's error in them counts first.
   if (auto gap = option_gap(c.options, op, it->kind); !gap.empty()) a.lacks(gap);
   if (op == "insertOne") return insert_one(c, a);
@@ -1221,8 +1260,11 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
 
 op_outcome list_databases(mongo::client& client, std::string_view op, document_view arguments) {
   args a(op, arguments);
+  const auto filter = a.document("filter");
+  auto handle = client;
+  if (auto t = a.timeout()) handle = client.with_timeout(*t);
   if (a.refused()) return a.refusal();
-  auto dbs = client.list_databases();
+  auto dbs = handle.list_databases(filter);
   if (op == "listDatabaseNames") return names_of(std::move(dbs));
   if (!dbs) return failed(std::move(dbs).error());
   return with_result(result_documents(*dbs));
@@ -1239,6 +1281,10 @@ op_outcome run_client_operation(mongo::client& client, std::string_view op,
 op_outcome run_database_operation(mongo::client& client, const database_entity& db,
                                   std::string_view op, document_view arguments) {
   args a(op, arguments);
+  const auto options = read_entity_options(db.options.view(), "database", client);
+  auto handle = client.database(db.name);
+  if (options.timeout) handle = handle.with_timeout(*options.timeout);
+  if (auto t = a.timeout()) handle = handle.with_timeout(*t);
   if (op == "runCommand") {
     // runCommand inherits none of the database's options (the format's runCommand section).
     const auto command = a.document("command", true);
@@ -1254,24 +1300,37 @@ op_outcome run_database_operation(mongo::client& client, const database_entity& 
       }
     }
     if (a.refused()) return a.refusal();
-    auto reply = client.run_command(db.name, command);
+    auto reply = handle.run_command(command);
     if (!reply) return failed(std::move(reply).error());
     return with_result(result_document(reply->view()));
+  }
+  if (op == "createCollection") {
+    // The collection's name, and the create command's other fields as they are.
+    const auto name = a.string("collection", true);
+    bson::builder options;
+    for (const auto& e : arguments) {
+      if (e.key() == "collection") continue;
+      if (auto v = a.get(e.key())) options.append_element(e.key(), *v);
+    }
+    if (a.refused()) return a.refusal();
+    auto out = nothing_or_failure(handle.create_collection(*name, options.view()));
+    if (!out.error) out.collection = collection_entity{db.client, db.name, str(*name), {}};
+    return out;
   }
   const bool known = op == "listCollections" || op == "listCollectionNames" ||
                      op == "listCollectionObjects" || op == "dropCollection";
   if (!known) return unsupported(str(op) + ": no such operation on a database");
-  const auto options = read_entity_options(db.options.view(), "database", client);
   const auto kind = op == "dropCollection" ? op_kind::write_without_wc : op_kind::read;
   // Refused with the arguments' refusals: a test file's error in them counts first.
   if (auto gap = option_gap(options, op, kind); !gap.empty()) a.lacks(gap);
   if (op == "dropCollection") {
     const auto name = a.string("collection", true);
     if (a.refused()) return a.refusal();
-    return nothing_or_failure(client.collection(db.name, *name).drop());
+    return nothing_or_failure(handle.collection(*name).drop());
   }
+  const auto filter = a.document("filter");
   if (a.refused()) return a.refusal();
-  auto colls = client.list_collections(db.name);
+  auto colls = handle.list_collections(filter);
   if (op == "listCollectionNames") return names_of(std::move(colls));
   if (!colls) return failed(std::move(colls).error());
   return with_result(result_documents(*colls));
@@ -1350,7 +1409,11 @@ op_outcome run_bucket_operation(mongo::client& client, const bucket_entity& enti
       return unsupported(str(op) + ": no bucket-level `" + str(e.key()) + "`");
     }
   }
-  auto bucket = client.database(entity.database).gridfs_bucket(options);
+  // timeoutMS of the operation: a bucket of the database with it (a bucket inherits its
+  // database's), which is the same.
+  auto db = client.database(entity.database);
+  if (auto t = a.timeout()) db = db.with_timeout(*t);
+  auto bucket = db.gridfs_bucket(options);
   const auto upload_options = [&](mongo::gridfs_upload_options& o) {
     if (auto n = a.integer("chunkSizeBytes")) o.chunk_size_bytes = static_cast<std::int32_t>(*n);
     o.metadata = a.document("metadata");
@@ -1448,6 +1511,7 @@ op_outcome run_entity_operation(entity_map& entities, std::string_view object,
     }
     collection_context c{client->collection(coll->database, coll->name),
                          read_entity_options(coll->options.view(), "collection", *client)};
+    if (c.options.timeout) c.coll = c.coll.with_timeout(*c.options.timeout);
     return run_collection_operation(c, name, arguments);
   }
   if (auto* db = entities.find<database_entity>(object)) {

@@ -350,7 +350,8 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
     std::string_view object, name, args, want;
   };
   const test_case cases[] = {
-      {"collection0", "find", R"({"filter": {}, "comment": "hi"})", "find: no `comment` option"},
+      {"collection0", "find", R"({"filter": {}, "allowPartialResults": true})",
+       "find: no `allowPartialResults` option"},
       {"collection0", "insertOne", R"({"document": {}, "session": "session0"})",
        "insertOne: no `session` option"},
       {"collection0", "insertOne", R"({"document": {}, "bypassDocumentValidation": true})",
@@ -385,14 +386,13 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
        "createChangeStream: no such operation on a collection"},
       {"client0", "clientBulkWrite", R"({"models": []})",
        "clientBulkWrite: no such operation on a client"},
-      {"client0", "listDatabases", R"({"filter": {}})", "listDatabases: no `filter` option"},
-      {"database0", "createCollection", R"({"collection": "c"})",
-       "createCollection: no such operation on a database"},
+      {"client0", "listDatabases", R"({"nameOnly": true})", "listDatabases: no `nameOnly` option"},
       {"database0", "aggregate", R"({"pipeline": []})",
        "aggregate: no such operation on a database"},
       {"database0", "createCommandCursor", R"({"commandName": "find", "command": {"find": "c"}})",
        "createCommandCursor: no such operation on a database"},
-      {"database0", "listCollections", R"({"filter": {}})", "listCollections: no `filter` option"},
+      {"database0", "listCollections", R"({"nameOnly": true})",
+       "listCollections: no `nameOnly` option"},
       {"database0", "runCommand",
        R"({"commandName": "ping", "command": {"ping": 1}, "readPreference": {"mode": "secondary"}})",
        "runCommand: no non-primary `readPreference`"},
@@ -508,10 +508,14 @@ TEST_F(UnifiedOperationsTest, EntityOptions) {
   add_collection("fsync", R"({"writeConcern": {"w": 1, "fsync": true}})");
   r = run("fsync", "insertOne", R"({"document": {"_id": 13}})");
   EXPECT_EQ(r.unsupported, "insertOne: no collection-level `writeConcern.fsync`");
-  // timeoutMS: nothing can honour it.
-  add_collection("withTimeout", R"({"timeoutMS": 100})");
+  // timeoutMS: the collection's handle takes it, and the operation runs under it.
+  add_collection("withTimeout", R"({"timeoutMS": 5000})");
   r = run("withTimeout", "insertOne", R"({"document": {"_id": 12}})");
-  EXPECT_EQ(r.unsupported, "insertOne: no collection-level `timeoutMS`");
+  EXPECT_EQ(result(r), R"({"v":{"insertedId":12}})") << what(r);
+  // An option nothing in oid can honour.
+  add_collection("withUnknown", R"({"encryptedFields": {}})");
+  r = run("withUnknown", "insertOne", R"({"document": {"_id": 14}})");
+  EXPECT_EQ(r.unsupported, "insertOne: no collection-level `encryptedFields`");
   // A read preference other than the client's.
   ASSERT_TRUE(entities_.add("secondaryDb", database_entity{"client0", db_, doc(R"({"readPreference":
                                                                    {"mode": "secondary"}})")}));

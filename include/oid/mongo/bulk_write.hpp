@@ -17,6 +17,7 @@
 //     }
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <oid/bson/document.hpp>
@@ -123,6 +124,9 @@ struct bulk_write_options {
   /// Variables the filters and updates read as `$$name` (`let`; sent with the update and delete
   /// commands, not with inserts).
   bson::document_view let{};
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 /// An `_id` and the position, in the models passed to `bulk_write`, of the write that made it.

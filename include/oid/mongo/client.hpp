@@ -35,6 +35,7 @@
 //     auto cur = people.find(filter, {.limit = 10});   // outcome<cursor>
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <oid/bson/document.hpp>
@@ -49,6 +50,7 @@
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -120,8 +122,9 @@ class client {
   mongo::database database(std::string_view name) const;
   /// A collection handle (no server round trip); the same as `database(db).collection(name)`.
   mongo::collection collection(std::string_view db, std::string_view name) const;
-  /// `listDatabases`: one document per database (`name`, `sizeOnDisk`, `empty`).
-  outcome<std::vector<bson::document>> list_databases();
+  /// `listDatabases`: one document per database (`name`, `sizeOnDisk`, `empty`), those matching
+  /// `filter` when it is not empty (e.g. `{name: {$regex: "^shop"}}`).
+  outcome<std::vector<bson::document>> list_databases(bson::document_view filter = {});
   /// `listCollections` of `db`: one document per collection (`name`, `type`, `options`, ...);
   /// the same as `database(db).list_collections()`.
   outcome<std::vector<bson::document>> list_collections(std::string_view db);
@@ -132,11 +135,23 @@ class client {
   /// The connection string this client was made from.
   const mongo::uri& uri() const noexcept;
 
+  /// timeoutMS of this handle's operations (see `client_settings::timeout`): the connection
+  /// string's or the options', unless `with_timeout` changed it.
+  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return timeout_; }
+  /// A copy (sharing the pools) whose operations, and the databases and collections it opens,
+  /// have timeoutMS `t` (0: no limit).
+  client with_timeout(std::chrono::milliseconds t) const {
+    auto copy = *this;
+    copy.timeout_ = t;
+    return copy;
+  }
+
  private:
   explicit client(std::shared_ptr<client_state> state);
   std::shared_ptr<client_state> state_;
   // Shared by the copies of this client: the last one to go sends endSessions.
   std::shared_ptr<void> closer_;
+  std::optional<std::chrono::milliseconds> timeout_;
 };
 
 }  // namespace oid::mongo

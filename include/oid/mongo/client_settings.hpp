@@ -64,6 +64,13 @@ struct client_settings {
   std::optional<std::string> app_name;  ///< appName (at most 128 bytes)
 
   // Timeouts.
+  /// timeoutMS: the time one operation may take from start to finish, server selection, connection
+  /// checkout and opening, every read and write and the retries included (0: no limit, but
+  /// serverSelectionTimeoutMS and connectTimeoutMS still bound selection and opening). Unset: the
+  /// legacy timeouts below apply; set, socketTimeoutMS, waitQueueTimeoutMS and wTimeoutMS are
+  /// ignored and a timeout is always `errc::timeout`. Databases, collections and each operation
+  /// may set their own.
+  std::optional<std::chrono::milliseconds> timeout;
   std::optional<std::chrono::milliseconds> connect_timeout;           ///< default 10 s
   std::optional<std::chrono::milliseconds> socket_timeout;            ///< default 2 min
   std::optional<std::chrono::milliseconds> server_selection_timeout;  ///< default 30 s

@@ -61,7 +61,7 @@ struct find_options {
   std::optional<std::chrono::milliseconds> max_time{};
   index_hint hint{};                ///< the index to use (empty: the server's choice)
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
-  std::string_view comment{};       ///< a note the server logs and profiles with the query
+  mongo::comment comment{};         ///< a note the server logs and profiles with the query
   bson::document_view let{};        ///< variables the filter reads as `$$name`
   bson::document_view min{};        ///< the index bounds' lower end, inclusive (with `hint`)
   bson::document_view max{};        ///< the index bounds' upper end, exclusive (with `hint`)
@@ -82,6 +82,12 @@ struct find_options {
   std::optional<std::chrono::milliseconds> max_await_time{};
   /// Where to read (default: the client's read preference); getMores follow the cursor.
   std::optional<mongo::read_preference> read_preference{};
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
+  /// With `timeout`: whether it bounds the cursor's whole life (the default for a cursor that
+  /// ends) or each call that reads more (the default for a tailable one, and its only mode).
+  std::optional<mongo::timeout_mode> timeout_mode{};
 };
 
 /// Options of `insert_one` and `insert_many`.
@@ -90,6 +96,9 @@ struct insert_options {
   bool ordered = true;
   /// The write concern (default: the server's, w: 1).
   mongo::write_concern write_concern{};
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 /// The result of inserts: the `_id` of every document sent, in order, as one-field documents
@@ -297,16 +306,28 @@ class collection {
   /// The collection name.
   const std::string& name() const noexcept { return name_; }
 
+  /// timeoutMS for this handle's operations (see `client_settings::timeout`), inherited from
+  /// the database; unset: the legacy timeouts.
+  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return timeout_; }
+  /// A copy whose operations have timeoutMS `t` (0: no limit). What it opens inherits it.
+  collection with_timeout(std::chrono::milliseconds t) const {
+    auto copy = *this;
+    copy.timeout_ = t;
+    return copy;
+  }
+
  private:
   friend class client;
   friend class database;
-  collection(std::shared_ptr<client_state> state, std::string db, std::string name);
+  collection(std::shared_ptr<client_state> state, std::string db, std::string name,
+             std::optional<std::chrono::milliseconds> timeout);
   outcome<update_result> update(bson::document_view filter, const update_spec& update, bool multi,
                                 const write_options& options);
   outcome<std::int64_t> remove(bson::document_view filter, bool multi,
                                const write_options& options);
   std::shared_ptr<client_state> state_;
   std::string db_, name_;
+  std::optional<std::chrono::milliseconds> timeout_;
 };
 
 }  // namespace oid::mongo

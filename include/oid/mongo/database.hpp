@@ -7,6 +7,7 @@
 //   auto stats = db.run_command(oid::bson::from_json(R"({"dbStats": 1})").value());
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <oid/bson/document.hpp>
@@ -56,6 +57,16 @@ class database {
   /// The database's name.
   const std::string& name() const noexcept { return name_; }
 
+  /// timeoutMS for this handle's operations (see `client_settings::timeout`), inherited from
+  /// the client; unset: the legacy timeouts.
+  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return timeout_; }
+  /// A copy whose operations have timeoutMS `t` (0: no limit). What it opens inherits it.
+  database with_timeout(std::chrono::milliseconds t) const {
+    auto copy = *this;
+    copy.timeout_ = t;
+    return copy;
+  }
+
   /// A collection of this database (no server round trip).
   mongo::collection collection(std::string_view name) const;
 
@@ -89,9 +100,11 @@ class database {
 
  private:
   friend class client;
-  database(std::shared_ptr<client_state> state, std::string name);
+  database(std::shared_ptr<client_state> state, std::string name,
+           std::optional<std::chrono::milliseconds> timeout);
   std::shared_ptr<client_state> state_;
   std::string name_;
+  std::optional<std::chrono::milliseconds> timeout_;
 };
 
 }  // namespace oid::mongo

@@ -43,6 +43,8 @@ enum class errc {
   revision_not_found,  ///< the GridFS file's name exists, that revision does not
   corrupt_file,        ///< a GridFS chunk missing, of the wrong size or extra; a bad files document
   stream_failed,       ///< a caller's stream could not be read or written
+  // Arguments.
+  invalid_argument,  ///< options that contradict each other (named in the message)
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };

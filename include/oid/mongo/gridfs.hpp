@@ -118,10 +118,12 @@ class gridfs_bucket {
  private:
   friend class database;
   gridfs_bucket(mongo::collection files, mongo::collection chunks, gridfs_bucket_options options);
-  outcome<done> ensure_indexes();
+  class whole_operation;  // one timeoutMS for all the commands of one call (gridfs.cpp)
+  outcome<done> ensure_indexes(const whole_operation& op);
   outcome<done> upload(bson::element id, std::string_view filename, std::istream& source,
                        const gridfs_upload_options& options);
-  outcome<std::uint64_t> download(bson::document_view file, std::ostream& out);
+  outcome<std::uint64_t> download(bson::document_view file, std::ostream& out,
+                                  const whole_operation& op);
 
   mongo::collection files_, chunks_;
   gridfs_bucket_options options_;

@@ -22,6 +22,45 @@
 
 namespace oid::mongo {
 
+/// What timeoutMS bounds for an operation that opens a cursor (the client-side operations
+/// timeout specification's timeoutMode).
+enum class timeout_mode {
+  /// The operation and every getMore of its cursor end by one deadline, timeoutMS after the
+  /// start; getMores carry no maxTimeMS.
+  cursor_lifetime,
+  /// The operation has timeoutMS, and so has each `next()` that reads more, afresh; no command
+  /// carries maxTimeMS.
+  iteration,
+};
+
+/// A `comment`: a note the server logs and profiles with the command. Text, or any BSON value
+/// (MongoDB 4.4 and later take a document, a number, ...) as an element of a document that
+/// outlives the call. Empty, the default, sends none.
+///
+///     find_options o{.comment = "nightly report"};
+///     find_options p{.comment = tags.view().find("job").value()};  // {job: {id: 7}} -> {id: 7}
+class comment {
+ public:
+  comment() = default;
+  comment(std::string_view text) : text_(text), set_(!text.empty()) {}   // NOLINT: implicit
+  comment(const char* text) : comment(std::string_view(text)) {}         // NOLINT: implicit
+  comment(const std::string& text) : comment(std::string_view(text)) {}  // NOLINT: implicit
+  comment(std::string&&) = delete;                                       ///< the text would dangle
+  comment(bson::element value) : value_(value), set_(true) {}            // NOLINT: implicit
+
+  /// True when no comment is given.
+  bool empty() const noexcept { return !set_; }
+  /// The text, when the comment is text (empty otherwise).
+  std::string_view text() const noexcept { return text_; }
+  /// The value, when the comment is any BSON value (a default element otherwise).
+  bson::element value() const noexcept { return value_; }
+
+ private:
+  std::string_view text_{};
+  bson::element value_{};
+  bool set_ = false;
+};
+
 /// The index a write should use (`hint`): its key pattern (`{status: 1}`) or its name
 /// ("status_1"). Empty, the default, lets the server choose. A view, as the other options: the
 /// pattern or name must outlive the operation.
@@ -60,6 +99,9 @@ struct write_options {
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
   index_hint hint{};                ///< the index to use (empty: the server's choice)
   bson::document_view let{};        ///< variables the filter and update read as `$$name`
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 /// Options of `aggregate`.
@@ -78,10 +120,16 @@ struct aggregate_options {
   bson::document_view let{};        ///< variables the pipeline reads as `$$name` (empty: none)
   /// The write concern of a pipeline ending in $out or $merge (default: the server's).
   mongo::write_concern write_concern{};
-  std::string_view comment{};  ///< a note the server logs with the command
+  mongo::comment comment{};  ///< a note the server logs with the command (text or any value)
   /// Where to read (default: the client's read preference); a pipeline ending in $out or $merge
   /// runs on the primary whatever this says.
   std::optional<mongo::read_preference> read_preference{};
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
+  /// With `timeout`: whether it bounds the cursor's whole life (the default for a cursor that
+  /// ends) or each call that reads more (the default for a tailable one, and its only mode).
+  std::optional<mongo::timeout_mode> timeout_mode{};
 };
 
 /// Which document a find-and-modify operation returns.
@@ -108,6 +156,9 @@ struct find_one_and_modify_options {
   /// Which array elements `$[name]` updates (`arrayFilters`; `find_one_and_update` only).
   std::span<const bson::document_view> array_filters{};
   bson::document_view let{};  ///< variables the query and update read as `$$name`
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 /// Options of `find_one_and_delete`.
@@ -121,6 +172,9 @@ struct find_one_and_delete_options {
   /// The write concern (default: the server's, w: 1).
   mongo::write_concern write_concern{};
   bson::document_view let{};  ///< variables the query reads as `$$name`
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 /// Options of `distinct` and `estimated_document_count`.
@@ -128,9 +182,12 @@ struct read_options {
   /// How long the server may run the command (`maxTimeMS`).
   std::optional<std::chrono::milliseconds> max_time{};
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's; distinct)
-  std::string_view comment{};       ///< a note the server logs with the command
+  mongo::comment comment{};         ///< a note the server logs with the command (text or any value)
   /// Where to read (default: the primary).
   std::optional<mongo::read_preference> read_preference{};
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 /// Options of `count_documents`.
@@ -141,9 +198,12 @@ struct count_options {
   std::optional<std::chrono::milliseconds> max_time{};
   index_hint hint{};                ///< the index to use (empty: the server's choice)
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
-  std::string_view comment{};       ///< a note the server logs with the command
+  mongo::comment comment{};         ///< a note the server logs with the command (text or any value)
   /// Where to read (default: the client's read preference).
   std::optional<mongo::read_preference> read_preference{};
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 }  // namespace oid::mongo

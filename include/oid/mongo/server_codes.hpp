@@ -18,6 +18,7 @@ inline constexpr std::int32_t host_not_found = 7;
 inline constexpr std::int32_t illegal_operation = 20;
 inline constexpr std::int32_t namespace_not_found = 26;
 inline constexpr std::int32_t namespace_exists = 48;
+inline constexpr std::int32_t max_time_ms_expired = 50;
 inline constexpr std::int32_t command_not_found = 59;
 inline constexpr std::int32_t network_timeout = 89;
 inline constexpr std::int32_t shutdown_in_progress = 91;

@@ -101,6 +101,9 @@ class uri {
   // Options. Names follow the specification; values are as written.
   /// `appName`: sent to the server in the handshake (at most 128 bytes).
   const std::optional<std::string>& app_name() const noexcept { return s_.app_name; }
+  /// `timeoutMS`: time allowed for a whole operation (0 = no limit); unset: the legacy timeouts.
+  /// See `client_settings::timeout`.
+  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return s_.timeout; }
   /// `connectTimeoutMS`: time allowed to open a connection (0 = no limit). Default 10 s.
   const std::optional<std::chrono::milliseconds>& connect_timeout() const noexcept {
     return s_.connect_timeout;

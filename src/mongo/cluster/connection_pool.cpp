@@ -315,7 +315,8 @@ connection_pool::~connection_pool() {
 }
 
 outcome<pooled_connection> connection_pool::check_out(pool_clock::time_point deadline,
-                                                      check_out_failed_reason* reason) {
+                                                      check_out_failed_reason* reason,
+                                                      bool wait_queue_timeout) {
   pool_state& s = *state_;
   const auto started = pool_clock::now();
   std::vector<connection> doomed;
@@ -344,8 +345,8 @@ outcome<pooled_connection> connection_pool::check_out(pool_clock::time_point dea
   }
 
   auto wait_until = deadline;
-  const bool queue_limit =
-      s.options.wait_queue_timeout.count() > 0 && started + s.options.wait_queue_timeout < deadline;
+  const bool queue_limit = wait_queue_timeout && s.options.wait_queue_timeout.count() > 0 &&
+                           started + s.options.wait_queue_timeout < deadline;
   if (queue_limit) wait_until = started + s.options.wait_queue_timeout;
   const std::uint64_t ticket = s.next_ticket++;
   const std::uint64_t generation = s.generation;

@@ -98,8 +98,11 @@ class connection_pool {
   /// or before, and not made ready since; retryable, and not an error that changes the topology),
   /// timeout (the wait), and the factory's failures (opening the connection failed). On
   /// failure, `reason` (when given) receives the reason the check_out_failed event names.
+  /// `wait_queue_timeout` false: the deadline alone bounds the wait (an operation under timeoutMS,
+  /// which the deprecated waitQueueTimeoutMS does not shorten).
   outcome<pooled_connection> check_out(pool_clock::time_point deadline,
-                                       check_out_failed_reason* reason = nullptr);
+                                       check_out_failed_reason* reason = nullptr,
+                                       bool wait_queue_timeout = true);
 
   /// Gives `c` back now (as its destruction would). The connection is closed instead of kept
   /// when it is broken, stale (older than the last clear) or the pool is closed. Errors:

@@ -1,5 +1,6 @@
 #include "mongo/cluster/monitor.hpp"
 
+#include <algorithm>
 #include <oid/bson/builder.hpp>
 #include <utility>
 
@@ -31,6 +32,18 @@ monitor::monitor(topology& owner, std::string address, mongo::host h, monitor_op
 monitor::~monitor() {
   stop();
   join();
+}
+
+std::chrono::microseconds monitor::min_rtt() const noexcept {
+  return std::chrono::microseconds(min_rtt_us_.load(std::memory_order_relaxed));
+}
+
+void monitor::record_rtt(double ms) {
+  rtt_us_[rtt_count_ % rtt_samples] = static_cast<std::int64_t>(ms * 1000);
+  ++rtt_count_;
+  if (rtt_count_ < 2) return;
+  const auto end = rtt_us_.begin() + static_cast<std::ptrdiff_t>(std::min(rtt_count_, rtt_samples));
+  min_rtt_us_.store(*std::min_element(rtt_us_.begin(), end), std::memory_order_relaxed);
 }
 
 void monitor::request_check() {
@@ -73,6 +86,7 @@ void monitor::check(std::optional<connection>& conn) {
       if (opened) {
         conn.emplace(std::move(*opened));
         const double rtt = ms_since(begun);
+        record_rtt(rtt);
         bson::document reply = conn->server().hello;
         owner_.publish_heartbeat(
             server_heartbeat_succeeded_event{address_, us_since(started), reply});
@@ -87,6 +101,7 @@ void monitor::check(std::optional<connection>& conn) {
     auto reply = conn->run("admin", hello.view());
     if (reply) {
       const double rtt = ms_since(begun);
+      record_rtt(rtt);
       owner_.publish_heartbeat(
           server_heartbeat_succeeded_event{address_, us_since(started), *reply});
       owner_.on_hello(address_, reply->view(), rtt);

@@ -3,9 +3,12 @@
 // reports each check to the topology, as the SDAM specification's "Monitoring" section says.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <oid/mongo/uri.hpp>
 #include <string>
@@ -39,6 +42,10 @@ class monitor {
   void join();
   // True once the thread has returned (join() will not block).
   bool exited() const noexcept { return exited_.load(); }
+  // The shortest round trip of the last 10 successful checks; 0 before the second (the first
+  // opens the connection, and one sample says little), as the SDAM specification's
+  // minRoundTripTime.
+  std::chrono::microseconds min_rtt() const noexcept;
   bool is_current_thread() const noexcept { return thread_.get_id() == std::this_thread::get_id(); }
 
  private:
@@ -55,6 +62,13 @@ class monitor {
   std::condition_variable wake_;
   bool stop_ = false, requested_ = false;
   std::atomic<bool> exited_{false};
+  // The round trips of the last checks (a ring the monitor's thread alone touches), and their
+  // minimum for other threads.
+  void record_rtt(double ms);
+  static constexpr std::size_t rtt_samples = 10;
+  std::array<std::int64_t, rtt_samples> rtt_us_{};
+  std::size_t rtt_count_ = 0;
+  std::atomic<std::int64_t> min_rtt_us_{0};
   std::thread thread_;
 };
 

@@ -314,7 +314,9 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
       const server_description* s = choose_server(selected_.in_window, counts, random_);
       const auto p = servers_.find(s->address);
       if (p != servers_.end()) {
-        return selected_server{s->address, p->second.pool, s->type, description_.type};
+        const auto rtt =
+            p->second.monitor ? p->second.monitor->min_rtt() : std::chrono::microseconds(0);
+        return selected_server{s->address, p->second.pool, s->type, description_.type, rtt};
       }
     }
     for (auto& [address, s] : servers_) {

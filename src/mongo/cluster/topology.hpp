@@ -47,6 +47,9 @@ struct selected_server {
   std::shared_ptr<connection_pool> pool;
   server_type type = server_type::unknown;
   topology_type topology = topology_type::unknown;
+  // The shortest round trip of the monitor's recent checks (0 without a monitor, or before its
+  // second check): timeoutMS leaves it out of maxTimeMS.
+  std::chrono::microseconds min_rtt{0};
 };
 
 class topology {

@@ -280,7 +280,7 @@ std::optional<problem> check_values(client_settings& s) {
   if (s.auth_source && s.auth_source->empty()) return invalid("authSource", "an empty name");
   // Timeouts, pools, write concern, read preference.
   for (const auto& [v, name] :
-       {std::pair{&s.connect_timeout, "connectTimeoutMS"},
+       {std::pair{&s.timeout, "timeoutMS"}, std::pair{&s.connect_timeout, "connectTimeoutMS"},
         std::pair{&s.socket_timeout, "socketTimeoutMS"},
         std::pair{&s.server_selection_timeout, "serverSelectionTimeoutMS"},
         std::pair{&s.max_idle_time, "maxIdleTimeMS"},
@@ -327,6 +327,7 @@ bool client_settings::merge(const client_settings& over) {
   take(auth_mechanism, over.auth_mechanism);
   take(auth_mechanism_properties, over.auth_mechanism_properties);
   take(app_name, over.app_name);
+  take(timeout, over.timeout);
   take(connect_timeout, over.connect_timeout);
   take(socket_timeout, over.socket_timeout);
   take(server_selection_timeout, over.server_selection_timeout);

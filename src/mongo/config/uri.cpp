@@ -681,6 +681,7 @@ const uri_parser::option uri_parser::options[] = {
     {"srvservicename", &uri_parser::srv_service_name_option},  // mongodb+srv:// only
     {"srvmaxhosts", &uri_parser::srv_max_hosts_option},        // mongodb+srv:// only
     {"appname", &uri_parser::app_name_option},
+    {"timeoutms", &uri_parser::ms_option<&client_settings::timeout>},
     {"connecttimeoutms", &uri_parser::ms_option<&client_settings::connect_timeout>},
     {"sockettimeoutms", &uri_parser::ms_option<&client_settings::socket_timeout>},
     {"serverselectiontimeoutms",

@@ -25,6 +25,7 @@ client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_
   options.app_name = uri.app_name().value_or("");
   options.load_balanced = uri.load_balanced().value_or(false);
   selection_timeout = uri.server_selection_timeout().value_or(std::chrono::milliseconds(30'000));
+  timeout = uri.timeout();
   read_preference = uri.read_preference();
   write_concern.w = uri.w_number();
   write_concern.w_tag = uri.w_tag();
@@ -41,22 +42,34 @@ outcome<lease> client_state::acquire() {
   return acquire(mongo::read_preference{}, operation_kind::write);
 }
 
-outcome<lease> client_state::acquire(const mongo::read_preference& preference,
-                                     operation_kind kind) {
-  const auto deadline = clock::now() + selection_timeout;
+outcome<lease> client_state::acquire(const mongo::read_preference& preference, operation_kind kind,
+                                     const detail::time_limit* limit) {
+  // timeoutMS: min(serverSelectionTimeoutMS, the time left) for selection and checkout.
+  const auto selection_deadline = clock::now() + selection_timeout;
+  const auto deadline = limit ? limit->cap(selection_deadline) : selection_deadline;
+  // The operation's own deadline came first: a timeout saying where, with what happened.
+  const auto ran_out = [&](std::string_view stage, failure f) -> failure {
+    if (!limit || limit->deadline > selection_deadline || !limit->expired()) return f;
+    return limit->expired_in(stage, f.message);
+  };
   while (true) {
     auto server = topology->select(preference, kind, deadline);
-    if (!server) return std::move(server).error();
+    if (!server) return ran_out("server selection", std::move(server).error());
     // Without monitors nothing else makes a cleared pool ready again: this operation's
     // connection is the next check.
     if (!topology->monitored()) server->pool->ready();
     check_out_failed_reason why = check_out_failed_reason::connection_error;
-    auto c = server->pool->check_out(deadline, &why);
+    // Under timeoutMS the deprecated waitQueueTimeoutMS is ignored, as the specification says.
+    auto c = server->pool->check_out(deadline, &why, limit == nullptr);
+    if (!c && limit && limit->expired()) {
+      return ran_out("connection checkout", std::move(c).error());
+    }
     if (c) {
       // Without monitors, a new connection's handshake has just described the server.
       const server_type type =
           topology->monitored() ? server->type : topology->type_of(server->address);
       lease l(shared_from_this(), std::move(*c), server->address);
+      l.min_rtt = server->min_rtt;
       if (kind == operation_kind::read) {
         l.read_preference = preference.to_command_field(server->topology, type);
       }
@@ -104,12 +117,63 @@ std::string transport_message(const oid::error& e, const connection& c) {
 
 namespace {
 
-// `cmd` with `$readPreference` appended.
-bson::document with_read_preference(bson::document_view cmd, bson::document_view preference) {
+// `cmd` with `$readPreference` (when `preference` is not empty) and maxTimeMS (when given; one
+// the command had is replaced) appended.
+bson::document with_fields(bson::document_view cmd, bson::document_view preference,
+                           std::optional<std::chrono::milliseconds> max_time,
+                           bool drop_wtimeout = false) {
   bson::builder b;
-  for (const auto& e : cmd) b.append_element(e);
-  b.append_document("$readPreference", preference);
+  for (const auto& e : cmd) {
+    if (max_time && e.key() == "maxTimeMS") continue;
+    if (drop_wtimeout && e.key() == "writeConcern" && e.get_document()) {
+      b.open_document("writeConcern");
+      const bson::document_view concern =
+          *e.get_document();  // named: a range-for would dangle on the temporary result
+      for (const auto& w : concern) {
+        if (w.key() != "wtimeout") b.append_element(w);
+      }
+      b.close();
+      continue;
+    }
+    b.append_element(e);
+  }
+  if (!preference.empty()) b.append_document("$readPreference", preference);
+  if (max_time) b.append_int64("maxTimeMS", max_time->count());
   return std::move(b).extract();
+}
+
+// True when `cmd`'s writeConcern has a wtimeout: under timeoutMS it goes (the deprecated
+// wTimeoutMS is ignored, as the client-side operations timeout specification says).
+bool has_wtimeout(bson::document_view cmd) {
+  const auto wc = cmd.find("writeConcern");
+  return wc && wc->get_document() && wc->get_document()->contains("wtimeout");
+}
+
+// The name of `cmd` (its first key), for messages.
+std::string_view command_name(bson::document_view cmd) {
+  const auto first = cmd.begin();
+  return first == cmd.end() ? "command" : first->key();
+}
+
+// Under timeoutMS: the maxTimeMS a command of `l` carries (the time left minus the server's
+// shortest round trip, at least 1), none when the lease sends none, or the timeout to return
+// instead of sending when the time left does not cover the round trip.
+outcome<std::optional<std::chrono::milliseconds>> max_time_for(const lease& l,
+                                                               bson::document_view cmd) {
+  if (!l.limit) return std::optional<std::chrono::milliseconds>{};
+  const auto& limit = *l.limit;
+  const std::string stage = "sending " + std::string(command_name(cmd)) + " to " + l.address;
+  if (limit.expired()) return limit.expired_in(stage);
+  if (!l.max_time || limit.unlimited()) return std::optional<std::chrono::milliseconds>{};
+  const auto left =
+      std::chrono::duration_cast<std::chrono::microseconds>(limit.deadline - clock::now()) -
+      l.min_rtt;
+  if (left <= std::chrono::microseconds(0)) {
+    return limit.expired_in(stage, "less time left than the server's shortest round trip (" +
+                                       std::to_string(l.min_rtt.count()) + " us)");
+  }
+  return std::optional<std::chrono::milliseconds>{std::max(
+      std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(left))};
 }
 
 // Reports an error that concerns the topology (SDAM's "error handling").
@@ -135,16 +199,26 @@ bool has_state_change_write_concern_error(bson::document_view reply) {
 
 outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::document_view cmd,
                                           std::span<const document_sequence> sequences) {
+  auto max_time = max_time_for(l, cmd);
+  if (!max_time) return std::move(max_time).error();
   // Optional: a default document allocates, and most commands carry no $readPreference.
-  std::optional<bson::document> with_preference;
-  if (l.read_preference) {
-    with_preference = with_read_preference(cmd, l.read_preference->view());
-    cmd = with_preference->view();
+  std::optional<bson::document> with_more;
+  const bool drop_wtimeout = l.limit && has_wtimeout(cmd);
+  if (l.read_preference || *max_time || drop_wtimeout) {
+    with_more =
+        with_fields(cmd, l.read_preference ? l.read_preference->view() : bson::document_view{},
+                    *max_time, drop_wtimeout);
+    cmd = with_more->view();
   }
   command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
-  auto reply = l->run_view(db, cmd, sequences);
+  auto reply =
+      l->run_view(db, cmd, sequences, l.limit ? std::optional(l.limit->deadline) : std::nullopt);
   if (!reply) {
     auto f = failure(reply.error().code, transport_message(reply.error(), *l));
+    if (l.limit && f.code == errc::timeout) {
+      // Under timeoutMS: say which stage ran out, and how long the operation had.
+      f = l.limit->expired_in("the round trip of " + std::string(command_name(cmd)), f.message);
+    }
     application_error e;
     e.kind = reply.error().code == errc::timeout ? error_kind::timeout : error_kind::network;
     e.message = f.message;
@@ -153,8 +227,7 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
     return f;
   }
   if (!is_ok(*reply)) {
-    const auto first = cmd.begin();
-    auto f = failure_of(*reply, first == cmd.end() ? "command" : first->key());
+    auto f = failure_of(*reply, command_name(cmd));
     const auto code = static_cast<std::int32_t>(int64_field(*reply, "code", 0));
     if (is_not_writable_primary_code(code) || is_node_recovering_code(code) || code == 0) {
       application_error e;
@@ -187,8 +260,13 @@ outcome<bson::document> command(lease& l, std::string_view db, bson::document_vi
 
 outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_view cmd,
                                   std::span<const document_sequence> sequences) {
+  if (l.limit && l.limit->expired()) {
+    return l.limit->expired_in("sending " + std::string(command_name(cmd)) + " to " + l.address);
+  }
   command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
-  if (auto sent = l->send_unacknowledged(db, cmd, sequences); !sent) {
+  if (auto sent = l->send_unacknowledged(db, cmd, sequences,
+                                         l.limit ? std::optional(l.limit->deadline) : std::nullopt);
+      !sent) {
     auto f = failure(sent.error().code, transport_message(sent.error(), *l));
     events.failed(f.message);
     return f;

@@ -27,6 +27,7 @@
 #include "mongo/cluster/connection_pool.hpp"
 #include "mongo/cluster/topology.hpp"
 #include "mongo/operation/session_pool.hpp"
+#include "mongo/operation/time_limit.hpp"
 #include "mongo/wire/connection.hpp"
 
 namespace oid::mongo::detail {
@@ -54,13 +55,19 @@ struct client_state : std::enable_shared_from_this<client_state> {
 
   // A connection to a server suitable for `kind` under `preference`. For reads, the lease's
   // commands carry the `$readPreference` the server selection specification asks for.
-  outcome<detail::lease> acquire(const mongo::read_preference& preference, operation_kind kind);
+  // `limit` (timeoutMS): selection and checkout end by its deadline too, and running out of it
+  // is a timeout naming the stage.
+  outcome<detail::lease> acquire(const mongo::read_preference& preference, operation_kind kind,
+                                 const detail::time_limit* limit = nullptr);
   // A connection to the primary (or mongos, or the one server of a Single topology).
   outcome<detail::lease> acquire();
 
   mongo::uri uri;
   connection_options options;
   std::chrono::milliseconds selection_timeout{30'000};
+  // timeoutMS of the connection string or the client's options: what databases and collections
+  // inherit (unset: the legacy timeouts).
+  std::optional<std::chrono::milliseconds> timeout;
   mongo::read_preference read_preference;  // the connection string's, for reads
   // The connection string's write concern (w, journal, wTimeoutMS): what a write sends when its
   // own options leave the write concern at the default.
@@ -101,6 +108,13 @@ struct lease {
   std::string address;           // as the topology names the server
   // The `$readPreference` this lease's next commands carry, if any.
   std::optional<bson::document> read_preference;
+  // The server's shortest recent round trip, as the selection saw it (maxTimeMS leaves it out).
+  std::chrono::microseconds min_rtt{0};
+  // timeoutMS of the operation using the lease: its commands' reads and writes end by the
+  // deadline instead of socketTimeoutMS, and with `max_time` they carry maxTimeMS (the time left
+  // minus min_rtt), or are not sent at all when that leaves nothing.
+  std::optional<time_limit> limit;
+  bool max_time = false;
 };
 
 // The transport error `e` of connection `c` as a sentence naming the host.

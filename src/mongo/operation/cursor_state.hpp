@@ -10,6 +10,7 @@
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/cursor.hpp>
+#include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <optional>
 #include <string>
@@ -19,7 +20,27 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/operation.hpp"
 
-namespace oid::mongo::detail {}  // namespace oid::mongo::detail
+namespace oid::mongo::detail {
+
+// timeoutMS of an operation that opens a cursor, and what it bounds
+// (oid/mongo/operation_options.hpp).
+struct cursor_timeout {
+  std::optional<std::chrono::milliseconds> timeout;  // unset: the legacy timeouts
+  timeout_mode mode = timeout_mode::cursor_lifetime;
+  // The opening command carries maxTimeMS: a cursor whose life timeoutMS bounds, and a tailable
+  // awaitData one (whose getMores then carry min(max_await_time, time left - round trip)).
+  bool opening_max_time = true;
+};
+
+// The timeoutMS that `asked` (an operation's own) or `inherited` (its handle's) gives a cursor,
+// with the mode asked for or the default for the kind of cursor; invalid_argument for a mode
+// without timeoutMS, or cursor_lifetime for a tailable cursor.
+outcome<cursor_timeout> cursor_timeout_of(const std::optional<std::chrono::milliseconds>& asked,
+                                          const std::optional<std::chrono::milliseconds>& inherited,
+                                          std::optional<timeout_mode> mode, bool tailable,
+                                          bool await_data = false);
+
+}  // namespace oid::mongo::detail
 
 namespace oid::mongo {
 
@@ -38,7 +59,15 @@ struct cursor_state {
   // maxTimeMS = max_await_time when set (awaitData).
   bool tailable = false;
   std::optional<std::chrono::milliseconds> max_await_time;
-  bool polled = false;              // tailable: the last getMore brought nothing
+  // {comment: value} of the operation that opened the cursor: its getMores carry it too on a
+  // server that takes it there (MongoDB 4.4, wire version 9, and later).
+  std::optional<bson::document> comment;
+  void keep_comment(const mongo::comment& c);
+  bool polled = false;  // tailable: the last getMore brought nothing
+  // timeoutMS: cursor_lifetime keeps the opening operation's limit for every getMore; iteration
+  // gives each next() the timeout afresh; killCursors always gets it afresh.
+  detail::cursor_timeout timeout;
+  std::optional<detail::time_limit> limit;
   detail::receive_buffer received;  // the reply the batch is in (from fetch)
   // Or the reply given to load (optional: a default document allocates, and most cursors read
   // into `received`).
@@ -65,7 +94,8 @@ struct cursor_state {
                                                      std::string db, std::string coll,
                                                      bson::document_view cmd,
                                                      std::int32_t batch_size, bool retryable = true,
-                                                     const read_preference* where = nullptr);
+                                                     const read_preference* where = nullptr,
+                                                     detail::cursor_timeout timeout = {});
 };
 
 }  // namespace oid::mongo

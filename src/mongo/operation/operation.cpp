@@ -103,15 +103,31 @@ bson::document_view attempt::command(bson::document_view cmd) {
   return with_session_->view();
 }
 
-outcome<lease> acquire_for_write(client_state& s, bool retries) {
-  auto l = s.acquire();
+outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit* limit) {
+  auto l = s.acquire(mongo::read_preference{}, operation_kind::write, limit);
   if (l || !retries || !is_retryable_checkout(l.error())) return l;
   failure first = std::move(l).error();
   first.labels.emplace_back(retryable_write_label);
-  auto again = s.acquire();
+  auto again = s.acquire(mongo::read_preference{}, operation_kind::write, limit);
   if (!again) return first;  // as `execute`: the original error
   return again;
 }
+
+namespace {
+
+// MaxTimeMSExpired (50) anywhere in a failure: the command's own error, a write error or the
+// write concern error. Under timeoutMS it is a timeout (the specification's error
+// transformations), whatever the code's name or message says.
+bool is_max_time_expired(const failure& f) {
+  const auto expired = [](const server_error& e) {
+    return e.code == server_code::max_time_ms_expired;
+  };
+  return (f.server && expired(*f.server)) ||
+         std::any_of(f.write_errors.begin(), f.write_errors.end(), expired) ||
+         (f.write_concern_error && expired(*f.write_concern_error));
+}
+
+}  // namespace
 
 outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
                       const operation& op, function_ref<outcome<done>(attempt&)> run) {
@@ -119,14 +135,34 @@ outcome<done> execute(client_state& s, implicit_session& session, std::optional<
   const bool retries = op.acknowledged &&
                        (write ? s.uri.retry_writes().value_or(true)
                               : op.retry == retry_kind::read && s.uri.retry_reads().value_or(true));
+  const time_limit* limit = op.limit ? &*op.limit : nullptr;
+  // Without timeoutMS one retry; with it, as many as time allows.
+  const auto out_of_retries = [&](const std::optional<failure>& first) {
+    return first.has_value() && limit == nullptr;
+  };
+  // Once timeoutMS has run out: a timeout that says what failed last.
+  const auto timed_out = [&](const failure& last) -> failure {
+    if (last.code == errc::timeout) return last;
+    failure t = limit->expired_in("a retry", last.message);
+    t.server = last.server;
+    t.labels = last.labels;
+    return t;
+  };
   std::optional<failure> first;  // the error of the first attempt, once it is being retried
   std::optional<std::int64_t> txn_number;
   while (true) {
+    if (limit && first && limit->expired()) return timed_out(*first);
     if (!conn) {
-      auto l = op.read ? s.acquire(*op.read, operation_kind::read) : s.acquire();
+      auto l = op.read ? s.acquire(*op.read, operation_kind::read, limit)
+                       : s.acquire(mongo::read_preference{}, operation_kind::write, limit);
       if (!l) {
-        if (first) return std::move(*first);  // no server for the retry: the original error
         failure f = std::move(l).error();
+        if (limit && f.code == errc::timeout) return f;
+        if (out_of_retries(first)) return std::move(*first);  // no server for the retry
+        if (first && limit) {
+          if (!is_retryable_checkout(f)) return std::move(*first);
+          continue;  // the first error stands; try again while time is left
+        }
         if (!retries || !is_retryable_checkout(f)) return f;
         if (write) f.labels.emplace_back(retryable_write_label);
         first = std::move(f);
@@ -135,6 +171,8 @@ outcome<done> execute(client_state& s, implicit_session& session, std::optional<
       conn.emplace(std::move(*l));
     }
     lease& l = *conn;
+    l.limit = op.limit;
+    l.max_time = op.max_time;
     if (op.acknowledged) session.attach(l);
     const bool supported = !write || supports_retryable_writes(l, session);
     if (first && !supported) return std::move(*first);
@@ -143,17 +181,26 @@ outcome<done> execute(client_state& s, implicit_session& session, std::optional<
     auto r = run(a);
     if (r) return done{};
     failure f = std::move(r).error();
+    if (limit && f.code != errc::timeout && is_max_time_expired(f)) {
+      // The server ran out of the time the operation gave it: a timeout, and not retried.
+      f.code = errc::timeout;
+      return f;
+    }
     if (is_network_failure(f)) session.mark_dirty();
     if (write) explain_unsupported(f);
     if (!retries || !supported) return f;
     if (write) add_retryable_write_label(f, l->server().max_wire_version);
     if (first) {
-      // The retry failed too: its error, unless it says nothing about the write.
-      if (write && f.has_label("NoWritesPerformed")) return std::move(*first);
-      return f;
+      // A retry failed too: its error, unless it says nothing about the write.
+      const bool no_writes = write && f.has_label("NoWritesPerformed");
+      if (out_of_retries(first)) return no_writes ? std::move(*first) : f;
+      if (!no_writes) first = f;
     }
-    if (!(write ? is_retryable_write_failure(f) : is_retryable_read_failure(f))) return f;
-    first = std::move(f);
+    if (!(write ? is_retryable_write_failure(f) : is_retryable_read_failure(f))) {
+      return first && write && f.has_label("NoWritesPerformed") ? std::move(*first) : f;
+    }
+    if (limit && limit->expired()) return timed_out(f);
+    if (!first) first = std::move(f);
     conn.reset();  // the retry selects a server again
   }
 }

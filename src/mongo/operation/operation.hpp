@@ -20,6 +20,7 @@
 
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/session_pool.hpp"
+#include "mongo/operation/time_limit.hpp"
 
 namespace oid::mongo::detail {
 
@@ -95,6 +96,13 @@ struct operation {
   // For `run_command`: the reply's writeErrors and writeConcernError are failures
   // (`write_failure_of`), seen by the retry rules.
   bool write_reply = false;
+  // timeoutMS (time_limit.hpp): selection, checkout and every command of the operation end by its
+  // deadline, a retryable error is retried for as long as time is left, and MaxTimeMSExpired
+  // (code 50) is a timeout. None: the legacy timeouts.
+  std::optional<time_limit> limit{};
+  // With `limit`: the commands carry maxTimeMS, the time left minus the server's round trip
+  // (false for the commands of a cursor whose timeout applies to each iteration).
+  bool max_time = true;
 };
 
 // One attempt of an operation: its connection, its session and, for a retryable write, the
@@ -121,7 +129,8 @@ class attempt {
 // server code in the connection's handshake, a cleared pool) and `retries` (retryWrites, an
 // acknowledged write), it is checked out once more, as the retryable writes specification
 // retries handshake errors; the first failure is returned when the second fails too.
-outcome<lease> acquire_for_write(client_state& s, bool retries);
+// `limit`: the operation's timeoutMS, if any.
+outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit* limit = nullptr);
 
 // Runs an operation: selects a server by `op` (unless `conn` already holds a connection), takes
 // the session, and calls `run`. After a retryable error (network errors, the specifications'
@@ -130,7 +139,9 @@ outcome<lease> acquire_for_write(client_state& s, bool retries);
 // session on a replica set member or mongos), selects a server again and calls `run` once more
 // with the same transaction number. When the retry cannot select a server, reaches one that does
 // not support retries, or fails with NoWritesPerformed, the first error is returned; otherwise
-// the retry's. `conn` holds the last connection used afterwards (so that the batches of a bulk
+// the retry's. With `op.limit` (timeoutMS), retries go on for as long as time is left, and once
+// it has run out the error is a timeout naming the last one. `conn` holds the last connection
+// used afterwards (so that the batches of a bulk
 // write, or a cursor, keep it).
 outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
                       const operation& op, function_ref<outcome<done>(attempt&)> run);

@@ -81,6 +81,16 @@ inline std::optional<failure> check_update(const update_spec& u, bool has_array_
   return std::nullopt;
 }
 
+/// Appends `comment` when it is set: the text, or the value as it is.
+inline void append_comment(bson::builder& b, const mongo::comment& c) {
+  if (c.empty()) return;
+  if (!c.text().empty()) {
+    b.append_string("comment", c.text());
+  } else {
+    b.append_element("comment", c.value());
+  }
+}
+
 /// Appends `hint` when it is set: the key pattern as a document, or the index name.
 inline void append_hint(bson::builder& b, const index_hint& hint) {
   if (!hint.keys.empty()) {

@@ -227,12 +227,13 @@ result<bson::document> connection::run(std::string_view db, bson::document_view 
 }
 
 result<bson::document_view> connection::run_view(std::string_view db, bson::document_view command,
-                                                 std::span<const document_sequence> sequences) {
+                                                 std::span<const document_sequence> sequences,
+                                                 std::optional<clock::time_point> deadline_at) {
   if (broken()) return oid::error{errc::connection_closed, 0};
   std::int32_t request_id = 0;
   auto bytes = encode(db, command, sequences, 0, request_id);
   if (!bytes) return bytes.error();
-  const auto until = deadline();
+  const auto until = deadline_at.value_or(deadline());
   auto written = write_all(*bytes, until);
   sent();
   if (!written) return written.error();
@@ -248,12 +249,13 @@ result<bson::document_view> connection::run_view(std::string_view db, bson::docu
 }
 
 result<void> connection::send_unacknowledged(std::string_view db, bson::document_view command,
-                                             std::span<const document_sequence> sequences) {
+                                             std::span<const document_sequence> sequences,
+                                             std::optional<clock::time_point> deadline_at) {
   if (broken()) return oid::error{errc::connection_closed, 0};
   std::int32_t request_id = 0;
   auto bytes = encode(db, command, sequences, op_msg_flags::more_to_come, request_id);
   if (!bytes) return bytes.error();
-  auto written = write_all(*bytes, deadline());
+  auto written = write_all(*bytes, deadline_at.value_or(deadline()));
   sent();
   if (!written) return written.error();
   // Remember it, in case the server replies anyway; a real mongod does not, so keep few.

@@ -138,9 +138,12 @@ class connection {
 
   /// As `run`, without copying the reply: the body is a view into this connection's receive
   /// buffer, valid until the next call that reads from this connection (or `take_reply`, which
-  /// keeps it valid).
-  result<bson::document_view> run_view(std::string_view db, bson::document_view command,
-                                       std::span<const document_sequence> sequences = {});
+  /// keeps it valid). `until`: the send and the reply end by then instead of within the socket
+  /// timeout (an operation's timeoutMS).
+  result<bson::document_view> run_view(
+      std::string_view db, bson::document_view command,
+      std::span<const document_sequence> sequences = {},
+      std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
 
   /// Hands the buffer holding the last reply to `into` and keeps the buffer `into` had for the
   /// next reply: views into that reply stay valid for as long as `into` holds it, whatever
@@ -148,9 +151,11 @@ class connection {
   void take_reply(detail::receive_buffer& into);
 
   /// Sends `command` with moreToCome set and reads nothing: fire-and-forget (w: 0). Errors as
-  /// `run` for sending.
-  result<void> send_unacknowledged(std::string_view db, bson::document_view command,
-                                   std::span<const document_sequence> sequences = {});
+  /// `run` for sending; `until` as `run_view`'s.
+  result<void> send_unacknowledged(
+      std::string_view db, bson::document_view command,
+      std::span<const document_sequence> sequences = {},
+      std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
 
   /// What the handshake learnt.
   const handshake_info& server() const noexcept { return server_; }
