@@ -8,27 +8,14 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
 
 #include "support/run_cli.hpp"
+#include "support/scratch.hpp"
 
 namespace oid::testing {
-
-/// A path for a scratch file, new on every call: ctest runs tests in parallel processes, and a
-/// process id comes back in a later run, when what an earlier test left may still be there (a
-/// directory made with mkdir then fails), so a random number joins it.
-inline std::string scratch_path(std::string_view name) {
-  static const std::string process = [] {
-    std::random_device random;
-    return std::to_string(getpid()) + "_" + std::to_string(random());
-  }();
-  static int calls = 0;
-  return ::testing::TempDir() + "oid_" + process + "_" + std::to_string(calls++) + "_" +
-         std::string(name);
-}
 
 /// What the file at `path` holds ("" when it cannot be read).
 inline std::string read_file(const std::string& path) {

@@ -40,6 +40,7 @@
 
 #include "mongo/wire/connection.hpp"
 #include "support/ci.hpp"
+#include "support/scratch.hpp"
 #include "support/script_server.hpp"
 
 extern char** environ;
@@ -63,12 +64,6 @@ struct json_doc {
 json_doc doc(std::string_view json) { return {oid::bson::from_json(json).value()}; }
 
 std::string json(document_view d) { return oid::bson::to_json(d); }
-
-std::string scratch_file(std::string_view name) {
-  static int calls = 0;
-  return ::testing::TempDir() + "oid_fp_" + std::to_string(getpid()) + "_" +
-         std::to_string(calls++) + "_" + std::string(name);
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -103,7 +98,7 @@ class proxy_process {
 
   // Starts the proxy with `args`; false (and `why`) when it could not be started.
   bool spawn(const std::vector<std::string>& args, std::string& why) {
-    err_path_ = scratch_file("proxy.err");
+    err_path_ = oid::testing::scratch_path("proxy.err");
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
       why = "pipe2 failed";
