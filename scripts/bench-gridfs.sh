@@ -23,25 +23,8 @@ oid=""
 . scripts/lib/bench-common.sh
 declare -A bench_options=([--mb]=mb [--build-dir]=build_dir [--oid]=oid)
 bench_parse_options "$@"
-[[ "$mb" =~ ^[0-9]+$ ]] && [ "$mb" -ge 1 ] || { echo "$name: --mb needs a whole number >= 1" >&2; exit 2; }
 say() { echo "$name: $*" >&2; }
-
-if [ -z "$oid" ]; then
-  say "building oid (bench preset)"
-  bench_build oid_cli
-fi
-oid=$(realpath "$oid")
-bench_pymongo
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-gridfs.XXXXXX")
-ferret_pid=$tmp/ferretdb.pid
-cleanup() {
-  [ ! -f "$ferret_pid" ] || scripts/ferretdb.sh stop "$ferret_pid" >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-say "starting FerretDB"
-uri=$(scripts/ferretdb.sh start "$ferret_pid")
+bench_command_setup  # builds oid, PyMongo's venv, $tmp and a FerretDB at $uri
 
 cat >"$tmp/pymongo_gridfs.py" <<'EOF'
 import sys

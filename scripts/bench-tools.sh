@@ -29,27 +29,8 @@ oid=""
 . scripts/lib/bench-common.sh
 declare -A bench_options=([--mb]=mb [--build-dir]=build_dir [--oid]=oid)
 bench_parse_options "$@"
-[[ "$mb" =~ ^[0-9]+$ ]] && [ "$mb" -ge 1 ] || { echo "$name: --mb needs a whole number >= 1" >&2; exit 2; }
 say() { echo "$name: $*" >&2; }
-
-# ---- Build: oid (bench preset, Release) and PyMongo in a venv
-if [ -z "$oid" ]; then
-  say "building oid (bench preset)"
-  bench_build oid_cli
-fi
-oid=$(realpath "$oid")
-bench_pymongo
-
-# ---- FerretDB and the work directory
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-tools.XXXXXX")
-ferret_pid=$tmp/ferretdb.pid
-cleanup() {
-  [ ! -f "$ferret_pid" ] || scripts/ferretdb.sh stop "$ferret_pid" >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-say "starting FerretDB"
-uri=$(scripts/ferretdb.sh start "$ferret_pid")
+bench_command_setup  # builds oid, PyMongo's venv, $tmp and a FerretDB at $uri
 
 # The PyMongo side: one script, a job per argument list.
 cat >"$tmp/pymongo_tools.py" <<'EOF'
@@ -116,7 +97,8 @@ mkdir -p "$tmp/src/bench_oid"
 python3 -c 'import sys; sys.stdout.write(open(sys.argv[1]).read() * int(sys.argv[2]))' \
   "$tmp/tweet.json" "$count" | "$oid" bson from-json --ensure-id >"$tmp/tweets.bson"
 bytes=$(stat -c %s "$tmp/tweets.bson")
-ln -s "$tmp/tweets.bson" "$tmp/src/bench_oid/tweets.bson"
+# A hard link, not a symbolic one: restore refuses to follow symbolic links in a dump.
+ln "$tmp/tweets.bson" "$tmp/src/bench_oid/tweets.bson"
 say "collection: $count tweets, $bytes bytes of BSON ($one bytes each)"
 
 results=$tmp/results.txt

@@ -136,3 +136,28 @@ print(f"\ninput {size:,} bytes; medians of {len(ow)} runs; oid is {ratio:.2f}x f
       f"{'met' if ratio >= target else 'NOT met'}; load average {before} before, {after} after.")
 PY
 }
+
+# bench_command_setup: for the benchmarks of the `oid mongo` command against PyMongo (bench-tools,
+# bench-gridfs), after bench_parse_options set $mb and $oid: checks --mb, builds the oid command
+# unless --oid named one, makes PyMongo's venv, and gives a work directory ($tmp) and a FerretDB of
+# its own ($uri), both gone when the script exits.
+bench_command_setup() {
+  [[ "$mb" =~ ^[0-9]+$ ]] && [ "$mb" -ge 1 ] ||
+    { echo "$name: --mb needs a whole number >= 1" >&2; exit 2; }
+  if [ -z "$oid" ]; then
+    echo "$name: building oid (bench preset)" >&2
+    bench_build oid_cli
+  fi
+  oid=$(realpath "$oid")
+  bench_pymongo
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
+  ferret_pid=$tmp/ferretdb.pid
+  trap bench_command_cleanup EXIT
+  echo "$name: starting FerretDB" >&2
+  uri=$(scripts/ferretdb.sh start "$ferret_pid")
+}
+
+bench_command_cleanup() {
+  [ ! -f "$ferret_pid" ] || scripts/ferretdb.sh stop "$ferret_pid" >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
