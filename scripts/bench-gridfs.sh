@@ -63,23 +63,7 @@ bytes=$(stat -c %s "$tmp/file.bin")
 
 results=$tmp/results.txt
 : >"$results"
-# timed JOB CLIENT COMMAND...: runs COMMAND and appends its wall seconds, user and system CPU
-# seconds and peak RSS (KiB) to $results.
-timed() {
-  local job=$1 client=$2
-  shift 2
-  say "$job: $client"
-  python3 -c '
-import resource, subprocess, sys, time
-start = time.monotonic()
-status = subprocess.run(sys.argv[2:]).returncode
-wall = time.monotonic() - start
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write(f"{wall:.6f} {r.ru_utime:.6f} {r.ru_stime:.6f} {r.ru_maxrss}\n")
-sys.exit(status)' "$tmp/time.txt" "$@" >"$tmp/$job-$client.out" 2>"$tmp/$job-$client.err" ||
-    { say "$client $job failed:"; cat "$tmp/$job-$client.err" >&2; exit 1; }
-  echo "$job $client $(cat "$tmp/time.txt")" >>"$results"
-}
+timed() { bench_timed "$@"; }  # scripts/lib/bench-common.sh
 same() {  # same WHAT FILE: FILE is the original, byte for byte
   cmp -s "$tmp/file.bin" "$2" || { say "CHECK FAILED: $1 differs from the original"; exit 1; }
   rm -f "$2"

@@ -103,23 +103,7 @@ say "collection: $count tweets, $bytes bytes of BSON ($one bytes each)"
 
 results=$tmp/results.txt
 : >"$results"
-# timed JOB CLIENT COMMAND...: runs COMMAND (stdout and stderr to files) and appends its wall
-# seconds and its user and system CPU seconds (getrusage of the child, microseconds) to $results.
-timed() {
-  local job=$1 client=$2
-  shift 2
-  say "$job: $client"
-  python3 -c '
-import resource, subprocess, sys, time
-start = time.monotonic()
-status = subprocess.run(sys.argv[2:]).returncode
-wall = time.monotonic() - start
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write(f"{wall:.6f} {r.ru_utime:.6f} {r.ru_stime:.6f}\n")
-sys.exit(status)' "$tmp/time.txt" "$@" >"$tmp/$job-$client.out" 2>"$tmp/$job-$client.err" ||
-    { say "$client $job failed:"; cat "$tmp/$job-$client.err" >&2; exit 1; }
-  echo "$job $client $(cat "$tmp/time.txt")" >>"$results"
-}
+timed() { bench_timed "$@"; }  # scripts/lib/bench-common.sh
 check() {  # check WHAT GOT WANT
   [ "$2" = "$3" ] || { say "CHECK FAILED: $1: $2, not $3"; exit 1; }
 }
@@ -163,7 +147,7 @@ from markdown_table import print_table
 results, size, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 t = {}
 for line in open(results):
-    job, client, wall, user, system = line.split()
+    job, client, wall, user, system, _rss = line.split()
     t[job, client] = (float(wall), float(user) + float(system))
 mb = size / 1e6
 lines, verdicts = [], []

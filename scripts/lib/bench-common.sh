@@ -161,3 +161,22 @@ bench_command_cleanup() {
   [ ! -f "$ferret_pid" ] || scripts/ferretdb.sh stop "$ferret_pid" >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
+
+# bench_timed JOB CLIENT COMMAND...: runs COMMAND (its standard output and error to files in $tmp)
+# and appends "JOB CLIENT" and its wall seconds, user and system CPU seconds (getrusage of the
+# child) and peak RSS (KiB) to $results. A failure prints the command's standard error and exits.
+bench_timed() {
+  local job=$1 client=$2
+  shift 2
+  echo "$name: $job: $client" >&2
+  python3 -c '
+import resource, subprocess, sys, time
+start = time.monotonic()
+status = subprocess.run(sys.argv[2:]).returncode
+wall = time.monotonic() - start
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(f"{wall:.6f} {r.ru_utime:.6f} {r.ru_stime:.6f} {r.ru_maxrss}\n")
+sys.exit(status)' "$tmp/time.txt" "$@" >"$tmp/$job-$client.out" 2>"$tmp/$job-$client.err" ||
+    { echo "$name: $client $job failed:" >&2; cat "$tmp/$job-$client.err" >&2; exit 1; }
+  echo "$job $client $(cat "$tmp/time.txt")" >>"$results"
+}
