@@ -21,10 +21,7 @@ name=bench-gridfs
 mb=${BENCH_GRIDFS_MB:-1024}
 oid=""
 . scripts/lib/bench-common.sh
-declare -A bench_options=([--mb]=mb [--build-dir]=build_dir [--oid]=oid)
-bench_parse_options "$@"
-say() { echo "$name: $*" >&2; }
-bench_command_setup  # builds oid, PyMongo's venv, $tmp and a FerretDB at $uri
+bench_command_setup "$@"  # options, oid, PyMongo's venv, say, $tmp and a FerretDB at $uri
 
 cat >"$tmp/pymongo_gridfs.py" <<'EOF'
 import sys

@@ -27,10 +27,7 @@ name=bench-tools
 mb=${BENCH_TOOLS_MB:-200}
 oid=""
 . scripts/lib/bench-common.sh
-declare -A bench_options=([--mb]=mb [--build-dir]=build_dir [--oid]=oid)
-bench_parse_options "$@"
-say() { echo "$name: $*" >&2; }
-bench_command_setup  # builds oid, PyMongo's venv, $tmp and a FerretDB at $uri
+bench_command_setup "$@"  # options, oid, PyMongo's venv, say, $tmp and a FerretDB at $uri
 
 # The PyMongo side: one script, a job per argument list.
 cat >"$tmp/pymongo_tools.py" <<'EOF'

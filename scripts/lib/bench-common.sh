@@ -137,11 +137,14 @@ print(f"\ninput {size:,} bytes; medians of {len(ow)} runs; oid is {ratio:.2f}x f
 PY
 }
 
-# bench_command_setup: for the benchmarks of the `oid mongo` command against PyMongo (bench-tools,
-# bench-gridfs), after bench_parse_options set $mb and $oid: checks --mb, builds the oid command
-# unless --oid named one, makes PyMongo's venv, and gives a work directory ($tmp) and a FerretDB of
-# its own ($uri), both gone when the script exits.
+# bench_command_setup ARGS...: for the benchmarks of the `oid mongo` command against PyMongo
+# (bench-tools, bench-gridfs): parses --mb, --build-dir and --oid (defaults in $mb and $oid), builds
+# the oid command unless --oid named one, makes PyMongo's venv, defines `say`, and gives a work
+# directory ($tmp) and a FerretDB of its own ($uri), both gone when the script exits.
 bench_command_setup() {
+  declare -gA bench_options=([--mb]=mb [--build-dir]=build_dir [--oid]=oid)
+  bench_parse_options "$@"
+  say() { echo "$name: $*" >&2; }
   [[ "$mb" =~ ^[0-9]+$ ]] && [ "$mb" -ge 1 ] ||
     { echo "$name: --mb needs a whole number >= 1" >&2; exit 2; }
   if [ -z "$oid" ]; then

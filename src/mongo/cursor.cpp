@@ -62,21 +62,18 @@ outcome<detail::cursor_timeout> detail::cursor_timeout_of(
     const std::optional<std::chrono::milliseconds>& asked,
     const std::optional<std::chrono::milliseconds>& inherited, std::optional<timeout_mode> mode,
     bool tailable, bool await_data) {
-  cursor_timeout t{asked ? asked : inherited,
-                   tailable ? timeout_mode::iteration : timeout_mode::cursor_lifetime};
-  t.opening_max_time = await_data || t.mode == timeout_mode::cursor_lifetime;
-  if (!mode) return t;
-  if (!t.timeout) {
+  const auto timeout = asked ? asked : inherited;
+  if (mode && !timeout) {
     return failure(errc::invalid_argument, "timeout_mode is set but timeoutMS is not");
   }
-  if (tailable && *mode == timeout_mode::cursor_lifetime) {
+  if (tailable && mode == timeout_mode::cursor_lifetime) {
     return failure(errc::invalid_argument,
                    "a tailable cursor's timeoutMS applies to each iteration: timeout_mode "
                    "cursor_lifetime is refused");
   }
-  t.mode = *mode;
-  t.opening_max_time = await_data || t.mode == timeout_mode::cursor_lifetime;
-  return t;
+  const auto chosen =
+      mode.value_or(tailable ? timeout_mode::iteration : timeout_mode::cursor_lifetime);
+  return cursor_timeout{timeout, chosen, await_data || chosen == timeout_mode::cursor_lifetime};
 }
 
 outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
@@ -127,10 +124,10 @@ cursor::~cursor() {
   kill.append_string("killCursors", state_->coll);
   kill.open_array("cursors").append_int64("0", state_->id).close();
   state_->session.append_lsid(kill);
-  // Through the client's command path, so that command monitoring sees it.
   // timeoutMS afresh, whatever was left of the cursor's.
   state_->conn->limit = detail::time_limit::from(state_->timeout.timeout);
   state_->conn->max_time = true;
+  // Through the client's command path, so that command monitoring sees it.
   (void)detail::command(*state_->conn, state_->db, kill.view());
 }
 
@@ -147,10 +144,10 @@ bson::document_view cursor::current() const noexcept {
 outcome<bool> cursor::next() {
   if (!state_) return false;
   auto& s = *state_;
-  // The getMores of this call: bounded by the cursor's life, or by a timeout of their own.
-  std::optional<detail::time_limit> limit = s.timeout.mode == timeout_mode::iteration
-                                                ? detail::time_limit::from(s.timeout.timeout)
-                                                : s.limit;
+  // The getMores of this call: bounded by the cursor's life, or by a timeout of their own (made
+  // at the first getMore: a document of the batch costs nothing more).
+  std::optional<detail::time_limit> limit;
+  bool limit_made = false;
   while (true) {
     if (s.it != s.end) {
       auto doc = s.it->get_document();
@@ -162,6 +159,11 @@ outcome<bool> cursor::next() {
     if (s.id == 0 || !s.conn) {
       s.current = {};
       return false;
+    }
+    if (!limit_made) {
+      limit =
+          s.timeout.mode == timeout_mode::iteration ? time_limit::from(s.timeout.timeout) : s.limit;
+      limit_made = true;
     }
     if (s.tailable && s.polled && !(limit && !limit->unlimited())) {
       // Tailable: the last getMore found nothing new; say so rather than poll the server in a

@@ -155,6 +155,11 @@ std::string_view command_name(bson::document_view cmd) {
   return first == cmd.end() ? "command" : first->key();
 }
 
+// The stage a command of `l` ran out of timeoutMS in before it was sent.
+std::string sending(const lease& l, bson::document_view cmd) {
+  return "sending " + std::string(command_name(cmd)) + " to " + l.address;
+}
+
 // Under timeoutMS: the maxTimeMS a command of `l` carries (the time left minus the server's
 // shortest round trip, at least 1), none when the lease sends none, or the timeout to return
 // instead of sending when the time left does not cover the round trip.
@@ -162,15 +167,15 @@ outcome<std::optional<std::chrono::milliseconds>> max_time_for(const lease& l,
                                                                bson::document_view cmd) {
   if (!l.limit) return std::optional<std::chrono::milliseconds>{};
   const auto& limit = *l.limit;
-  const std::string stage = "sending " + std::string(command_name(cmd)) + " to " + l.address;
-  if (limit.expired()) return limit.expired_in(stage);
+  if (limit.expired()) return limit.expired_in(sending(l, cmd));
   if (!l.max_time || limit.unlimited()) return std::optional<std::chrono::milliseconds>{};
   const auto left =
       std::chrono::duration_cast<std::chrono::microseconds>(limit.deadline - clock::now()) -
       l.min_rtt;
   if (left <= std::chrono::microseconds(0)) {
-    return limit.expired_in(stage, "less time left than the server's shortest round trip (" +
-                                       std::to_string(l.min_rtt.count()) + " us)");
+    return limit.expired_in(sending(l, cmd),
+                            "less time left than the server's shortest round trip (" +
+                                std::to_string(l.min_rtt.count()) + " us)");
   }
   return std::optional<std::chrono::milliseconds>{std::max(
       std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(left))};
@@ -261,7 +266,7 @@ outcome<bson::document> command(lease& l, std::string_view db, bson::document_vi
 outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_view cmd,
                                   std::span<const document_sequence> sequences) {
   if (l.limit && l.limit->expired()) {
-    return l.limit->expired_in("sending " + std::string(command_name(cmd)) + " to " + l.address);
+    return l.limit->expired_in(sending(l, cmd));
   }
   command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
   if (auto sent = l->send_unacknowledged(db, cmd, sequences,
