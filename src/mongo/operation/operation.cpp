@@ -148,7 +148,9 @@ outcome<done> execute(client_state& s, implicit_session& session, std::optional<
     t.labels = last.labels;
     return t;
   };
-  std::optional<failure> first;  // the error of the first attempt, once it is being retried
+  // The error to report when the retries end: the first attempt's; under timeoutMS, which retries
+  // more than once, the latest that said something about the write.
+  std::optional<failure> first;
   std::optional<std::int64_t> txn_number;
   while (true) {
     if (limit && first && limit->expired()) return timed_out(*first);
