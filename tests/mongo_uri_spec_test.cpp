@@ -85,6 +85,8 @@ std::string compare_option(const uri& u, const std::string& key, simdjson::dom::
   };
   if (key == "appname") {
     as_string(u.app_name());
+  } else if (key == "readconcernlevel") {
+    as_string(u.read_concern_level());
   } else if (key == "timeoutms") {
     as_ms(u.timeout());
   } else if (key == "connecttimeoutms") {

@@ -16,12 +16,14 @@
 #include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
+#include <oid/mongo/read_concern.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/secret.hpp>
 #include <oid/mongo/server_codes.hpp>
 #include <oid/mongo/server_description.hpp>
 #include <oid/mongo/server_selection.hpp>
+#include <oid/mongo/session.hpp>
 #include <oid/mongo/srv.hpp>
 #include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>

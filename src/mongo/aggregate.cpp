@@ -22,15 +22,19 @@ void append_max_time(bson::builder& cmd, const std::optional<std::chrono::millis
 // distinct and count: on the primary unless the options say where, and retried once (retryable
 // reads).
 // `inherited`: the collection's timeoutMS.
+// `ctx`: the collection's timeoutMS, session and read concern.
 outcome<bson::document> retryable_read(detail::client_state& s, std::string_view db,
                                        bson::document_view cmd, const read_options& options,
-                                       const std::optional<std::chrono::milliseconds>& inherited) {
+                                       const detail::handle_context& ctx) {
   static const read_preference primary{};
   const auto* where = options.read_preference ? &*options.read_preference : &primary;
-  return detail::run_command(s, db, cmd,
-                             {.read = where,
-                              .retry = detail::retry_kind::read,
-                              .limit = detail::limit_of(options.timeout, inherited)});
+  return detail::run_command(
+      s, db, cmd,
+      {.read = where,
+       .retry = detail::retry_kind::read,
+       .limit = detail::limit_of(options.timeout, ctx.timeout),
+       .session = ctx.session.get(),
+       .read_concern = options.read_concern ? &*options.read_concern : &ctx.read_concern});
 }
 
 void append_read_options(bson::builder& cmd, const read_options& options) {
@@ -56,7 +60,7 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
   const bool writes = !pipeline.empty() && (pipeline.back().begin()->key() == "$out" ||
                                             pipeline.back().begin()->key() == "$merge");
   const auto timeout =
-      detail::cursor_timeout_of(options.timeout, timeout_, options.timeout_mode, false);
+      detail::cursor_timeout_of(options.timeout, ctx_.timeout, options.timeout_mode, false);
   if (!timeout) return timeout.error();
   if (writes && timeout->mode == timeout_mode::iteration) {
     return failure(errc::invalid_argument,
@@ -90,7 +94,8 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
                                  : options.read_preference ? &*options.read_preference
                                                            : nullptr;
   auto state = detail::cursor_state::open(
-      state_, db_, name_, cmd.view(), writes ? 0 : options.batch_size, !writes, where, *timeout);
+      state_, db_, name_, cmd.view(), writes ? 0 : options.batch_size, !writes, where, *timeout,
+      &ctx_, options.read_concern ? &*options.read_concern : &ctx_.read_concern);
   if (!state) return std::move(state).error();
   (*state)->keep_comment(options.comment);
   return cursor(std::move(*state));
@@ -104,7 +109,7 @@ outcome<bson::document> collection::distinct(std::string_view field, bson::docum
   cmd.append_document("query", filter);
   append_read_options(cmd, options);
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  auto reply = retryable_read(*state_, db_, cmd.view(), options, timeout_);
+  auto reply = retryable_read(*state_, db_, cmd.view(), options, ctx_);
   if (!reply) return reply.error();
   const auto values = reply->view().find("values");
   if (!values) return failure(errc::unexpected_reply, "distinct reply without values");
@@ -117,7 +122,7 @@ outcome<std::int64_t> collection::estimated_document_count(const read_options& o
   bson::builder cmd;
   cmd.append_string("count", name_);
   append_read_options(cmd, options);
-  auto reply = retryable_read(*state_, db_, cmd.view(), options, timeout_);
+  auto reply = retryable_read(*state_, db_, cmd.view(), options, ctx_);
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto count = n ? detail::as_integer(*n) : std::nullopt;
@@ -131,10 +136,11 @@ outcome<collection> collection::rename(std::string_view new_name, bool drop_targ
   cmd.append_string("renameCollection", db_ + "." + name_);
   cmd.append_string("to", db_ + "." + std::string(new_name));
   if (drop_target) cmd.append_bool("dropTarget", true);
-  auto reply = detail::run_command(*state_, "admin", cmd.view(),
-                                   {.limit = detail::time_limit::from(timeout_)});
+  auto reply = detail::run_command(
+      *state_, "admin", cmd.view(),
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
   if (!reply) return reply.error();
-  return collection(state_, db_, std::string(new_name), timeout_);
+  return collection(state_, db_, std::string(new_name), ctx_);
 }
 
 }  // namespace oid::mongo

@@ -185,8 +185,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
 
   // One implicit session for the whole bulk write; each batch is retried on its own. One
   // timeoutMS for all the batches (the specification's "Batching").
-  const auto limit = detail::limit_of(options.timeout, timeout_);
-  detail::implicit_session session(*state_);
+  const auto limit = detail::limit_of(options.timeout, ctx_.timeout);
+  detail::op_session session(*state_, ctx_.session.get());
   std::optional<detail::lease> l;
   const bool retries = state_->effective(options.write_concern).is_acknowledged() &&
                        state_->uri.retry_writes().value_or(true);
@@ -258,7 +258,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
         *state_, session, l,
         {.retry = multi ? detail::retry_kind::none : detail::retry_kind::write,
          .acknowledged = acknowledged,
-         .limit = limit},
+         .limit = limit,
+         .session = ctx_.session.get()},
         [&](detail::attempt& a) -> outcome<done> {
           if (!acknowledged) {
             return detail::send_unacknowledged(a.conn, db_, command.view(), std::span(&seq, 1));

@@ -8,6 +8,7 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
+#include "mongo/operation/session_state.hpp"
 #include "mongo/wire/tls.hpp"
 
 namespace oid::mongo {
@@ -15,7 +16,7 @@ namespace oid::mongo {
 client::client(std::shared_ptr<detail::client_state> state)
     : state_(std::move(state)),
       closer_(state_.get(), [keep = state_](void*) { detail::end_sessions(*keep); }),
-      timeout_(state_->timeout) {}
+      ctx_{state_->timeout, nullptr, state_->read_concern} {}
 
 outcome<client> client::create(std::string_view uri_text) { return create(uri_text, {}); }
 
@@ -75,15 +76,17 @@ outcome<client> client::create(const mongo::uri& u, client_options options) {
 }
 
 outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {
-  return detail::run_command(*state_, db, cmd, {.limit = detail::time_limit::from(timeout_)});
+  return detail::run_command(
+      *state_, db, cmd,
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
 }
 
 database client::database(std::string_view name) const {
-  return mongo::database(state_, std::string(name), timeout_);
+  return mongo::database(state_, std::string(name), ctx_);
 }
 
 collection client::collection(std::string_view db, std::string_view name) const {
-  return mongo::collection(state_, std::string(db), std::string(name), timeout_);
+  return mongo::collection(state_, std::string(db), std::string(name), ctx_);
 }
 
 outcome<std::vector<bson::document>> client::list_databases(bson::document_view filter) {
@@ -93,7 +96,8 @@ outcome<std::vector<bson::document>> client::list_databases(bson::document_view 
   auto reply = detail::run_command(*state_, "admin", cmd.view(),
                                    {.read = &state_->read_preference,
                                     .retry = detail::retry_kind::read,
-                                    .limit = detail::time_limit::from(timeout_)});
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply) return reply.error();
   std::vector<bson::document> out;
   const auto dbs = reply->view().find("databases");

@@ -16,8 +16,8 @@
 namespace oid::mongo {
 
 collection::collection(std::shared_ptr<detail::client_state> state, std::string db,
-                       std::string name, std::optional<std::chrono::milliseconds> timeout)
-    : state_(std::move(state)), db_(std::move(db)), name_(std::move(name)), timeout_(timeout) {}
+                       std::string name, detail::handle_context ctx)
+    : state_(std::move(state)), db_(std::move(db)), name_(std::move(name)), ctx_(std::move(ctx)) {}
 
 namespace {
 
@@ -110,7 +110,7 @@ outcome<cursor> collection::find(bson::document_view filter, const find_options&
   if (options.cursor_kind != cursor_type::non_tailable) cmd.append_bool("tailable", true);
   if (options.cursor_kind == cursor_type::tailable_await) cmd.append_bool("awaitData", true);
   const auto timeout =
-      detail::cursor_timeout_of(options.timeout, timeout_, options.timeout_mode,
+      detail::cursor_timeout_of(options.timeout, ctx_.timeout, options.timeout_mode,
                                 options.cursor_kind != cursor_type::non_tailable,
                                 options.cursor_kind == cursor_type::tailable_await);
   if (!timeout) return timeout.error();
@@ -120,8 +120,10 @@ outcome<cursor> collection::find(bson::document_view filter, const find_options&
                    "find: max_await_time must be shorter than timeoutMS (each getMore would "
                    "time out before the server answers)");
   }
-  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), options.batch_size, true,
-                                          read_preference_of(options.read_preference), *timeout);
+  auto state = detail::cursor_state::open(
+      state_, db_, name_, cmd.view(), options.batch_size, true,
+      read_preference_of(options.read_preference), *timeout, &ctx_,
+      options.read_concern ? &*options.read_concern : &ctx_.read_concern);
   if (!state) return std::move(state).error();
   (*state)->tailable = options.cursor_kind != cursor_type::non_tailable;
   (*state)->keep_comment(options.comment);
@@ -136,10 +138,11 @@ outcome<std::optional<bson::document>> collection::find_one(bson::document_view 
   append_find_options(cmd, options);
   cmd.append_int64("limit", 1).append_bool("singleBatch", true);
   const auto timeout =
-      detail::cursor_timeout_of(options.timeout, timeout_, options.timeout_mode, false);
+      detail::cursor_timeout_of(options.timeout, ctx_.timeout, options.timeout_mode, false);
   if (!timeout) return timeout.error();
-  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0, true,
-                                          read_preference_of(options.read_preference), *timeout);
+  auto state = detail::cursor_state::open(
+      state_, db_, name_, cmd.view(), 0, true, read_preference_of(options.read_preference),
+      *timeout, &ctx_, options.read_concern ? &*options.read_concern : &ctx_.read_concern);
   if (!state) return std::move(state).error();
   cursor c(std::move(*state));
   auto found = c.next();
@@ -211,10 +214,13 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter,
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
   const auto* where =
       options.read_preference ? &*options.read_preference : &state_->read_preference;
-  auto reply = detail::run_command(*state_, db_, cmd.view(),
-                                   {.read = where,
-                                    .retry = detail::retry_kind::read,
-                                    .limit = detail::limit_of(options.timeout, timeout_)});
+  auto reply = detail::run_command(
+      *state_, db_, cmd.view(),
+      {.read = where,
+       .retry = detail::retry_kind::read,
+       .limit = detail::limit_of(options.timeout, ctx_.timeout),
+       .session = ctx_.session.get(),
+       .read_concern = options.read_concern ? &*options.read_concern : &ctx_.read_concern});
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
@@ -230,7 +236,8 @@ namespace {
 // a single-document write, retried once after a retryable error.
 outcome<bson::document> write_command(detail::client_state& s, std::string_view db,
                                       bson::document_view cmd, const write_concern& wc,
-                                      bool retryable, std::optional<detail::time_limit> limit) {
+                                      bool retryable, std::optional<detail::time_limit> limit,
+                                      session_state* session) {
   // w: 0: no session and no retry; nothing comes back.
   const bool acknowledged = wc.is_acknowledged();
   return detail::run_command(
@@ -238,7 +245,8 @@ outcome<bson::document> write_command(detail::client_state& s, std::string_view 
       {.retry = retryable && acknowledged ? detail::retry_kind::write : detail::retry_kind::none,
        .acknowledged = acknowledged,
        .write_reply = true,
-       .limit = limit});
+       .limit = limit,
+       .session = session});
 }
 
 }  // namespace
@@ -265,7 +273,7 @@ outcome<update_result> collection::update(bson::document_view filter, const upda
   const auto& write_concern = state_->effective(options.write_concern);
   write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
-                             detail::limit_of(options.timeout, timeout_));
+                             detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
   if (!reply) return reply.error();
   update_result out;
   const auto r = reply->view();
@@ -321,7 +329,7 @@ outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
   const auto& write_concern = state_->effective(options.write_concern);
   write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
-                             detail::limit_of(options.timeout, timeout_));
+                             detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
   if (!reply) return reply.error();
   return detail::int64_field(reply->view(), "n", 0);
 }
@@ -339,8 +347,9 @@ outcome<std::int64_t> collection::delete_many(bson::document_view filter,
 outcome<done> collection::drop() {
   bson::builder cmd;
   cmd.append_string("drop", name_);
-  auto reply =
-      detail::run_command(*state_, db_, cmd.view(), {.limit = detail::time_limit::from(timeout_)});
+  auto reply = detail::run_command(
+      *state_, db_, cmd.view(),
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
   if (!reply &&
       !(reply.error().server && reply.error().server->code == server_code::namespace_not_found))
     return reply.error();

@@ -12,9 +12,9 @@ namespace oid::mongo {
 // cursor_state is declared in oid::mongo (the public cursor holds it opaquely) and works with the
 // executor's types.
 using detail::attempt;
-using detail::implicit_session;
 using detail::int64_field;
 using detail::lease;
+using detail::op_session;
 using detail::retry_kind;
 using detail::time_limit;
 
@@ -79,16 +79,20 @@ outcome<detail::cursor_timeout> detail::cursor_timeout_of(
 outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
     std::shared_ptr<client_state> client, std::string db, std::string coll, bson::document_view cmd,
     std::int32_t batch_size, bool retryable, const read_preference* where,
-    detail::cursor_timeout timeout) {
+    detail::cursor_timeout timeout, const detail::handle_context* ctx,
+    const read_concern* concern) {
   auto state = std::make_unique<cursor_state>();
-  state->session = implicit_session(*client);
+  if (ctx != nullptr) state->explicit_session = ctx->session;
+  state->session = op_session(*client, state->explicit_session.get());
   state->timeout = timeout;
   std::optional<lease> l;
   bson::document_view first;
   const detail::operation op{.read = where != nullptr ? where : &client->read_preference,
                              .retry = retryable ? retry_kind::read : retry_kind::none,
                              .limit = time_limit::from(timeout.timeout),
-                             .max_time = timeout.opening_max_time};
+                             .max_time = timeout.opening_max_time,
+                             .session = state->explicit_session.get(),
+                             .read_concern = concern};
   if (timeout.mode == timeout_mode::cursor_lifetime) state->limit = op.limit;
   auto ran = execute(*client, state->session, l, op, [&](attempt& a) -> outcome<done> {
     auto reply = state->fetch(a.conn, db, a.command(cmd));
@@ -123,7 +127,7 @@ cursor::~cursor() {
   bson::builder kill;
   kill.append_string("killCursors", state_->coll);
   kill.open_array("cursors").append_int64("0", state_->id).close();
-  state_->session.append_lsid(kill);
+  state_->session.append_for_cursor(kill);
   // timeoutMS afresh, whatever was left of the cursor's.
   state_->conn->limit = detail::time_limit::from(state_->timeout.timeout);
   state_->conn->max_time = true;
@@ -190,7 +194,7 @@ outcome<bool> cursor::next() {
       }
       more.append_int64("maxTimeMS", wait.count());
     }
-    s.session.append_lsid(more);
+    s.session.append_for_cursor(more);
     s.conn->limit = limit;
     s.conn->max_time = false;  // the getMore's maxTimeMS is max_await_time's, if any
     auto reply = s.fetch(*s.conn, s.db, more.view());

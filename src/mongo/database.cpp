@@ -9,22 +9,25 @@
 namespace oid::mongo {
 
 database::database(std::shared_ptr<client_state> state, std::string name,
-                   std::optional<std::chrono::milliseconds> timeout)
-    : state_(std::move(state)), name_(std::move(name)), timeout_(timeout) {}
+                   detail::handle_context ctx)
+    : state_(std::move(state)), name_(std::move(name)), ctx_(std::move(ctx)) {}
 
 collection database::collection(std::string_view name) const {
-  return mongo::collection(state_, name_, std::string(name), timeout_);
+  return mongo::collection(state_, name_, std::string(name), ctx_);
 }
 
 outcome<bson::document> database::run_command(bson::document_view command) {
-  return detail::run_command(*state_, name_, command,
-                             {.limit = detail::time_limit::from(timeout_)});
+  return detail::run_command(
+      *state_, name_, command,
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
 }
 
 outcome<bson::document> database::run_command(bson::document_view command,
                                               const read_preference& where) {
   return detail::run_command(*state_, name_, command,
-                             {.read = &where, .limit = detail::time_limit::from(timeout_)});
+                             {.read = &where,
+                              .limit = detail::time_limit::from(ctx_.timeout),
+                              .session = ctx_.session.get()});
 }
 
 outcome<std::vector<bson::document>> database::list_collections(bson::document_view filter) {
@@ -33,7 +36,7 @@ outcome<std::vector<bson::document>> database::list_collections(bson::document_v
   if (!filter.empty()) cmd.append_document("filter", filter);
   cmd.open_document("cursor").close();
   auto state = detail::cursor_state::open(state_, name_, "$cmd.listCollections", cmd.view(), 0,
-                                          true, nullptr, {.timeout = timeout_});
+                                          true, nullptr, {.timeout = ctx_.timeout}, &ctx_);
   if (!state) return std::move(state).error();
   mongo::cursor c(std::move(*state));
   return detail::read_all(c);
@@ -63,8 +66,9 @@ outcome<done> database::create_collection(std::string_view name, bson::document_
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
-  auto reply = detail::run_command(*state_, name_, cmd.view(),
-                                   {.limit = detail::time_limit::from(timeout_)});
+  auto reply = detail::run_command(
+      *state_, name_, cmd.view(),
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
   if (!reply) return std::move(reply).error();
   return done{};
 }
@@ -94,8 +98,9 @@ outcome<done> database::create_collection(std::string_view name,
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
-  auto reply = detail::run_command(*state_, name_, cmd.view(),
-                                   {.limit = detail::time_limit::from(timeout_)});
+  auto reply = detail::run_command(
+      *state_, name_, cmd.view(),
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
   if (!reply) return std::move(reply).error();
   return done{};
 }
@@ -103,8 +108,9 @@ outcome<done> database::create_collection(std::string_view name,
 outcome<done> database::drop() {
   bson::builder cmd;
   cmd.append_int32("dropDatabase", 1);
-  auto reply = detail::run_command(*state_, name_, cmd.view(),
-                                   {.limit = detail::time_limit::from(timeout_)});
+  auto reply = detail::run_command(
+      *state_, name_, cmd.view(),
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
   if (!reply) return std::move(reply).error();
   return done{};
 }

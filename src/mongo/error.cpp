@@ -32,6 +32,7 @@ class category final : public std::error_category {
     case errc::corrupt_file: return "GridFS file corrupt";
     case errc::stream_failed: return "stream read or write failed";
     case errc::invalid_argument: return "invalid argument";
+    case errc::session_misuse: return "session used out of order";
     case errc::tls_failed: return "TLS failed";
     case errc::crypto_failed: return "a cryptographic primitive (OpenSSL) failed";
     case errc::end_marker: break;

@@ -38,7 +38,8 @@ void append_common(bson::builder& cmd, const modify_common& common) {
 // (w: 0): sent with moreToCome, nothing read, nothing returned (as the CRUD specification has it).
 outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_view db,
                                            bson::document_view cmd, const write_concern& wc,
-                                           std::optional<detail::time_limit> limit) {
+                                           std::optional<detail::time_limit> limit,
+                                           session_state* session) {
   // A single-document write: retryable, and its writeConcernError a failure. w: 0: no session,
   // no retry, nothing comes back.
   const bool acknowledged = wc.is_acknowledged();
@@ -47,7 +48,8 @@ outcome<std::optional<bson::document>> run(detail::client_state& s, std::string_
       {.retry = acknowledged ? detail::retry_kind::write : detail::retry_kind::none,
        .acknowledged = acknowledged,
        .write_reply = true,
-       .limit = limit});
+       .limit = limit,
+       .session = session});
   if (!reply) return reply.error();
   if (!acknowledged) return std::optional<bson::document>();
   const auto r = reply->view();
@@ -63,7 +65,8 @@ outcome<std::optional<bson::document>> modify(detail::client_state& s, std::stri
                                               std::string_view coll, bson::document_view filter,
                                               const update_spec& change,
                                               const find_one_and_modify_options& options,
-                                              std::optional<detail::time_limit> limit) {
+                                              std::optional<detail::time_limit> limit,
+                                              session_state* session) {
   bson::builder cmd;
   cmd.append_string("findAndModify", coll).append_document("query", filter);
   detail::append_update(cmd, "update", change);
@@ -76,7 +79,7 @@ outcome<std::optional<bson::document>> modify(detail::client_state& s, std::stri
   const auto& wc = s.effective(options.write_concern);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
                       options.max_time, wc, options.let});
-  return run(s, db, cmd.view(), wc, limit);
+  return run(s, db, cmd.view(), wc, limit, session);
 }
 
 }  // namespace
@@ -88,7 +91,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_update(
     return std::move(*bad);
   }
   return modify(*state_, db_, name_, filter, update, options,
-                detail::limit_of(options.timeout, timeout_));
+                detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
 }
 
 outcome<std::optional<bson::document>> collection::find_one_and_replace(
@@ -97,7 +100,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_replace(
   if (!detail::is_replacement(replacement)) return detail::not_a_replacement();
   if (!options.array_filters.empty()) return detail::array_filters_in_a_replacement();
   return modify(*state_, db_, name_, filter, replacement, options,
-                detail::limit_of(options.timeout, timeout_));
+                detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
 }
 
 outcome<std::optional<bson::document>> collection::find_one_and_delete(
@@ -108,7 +111,8 @@ outcome<std::optional<bson::document>> collection::find_one_and_delete(
   const auto& wc = state_->effective(options.write_concern);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
                       options.max_time, wc, options.let});
-  return run(*state_, db_, cmd.view(), wc, detail::limit_of(options.timeout, timeout_));
+  return run(*state_, db_, cmd.view(), wc, detail::limit_of(options.timeout, ctx_.timeout),
+             ctx_.session.get());
 }
 
 }  // namespace oid::mongo

@@ -83,8 +83,9 @@ outcome<std::vector<std::string>> collection::create_indexes(std::span<const ind
     cmd.close();
   }
   cmd.close();
-  auto reply =
-      detail::run_command(*state_, db_, cmd.view(), {.limit = detail::time_limit::from(timeout_)});
+  auto reply = detail::run_command(
+      *state_, db_, cmd.view(),
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
   if (!reply) return reply.error();
   return names;
 }
@@ -94,7 +95,7 @@ outcome<std::vector<bson::document>> collection::list_indexes() {
   cmd.append_string("listIndexes", name_);
   cmd.open_document("cursor").close();
   auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0, true, nullptr,
-                                          {.timeout = timeout_});
+                                          {.timeout = ctx_.timeout}, &ctx_);
   if (!state) {
     if (is_namespace_not_found(state.error())) return std::vector<bson::document>{};
     return std::move(state).error();
@@ -110,8 +111,9 @@ outcome<done> collection::drop_index(std::string_view name) {
   }
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", name);
-  auto reply =
-      detail::run_command(*state_, db_, cmd.view(), {.limit = detail::time_limit::from(timeout_)});
+  auto reply = detail::run_command(
+      *state_, db_, cmd.view(),
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
   if (!reply) return reply.error();
   return done{};
 }
@@ -119,8 +121,9 @@ outcome<done> collection::drop_index(std::string_view name) {
 outcome<done> collection::drop_indexes() {
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", "*");
-  auto reply =
-      detail::run_command(*state_, db_, cmd.view(), {.limit = detail::time_limit::from(timeout_)});
+  auto reply = detail::run_command(
+      *state_, db_, cmd.view(),
+      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
   if (!reply) return reply.error();
   return done{};
 }

@@ -1,14 +1,21 @@
 // One scripted three-member replica set "rs0" over real sockets (script_server), for the tests
-// of topology, server selection and retries. Members answer hello with their role and keep one
-// replicated store of documents by _id: inserts, updates, deletes and findAndModify apply to it,
-// find and getMore read it back, and, as a real server does, a retryable write's reply is kept
-// under its (lsid, txnNumber) and a repeated one gets the first answer instead of being applied
-// again. Every command is recorded (member, name, lsid, txnNumber, read preference). Faults make
-// the next command of a name fail: refused, reset, applied then reset, or applied with a
+// of topology, server selection, retries and transactions. Members answer hello with their role and
+// keep one replicated store of documents by _id: inserts, updates, deletes and findAndModify apply
+// to it, find and getMore read it back, and, as a real server does, a retryable write's reply is
+// kept under its (lsid, txnNumber) and a repeated one gets the first answer instead of being
+// applied again. Every command is recorded (member, name, lsid, txnNumber, read preference). Faults
+// make the next command of a name fail: refused, reset, applied then reset, or applied with a
 // writeConcernError, each optionally handing the primary role to another member.
+// Transactions (commands with `autocommit: false`) work on a copy of the store made by the
+// command with `startTransaction: true`: their reads and writes see the copy, commitTransaction
+// makes it the store (once: a commit repeated is answered ok without applying anything again),
+// abortTransaction drops it; a command of a transaction the set does not know (never started,
+// aborted, or superseded by a higher txnNumber) is refused with NoSuchTransaction (251) and the
+// TransientTransactionError label, as a server does.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,6 +41,7 @@ struct seen_command {
   std::optional<std::int64_t> txn_number;
   bool replayed = false;              // answered from the transaction table, not applied
   std::string read_preference = "-";  // $readPreference's mode ("-" without one)
+  bson::document body;                // the command as sent
 };
 
 // What the next command named `command` meets (on whichever member gets it).
@@ -78,6 +86,9 @@ struct replica_set_options {
   // real member does. Without, every member applies it (a test can see that the client did not
   // look for the primary again).
   bool writes_only_on_primary = true;
+  // Every reply carries `operationTime` and `$clusterTime`: a logical clock that ticks once per
+  // command (Timestamp(1000, n) for the n-th).
+  bool cluster_time = false;
 };
 
 class script_replica_set {
@@ -168,6 +179,11 @@ class script_replica_set {
     std::lock_guard lock(mutex_);
     return duplicates_;
   }
+  // Transactions committed (each once, whatever the number of commitTransaction commands).
+  int commits() {
+    std::lock_guard lock(mutex_);
+    return commits_;
+  }
   int inserted() {
     std::lock_guard lock(mutex_);
     return inserted_;
@@ -226,15 +242,70 @@ class script_replica_set {
     return out;
   }
 
+  // A transaction in progress or ended: its number, the store it works on, and how it ended.
+  struct transaction {
+    std::int64_t number = 0;
+    std::map<std::string, int> store;
+    enum class state { open, committed, aborted } where = state::open;
+  };
+
+  static bson::document no_such_transaction() {
+    bson::builder b;
+    b.append_double("ok", 0.0).append_string("errmsg", "no such transaction");
+    b.append_int32("code", 251).append_string("codeName", "NoSuchTransaction");
+    append_labels(b, {"TransientTransactionError"});
+    return std::move(b).extract();
+  }
+
+  // A command of a transaction (autocommit: false), under mutex_: its answer, or nothing when
+  // it is a write or read for the caller to run on `*store` (the transaction's copy).
+  std::optional<bson::document> in_transaction(const std::string& name, const mongo::op_msg& m,
+                                               const seen_command& s,
+                                               std::map<std::string, int>*& store) {
+    const std::int64_t number = s.txn_number.value_or(-1);
+    const bool starts = m.body.find("startTransaction").has_value();
+    auto t = transactions_.find(s.lsid);
+    if (starts) {
+      if (t != transactions_.end() && t->second.number >= number) return no_such_transaction();
+      transactions_[s.lsid] = transaction{number, store_, transaction::state::open};
+      t = transactions_.find(s.lsid);
+    }
+    if (t == transactions_.end() || t->second.number != number) return no_such_transaction();
+    auto& txn = t->second;
+    bson::builder ok;
+    ok.append_double("ok", 1.0);
+    if (name == "commitTransaction") {
+      if (txn.where == transaction::state::aborted) return no_such_transaction();
+      if (txn.where == transaction::state::open) {
+        store_ = txn.store;
+        txn.where = transaction::state::committed;
+        ++commits_;
+      }
+      return std::move(ok).extract();
+    }
+    if (name == "abortTransaction") {
+      if (txn.where == transaction::state::committed) return no_such_transaction();
+      txn.where = transaction::state::aborted;
+      return std::move(ok).extract();
+    }
+    if (txn.where != transaction::state::open) return no_such_transaction();
+    store = &txn.store;
+    return std::nullopt;
+  }
+
   // Applies a write (under mutex_) and returns its reply.
   bson::document apply(const std::string& name, const mongo::op_msg& m) {
+    return apply(name, m, store_);
+  }
+  bson::document apply(const std::string& name, const mongo::op_msg& m,
+                       std::map<std::string, int>& store) {
     bson::builder b;
     std::int32_t n = 0;
     if (name == "insert") {
       std::int32_t index = 0;
       std::vector<std::int32_t> refused;
       for (const auto& d : statements(m, "documents")) {
-        if (store_.emplace(id_key(d), 0).second) {
+        if (store.emplace(id_key(d), 0).second) {
           ++n;
           ++inserted_;
         } else {
@@ -262,8 +333,8 @@ class script_replica_set {
       }
       if (q) filters.push_back(q->get_document().value());
       for (const auto& f : filters) {
-        const auto d = store_.find(id_key(f));
-        if (d != store_.end()) {
+        const auto d = store.find(id_key(f));
+        if (d != store.end()) {
           ++d->second;
           ++n;
         }
@@ -275,7 +346,7 @@ class script_replica_set {
       }
     } else if (name == "delete") {
       for (const auto& d : statements(m, "deletes")) {
-        if (auto f = d.find("q"); f && store_.erase(id_key(f->get_document().value())) > 0) ++n;
+        if (auto f = d.find("q"); f && store.erase(id_key(f->get_document().value())) > 0) ++n;
       }
       b.append_int32("n", n);
     }
@@ -304,7 +375,11 @@ class script_replica_set {
       bool reset = false;
       {
         std::lock_guard lock(mutex_);
-        seen_command s{i, name, lsid_of(m->body), std::nullopt};
+        seen_command s;
+        s.member = i;
+        s.name = name;
+        s.lsid = lsid_of(m->body);
+        s.body = bson::document(m->body);
         if (const auto t = m->body.find("txnNumber")) s.txn_number = t->get_int64().value_or(-1);
         if (const auto rp = m->body.find("$readPreference")) {
           s.read_preference = "?";
@@ -321,6 +396,8 @@ class script_replica_set {
         }
         if (f && f->step_down_to >= 0) primary_ = f->step_down_to;
         const auto txn_key = s.lsid + "/" + std::to_string(s.txn_number.value_or(-1));
+        const bool in_txn = m->body.find("autocommit").has_value();
+        std::map<std::string, int>* txn_store = nullptr;
         if (f && f->what == fault::action::reset) {
           reset = true;
         } else if (f && f->what == fault::action::refuse) {
@@ -338,6 +415,11 @@ class script_replica_set {
           if (wire_ >= 9)
             b.open_array("errorLabels").append_string("0", "RetryableWriteError").close();
           out = std::move(b).extract();
+        } else if (in_txn && (out = in_transaction(name, *m, s, txn_store))) {
+          // answered by the transaction table (commit, abort, or a refusal)
+          if (f && f->what == fault::action::apply_then_reset) reset = true;
+        } else if (in_txn) {
+          out = write ? apply(name, *m, *txn_store) : read(name, *m, *txn_store);
         } else if (write && s.txn_number && answered_.count(txn_key) != 0) {
           s.replayed = true;  // a retry of a write already applied: the first answer again
           out = answered_.at(txn_key);
@@ -362,19 +444,34 @@ class script_replica_set {
         p.close();
         return;
       }
+      if (options_.cluster_time) {
+        bson::builder b;
+        b.append_elements(out->view());
+        const bson::timestamp_value now{1000, ++clock_};
+        b.append_timestamp("operationTime", now);
+        b.open_document("$clusterTime").append_timestamp("clusterTime", now);
+        b.open_document("signature");
+        b.append_binary("hash", bson::binary_subtype::generic, std::vector<std::uint8_t>(20, 0));
+        b.append_int64("keyId", 0).close().close();
+        out = std::move(b).extract();
+      }
       p.reply(*m, out->view());
     }
   }
 
   // Answers a read or another command (under mutex_).
   bson::document read(const std::string& name, const mongo::op_msg& m) {
+    return read(name, m, store_);
+  }
+  bson::document read(const std::string& name, const mongo::op_msg& m,
+                      const std::map<std::string, int>& store) {
     bson::builder b;
     if (name == "find" || name == "getMore" || name == "aggregate" || name == "listIndexes" ||
         name == "listCollections") {
       // find: every _id in the store, batchSize at a time; getMore: the rest.
       std::vector<std::string> ids;
       if (name == "find") {
-        for (const auto& [k, updates] : store_) ids.push_back(k);
+        for (const auto& [k, updates] : store) ids.push_back(k);
         std::int64_t batch = 1'000'000;
         if (const auto bs = m.body.find("batchSize")) batch = bs->get_int32().value_or(1'000'000);
         if (static_cast<std::int64_t>(ids.size()) > batch) {
@@ -390,7 +487,7 @@ class script_replica_set {
       b.open_array(name == "getMore" ? "nextBatch" : "firstBatch");
       if (name == "aggregate") {
         b.open_document("0").append_int32("_id", 1);
-        b.append_int32("n", static_cast<std::int32_t>(store_.size())).close();
+        b.append_int32("n", static_cast<std::int32_t>(store.size())).close();
       }
       for (std::size_t k = 0; k < ids.size(); ++k) {
         const auto id =
@@ -399,7 +496,7 @@ class script_replica_set {
       }
       b.close().close();
     } else if (name == "count") {
-      b.append_int32("n", static_cast<std::int32_t>(store_.size()));
+      b.append_int32("n", static_cast<std::int32_t>(store.size()));
     } else if (name == "distinct") {
       b.open_array("values").close();
     } else if (name == "listDatabases") {
@@ -428,7 +525,9 @@ class script_replica_set {
   std::map<std::string, bson::document> answered_;  // "lsid/txnNumber" -> the reply
   std::vector<std::string> pending_;                // the open cursor's remaining _ids
   std::vector<std::string> ended_;
-  int duplicates_ = 0, inserted_ = 0;
+  std::map<std::string, transaction> transactions_;  // by lsid: the session's latest
+  int duplicates_ = 0, inserted_ = 0, commits_ = 0;
+  std::atomic<std::uint32_t> clock_{0};
   std::array<bool, 3> silenced_{};
   std::array<std::string, 3> addresses_;
   std::array<std::unique_ptr<script_server>, 3> servers_;

@@ -137,21 +137,30 @@ class client {
 
   /// timeoutMS of this handle's operations (see `client_settings::timeout`): the connection
   /// string's or the options', unless `with_timeout` changed it.
-  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return timeout_; }
+  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return ctx_.timeout; }
   /// A copy (sharing the pools) whose operations, and the databases and collections it opens,
   /// have timeoutMS `t` (0: no limit).
   client with_timeout(std::chrono::milliseconds t) const {
     auto copy = *this;
-    copy.timeout_ = t;
+    copy.ctx_.timeout = t;
     return copy;
   }
+
+  /// Starts an explicit session (oid/mongo/session.hpp): operations of handles bound to it by
+  /// `with_session` share its `lsid`, are causally consistent (unless asked otherwise) and may
+  /// run in its transactions. No round trip. Failures: invalid_argument for a snapshot session
+  /// with causal consistency.
+  outcome<mongo::session> start_session(const session_options& options = {}) const;
+  /// A copy whose operations (run_command, list_databases) and the databases and collections it
+  /// opens run in session `s`.
+  client with_session(const mongo::session& s) const;
 
  private:
   explicit client(std::shared_ptr<client_state> state);
   std::shared_ptr<client_state> state_;
   // Shared by the copies of this client: the last one to go sends endSessions.
   std::shared_ptr<void> closer_;
-  std::optional<std::chrono::milliseconds> timeout_;
+  detail::handle_context ctx_;
 };
 
 }  // namespace oid::mongo

@@ -88,6 +88,10 @@ struct client_settings {
   std::optional<bool> journal;
   std::optional<std::chrono::milliseconds> w_timeout;
 
+  /// readConcernLevel: the read concern of the client's reads ("local", "majority", ...; see
+  /// oid/mongo/read_concern.hpp). Unset: the server's default.
+  std::optional<std::string> read_concern_level;
+
   // Behaviour.
   std::optional<bool> retry_writes;       ///< default true
   std::optional<bool> retry_reads;        ///< default true

@@ -20,6 +20,8 @@
 #include <oid/mongo/cursor.hpp>
 #include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/read_concern.hpp>
+#include <oid/mongo/session.hpp>
 #include <oid/mongo/write_concern.hpp>
 #include <oid/result.hpp>
 #include <optional>
@@ -82,6 +84,8 @@ struct find_options {
   std::optional<std::chrono::milliseconds> max_await_time{};
   /// Where to read (default: the client's read preference); getMores follow the cursor.
   std::optional<mongo::read_preference> read_preference{};
+  /// The read concern (default: the collection's; see `collection::with_read_concern`).
+  std::optional<mongo::read_concern> read_concern{};
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};
@@ -308,11 +312,26 @@ class collection {
 
   /// timeoutMS for this handle's operations (see `client_settings::timeout`), inherited from
   /// the database; unset: the legacy timeouts.
-  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return timeout_; }
+  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return ctx_.timeout; }
   /// A copy whose operations have timeoutMS `t` (0: no limit). What it opens inherits it.
   collection with_timeout(std::chrono::milliseconds t) const {
     auto copy = *this;
-    copy.timeout_ = t;
+    copy.ctx_.timeout = t;
+    return copy;
+  }
+  /// A copy whose operations run in session `s` (oid/mongo/session.hpp), and in its
+  /// transaction when one is started; its cursors keep the session. The session's
+  /// default_timeout, when set, becomes the copy's timeoutMS.
+  collection with_session(const mongo::session& s) const;
+  /// The explicit session this handle's operations run in (null: implicit sessions).
+  const session_state* session() const noexcept { return ctx_.session.get(); }
+  /// The read concern of this handle's reads (inherited from the database; default: the
+  /// connection string's readConcernLevel, or none).
+  const mongo::read_concern& read_concern() const noexcept { return ctx_.read_concern; }
+  /// A copy whose reads (find, aggregate, distinct, counts) ask for read concern `rc`.
+  collection with_read_concern(mongo::read_concern rc) const {
+    auto copy = *this;
+    copy.ctx_.read_concern = std::move(rc);
     return copy;
   }
 
@@ -320,14 +339,14 @@ class collection {
   friend class client;
   friend class database;
   collection(std::shared_ptr<client_state> state, std::string db, std::string name,
-             std::optional<std::chrono::milliseconds> timeout);
+             detail::handle_context ctx);
   outcome<update_result> update(bson::document_view filter, const update_spec& update, bool multi,
                                 const write_options& options);
   outcome<std::int64_t> remove(bson::document_view filter, bool multi,
                                const write_options& options);
   std::shared_ptr<client_state> state_;
   std::string db_, name_;
-  std::optional<std::chrono::milliseconds> timeout_;
+  detail::handle_context ctx_;
 };
 
 }  // namespace oid::mongo

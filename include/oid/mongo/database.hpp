@@ -59,11 +59,22 @@ class database {
 
   /// timeoutMS for this handle's operations (see `client_settings::timeout`), inherited from
   /// the client; unset: the legacy timeouts.
-  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return timeout_; }
+  const std::optional<std::chrono::milliseconds>& timeout() const noexcept { return ctx_.timeout; }
   /// A copy whose operations have timeoutMS `t` (0: no limit). What it opens inherits it.
   database with_timeout(std::chrono::milliseconds t) const {
     auto copy = *this;
-    copy.timeout_ = t;
+    copy.ctx_.timeout = t;
+    return copy;
+  }
+  /// A copy whose operations, and those of the collections it opens, run in session `s` (see
+  /// `collection::with_session`).
+  database with_session(const mongo::session& s) const;
+  /// The read concern of this handle's reads and of the collections it opens.
+  const mongo::read_concern& read_concern() const noexcept { return ctx_.read_concern; }
+  /// A copy whose reads, and those of the collections it opens, ask for read concern `rc`.
+  database with_read_concern(mongo::read_concern rc) const {
+    auto copy = *this;
+    copy.ctx_.read_concern = std::move(rc);
     return copy;
   }
 
@@ -100,11 +111,10 @@ class database {
 
  private:
   friend class client;
-  database(std::shared_ptr<client_state> state, std::string name,
-           std::optional<std::chrono::milliseconds> timeout);
+  database(std::shared_ptr<client_state> state, std::string name, detail::handle_context ctx);
   std::shared_ptr<client_state> state_;
   std::string name_;
-  std::optional<std::chrono::milliseconds> timeout_;
+  detail::handle_context ctx_;
 };
 
 }  // namespace oid::mongo

@@ -45,6 +45,8 @@ enum class errc {
   stream_failed,       ///< a caller's stream could not be read or written
   // Arguments.
   invalid_argument,  ///< options that contradict each other (named in the message)
+  // Sessions and transactions.
+  session_misuse,  ///< an ended session, another client's, or a transaction call out of order
   // New codes go here, above end_marker.
   end_marker  ///< not a code: one past the last; never returned
 };

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <oid/bson/view.hpp>
+#include <oid/mongo/read_concern.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/write_concern.hpp>
 #include <optional>
@@ -124,6 +125,8 @@ struct aggregate_options {
   /// Where to read (default: the client's read preference); a pipeline ending in $out or $merge
   /// runs on the primary whatever this says.
   std::optional<mongo::read_preference> read_preference{};
+  /// The read concern (default: the collection's; see `collection::with_read_concern`).
+  std::optional<mongo::read_concern> read_concern{};
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};
@@ -185,6 +188,8 @@ struct read_options {
   mongo::comment comment{};         ///< a note the server logs with the command (text or any value)
   /// Where to read (default: the primary).
   std::optional<mongo::read_preference> read_preference{};
+  /// The read concern (default: the collection's; see `collection::with_read_concern`).
+  std::optional<mongo::read_concern> read_concern{};
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};
@@ -201,6 +206,8 @@ struct count_options {
   mongo::comment comment{};         ///< a note the server logs with the command (text or any value)
   /// Where to read (default: the client's read preference).
   std::optional<mongo::read_preference> read_preference{};
+  /// The read concern (default: the collection's; see `collection::with_read_concern`).
+  std::optional<mongo::read_concern> read_concern{};
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};

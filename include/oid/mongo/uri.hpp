@@ -235,6 +235,10 @@ class uri {
   // monitoring, server selection and max staleness specifications define them.
   /// `replicaSet`: the name of the replica set to discover (the deployment is then a replica set).
   const std::optional<std::string>& replica_set() const noexcept { return s_.replica_set; }
+  /// `readConcernLevel`: the read concern of the client's reads (unset: the server's default).
+  const std::optional<std::string>& read_concern_level() const noexcept {
+    return s_.read_concern_level;
+  }
   /// `readPreference`: the mode reads use (any case). Default primary.
   const std::optional<read_mode>& read_preference_mode() const noexcept {
     return s_.read_preference_mode;

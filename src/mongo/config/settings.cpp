@@ -348,6 +348,7 @@ bool client_settings::merge(const client_settings& over) {
   take(direct_connection, over.direct_connection);
   take(load_balanced, over.load_balanced);
   take(replica_set, over.replica_set);
+  take(read_concern_level, over.read_concern_level);
   take(compressors, over.compressors);
   take(read_preference_mode, over.read_preference_mode);
   take(read_preference_tags, over.read_preference_tags);

@@ -694,6 +694,7 @@ const uri_parser::option uri_parser::options[] = {
     {"w", &uri_parser::w_option},
     {"journal", &uri_parser::bool_option<&client_settings::journal>},
     {"wtimeoutms", &uri_parser::ms_option<&client_settings::w_timeout>},
+    {"readconcernlevel", &uri_parser::string_option<&client_settings::read_concern_level>},
     {"authsource", &uri_parser::string_option<&client_settings::auth_source>},
     {"authmechanism", &uri_parser::auth_mechanism_option},
     {"authmechanismproperties", &uri_parser::auth_mechanism_properties_option},

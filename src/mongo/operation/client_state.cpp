@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "mongo/operation/command_events.hpp"
+#include "mongo/operation/session_state.hpp"
 #include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
@@ -31,11 +32,24 @@ client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_
   write_concern.w_tag = uri.w_tag();
   write_concern.journal = uri.journal();
   write_concern.timeout = uri.w_timeout();
+  read_concern.level = uri.read_concern_level().value_or("");
   options.auth = credential::from(uri);
   // One cache per client: its connections after the first skip PBKDF2.
   if (options.auth) options.scram_cache = std::make_shared<scram_cache>();
   topology =
       std::make_unique<mongo::detail::topology>(uri, options, events.on_topology, events.on_pool);
+}
+
+void client_state::advance_cluster_time(bson::document_view t) {
+  std::lock_guard lock(cluster_time_mutex_);
+  if (cluster_time_ && !detail::cluster_time_less(cluster_time_->view(), t)) return;
+  cluster_time_.emplace(t);
+  has_cluster_time_.store(true, std::memory_order_release);
+}
+
+std::optional<bson::document> client_state::highest_cluster_time() const {
+  std::lock_guard lock(cluster_time_mutex_);
+  return cluster_time_;
 }
 
 outcome<lease> client_state::acquire() {
@@ -117,11 +131,11 @@ std::string transport_message(const oid::error& e, const connection& c) {
 
 namespace {
 
-// `cmd` with `$readPreference` (when `preference` is not empty) and maxTimeMS (when given; one
-// the command had is replaced) appended.
+// `cmd` with `$readPreference` (when `preference` is not empty), maxTimeMS (when given; one
+// the command had is replaced) and `$clusterTime` (when given) appended.
 bson::document with_fields(bson::document_view cmd, bson::document_view preference,
-                           std::optional<std::chrono::milliseconds> max_time,
-                           bool drop_wtimeout = false) {
+                           std::optional<std::chrono::milliseconds> max_time, bool drop_wtimeout,
+                           const std::optional<bson::document>& cluster_time) {
   bson::builder b;
   for (const auto& e : cmd) {
     if (max_time && e.key() == "maxTimeMS") continue;
@@ -139,7 +153,31 @@ bson::document with_fields(bson::document_view cmd, bson::document_view preferen
   }
   if (!preference.empty()) b.append_document("$readPreference", preference);
   if (max_time) b.append_int64("maxTimeMS", max_time->count());
+  if (cluster_time) b.append_document("$clusterTime", cluster_time->view());
   return std::move(b).extract();
+}
+
+// The cluster time a command of `l` carries: the higher of the client's and its session's, none
+// before any reply carried one.
+std::optional<bson::document> cluster_time_for(const lease& l) {
+  std::optional<bson::document> t;
+  if (l.state->has_cluster_time()) t = l.state->highest_cluster_time();
+  if (l.session && l.session->cluster_time &&
+      (!t || detail::cluster_time_less(t->view(), l.session->cluster_time->view()))) {
+    t = l.session->cluster_time;
+  }
+  return t;
+}
+
+// What a reply (ok or not) tells the client and the session: `$clusterTime` and the session's
+// `operationTime`.
+void observe(lease& l, bson::document_view reply) {
+  if (const auto t = reply.find("$clusterTime")) {
+    if (const auto d = t->get_document(); d && cluster_timestamp(*d)) {
+      l.state->advance_cluster_time(*d);
+    }
+  }
+  if (l.session) l.session->observe(reply);
 }
 
 // True when `cmd`'s writeConcern has a wtimeout: under timeoutMS it goes (the deprecated
@@ -209,10 +247,12 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
   // Optional: a default document allocates, and most commands carry no $readPreference.
   std::optional<bson::document> with_more;
   const bool drop_wtimeout = l.limit && has_wtimeout(cmd);
-  if (l.read_preference || *max_time || drop_wtimeout) {
+  auto cluster_time = cluster_time_for(l);
+  if (cluster_time && cmd.contains("$clusterTime")) cluster_time.reset();  // the caller's own
+  if (l.read_preference || *max_time || drop_wtimeout || cluster_time) {
     with_more =
         with_fields(cmd, l.read_preference ? l.read_preference->view() : bson::document_view{},
-                    *max_time, drop_wtimeout);
+                    *max_time, drop_wtimeout, cluster_time);
     cmd = with_more->view();
   }
   command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
@@ -231,6 +271,7 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
     events.failed(f.message);
     return f;
   }
+  observe(l, *reply);
   if (!is_ok(*reply)) {
     auto f = failure_of(*reply, command_name(cmd));
     const auto code = static_cast<std::int32_t>(int64_field(*reply, "code", 0));

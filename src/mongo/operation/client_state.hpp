@@ -3,15 +3,18 @@
 // command, and report its errors to the topology.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
+#include <oid/mongo/read_concern.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/server_selection.hpp>
@@ -29,6 +32,10 @@
 #include "mongo/operation/session_pool.hpp"
 #include "mongo/operation/time_limit.hpp"
 #include "mongo/wire/connection.hpp"
+
+namespace oid::mongo {
+struct session_state;
+}  // namespace oid::mongo
 
 namespace oid::mongo::detail {
 
@@ -80,6 +87,24 @@ struct client_state : std::enable_shared_from_this<client_state> {
   std::unique_ptr<mongo::detail::topology> topology;
   // The server sessions of implicit sessions (see operation.hpp).
   detail::session_pool sessions;
+  // The read concern level of the connection string (readConcernLevel): what databases and
+  // collections inherit.
+  mongo::read_concern read_concern;
+
+  // $clusterTime gossip (driver sessions specification): the highest cluster time any reply
+  // carried, sent with every later command.
+  void advance_cluster_time(bson::document_view cluster_time);
+  // The highest cluster time seen (none before a reply carried one).
+  std::optional<bson::document> highest_cluster_time() const;
+  // True once a reply carried a cluster time: a command checks this before taking the lock.
+  bool has_cluster_time() const noexcept {
+    return has_cluster_time_.load(std::memory_order_acquire);
+  }
+
+ private:
+  mutable std::mutex cluster_time_mutex_;
+  std::optional<bson::document> cluster_time_;
+  std::atomic<bool> has_cluster_time_{false};
 };
 
 }  // namespace oid::mongo
@@ -115,6 +140,9 @@ struct lease {
   // minus min_rtt), or are not sent at all when that leaves nothing.
   std::optional<time_limit> limit;
   bool max_time = false;
+  // The explicit session of the operation using the lease, if any: its commands carry the
+  // session's cluster time when higher than the client's, and their replies advance it.
+  session_state* session = nullptr;
 };
 
 // The transport error `e` of connection `c` as a sentence naming the host.

@@ -19,6 +19,7 @@
 
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/operation.hpp"
+#include "mongo/operation/session_state.hpp"
 
 namespace oid::mongo::detail {
 
@@ -50,7 +51,9 @@ struct cursor_state {
   std::shared_ptr<client_state> client;
   // The implicit session of the operation that opened the cursor: its getMore and killCursors
   // carry its lsid, and it goes back to the pool when the cursor is exhausted or closed.
-  detail::implicit_session session;
+  detail::op_session session;
+  // The explicit session, kept alive while the cursor lives (null: an implicit one).
+  std::shared_ptr<session_state> explicit_session;
   std::optional<detail::lease> conn;
   std::string db, coll;
   std::int64_t id = 0;
@@ -89,13 +92,13 @@ struct cursor_state {
   // borrowed from `client`'s pool, in an implicit session, and returns the state holding the
   // first batch and, while the server has more, that connection and session. `retryable`: the
   // command is retried once after a retryable error (retryable reads; getMore never is).
-  // `where`: the server to read from (null: the client's read preference).
-  static outcome<std::unique_ptr<cursor_state>> open(std::shared_ptr<client_state> client,
-                                                     std::string db, std::string coll,
-                                                     bson::document_view cmd,
-                                                     std::int32_t batch_size, bool retryable = true,
-                                                     const read_preference* where = nullptr,
-                                                     detail::cursor_timeout timeout = {});
+  // `where`: the server to read from (null: the client's read preference). `ctx`: the handle's
+  // explicit session, if any; `concern`: the read concern, for commands that take one.
+  static outcome<std::unique_ptr<cursor_state>> open(
+      std::shared_ptr<client_state> client, std::string db, std::string coll,
+      bson::document_view cmd, std::int32_t batch_size, bool retryable = true,
+      const read_preference* where = nullptr, detail::cursor_timeout timeout = {},
+      const detail::handle_context* ctx = nullptr, const read_concern* concern = nullptr);
 };
 
 }  // namespace oid::mongo

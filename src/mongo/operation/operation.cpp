@@ -11,6 +11,8 @@ namespace oid::mongo::detail {
 
 namespace {
 
+constexpr std::string_view transient_transaction_label = "TransientTransactionError";
+
 // endSessions takes at most this many ids per command (driver sessions specification).
 constexpr std::size_t end_sessions_batch = 10'000;
 
@@ -28,7 +30,7 @@ std::optional<std::int64_t> session_timeout_of(lease& l) {
 
 // Retryable writes need a session on a replica set member, a mongos or a load balancer, never a
 // standalone (wire version 6 and later: every server oid speaks to).
-bool supports_retryable_writes(lease& l, const implicit_session& session) {
+bool supports_retryable_writes(lease& l, const op_session& session) {
   if (!session.active() || l->server().max_wire_version < 6) return false;
   const auto hello = l->server().hello.view();
   return hello.contains("setName") || hello.contains("serviceId") ||
@@ -57,15 +59,19 @@ void explain_unsupported(failure& f) {
 
 }  // namespace
 
-implicit_session::implicit_session(implicit_session&& o) noexcept
-    : state_(o.state_), session_(std::move(o.session_)), timeout_(o.timeout_) {
+op_session::op_session(op_session&& o) noexcept
+    : state_(o.state_),
+      explicit_(o.explicit_),
+      session_(std::move(o.session_)),
+      timeout_(o.timeout_) {
   o.session_.reset();
 }
 
-implicit_session& implicit_session::operator=(implicit_session&& o) noexcept {
+op_session& op_session::operator=(op_session&& o) noexcept {
   if (this != &o) {
     release();
     state_ = o.state_;
+    explicit_ = o.explicit_;
     session_ = std::move(o.session_);
     timeout_ = o.timeout_;
     o.session_.reset();
@@ -73,7 +79,13 @@ implicit_session& implicit_session::operator=(implicit_session&& o) noexcept {
   return *this;
 }
 
-void implicit_session::attach(lease& l) {
+void op_session::attach(lease& l) {
+  if (explicit_) {
+    const auto minutes = session_timeout_of(l);
+    explicit_->server(minutes ? std::optional(std::chrono::minutes(*minutes)) : std::nullopt);
+    l.session = explicit_;
+    return;
+  }
   if (session_ || !state_) return;
   const auto minutes = session_timeout_of(l);
   if (!minutes) return;
@@ -81,24 +93,108 @@ void implicit_session::attach(lease& l) {
   session_ = state_->sessions.check_out(timeout_);
 }
 
-void implicit_session::append_lsid(bson::builder& b) const {
-  if (session_) append_session_id(b, "lsid", *session_);
+const server_session* op_session::held() const noexcept {
+  if (explicit_) return explicit_->server_session ? &*explicit_->server_session : nullptr;
+  return session_ ? &*session_ : nullptr;
 }
 
-void implicit_session::release() noexcept {
+bool op_session::active() const noexcept { return held() != nullptr; }
+
+bool op_session::in_transaction() const noexcept {
+  return explicit_ != nullptr && explicit_->in_transaction();
+}
+
+void op_session::mark_dirty() noexcept {
+  if (explicit_ && explicit_->server_session) explicit_->server_session->dirty = true;
+  if (session_) session_->dirty = true;
+}
+
+std::int64_t op_session::next_txn_number() {
+  if (explicit_) return ++explicit_->server().txn_number;
+  return ++session_->txn_number;
+}
+
+std::int64_t op_session::txn_number() const noexcept {
+  const auto* s = held();
+  return s ? s->txn_number : 0;
+}
+
+void op_session::append_lsid(bson::builder& b) const {
+  if (const auto* s = held()) append_session_id(b, "lsid", *s);
+}
+
+void op_session::append_for_cursor(bson::builder& b) const {
+  append_lsid(b);
+  if (in_transaction()) {
+    b.append_int64("txnNumber", txn_number());
+    b.append_bool("autocommit", false);
+  }
+}
+
+void op_session::release() noexcept {
   if (!session_ || !state_) return;
   session_->last_use = server_session::clock::now();
   state_->sessions.check_in(std::move(*session_), timeout_);
   session_.reset();
 }
 
+namespace {
+
+// `{level: ..., afterClusterTime: ... | atClusterTime: ...}` for a command of `session` (null:
+// an implicit session) at `level`; empty when there is nothing to say.
+void append_read_concern(bson::builder& b, const mongo::read_concern& level,
+                         const session_state* session) {
+  std::optional<bson::timestamp_value> after, at;
+  std::string_view chosen = level.level;
+  if (session && session->options.snapshot) {
+    chosen = "snapshot";
+    at = session->snapshot_time;
+  } else if (session && session->causal) {
+    after = session->operation_time;
+  }
+  if (chosen.empty() && !after && !at) return;
+  b.open_document("readConcern");
+  if (!chosen.empty()) b.append_string("level", chosen);
+  if (after) b.append_timestamp("afterClusterTime", *after);
+  if (at) b.append_timestamp("atClusterTime", *at);
+  b.close();
+}
+
+}  // namespace
+
 bson::document_view attempt::command(bson::document_view cmd) {
+  session_state* ex = session.explicit_session();
+  // commitTransaction and abortTransaction carry the transaction's fields too, whatever state
+  // the call left it in.
+  const bool txn = ex != nullptr && (op.ends_transaction || ex->in_transaction());
+  const bool starts = txn && ex->txn == transaction_state::starting && !op.ends_transaction;
   const bool lsid = session.active() && !cmd.contains("lsid");
-  if (!lsid && !txn_number) return cmd;
+  const bool read_concern = !txn && op.read_concern != nullptr &&
+                            (!op.read_concern->is_default() ||
+                             (ex && (ex->options.snapshot || (ex->causal && ex->operation_time))));
+  if (!lsid && !txn_number && !txn && !read_concern) return cmd;
   bson::builder b;
-  for (const auto& e : cmd) b.append_element(e);
+  for (const auto& e : cmd) {
+    const auto key = e.key();
+    // The transaction's concerns are its own: sent with its first command (read) and its
+    // commit (write), never by the operations inside.
+    if (txn && key == "readConcern") continue;
+    if (txn && key == "writeConcern" && !op.ends_transaction) continue;
+    if (read_concern && key == "readConcern") continue;
+    b.append_element(e);
+  }
   if (lsid) session.append_lsid(b);
-  if (txn_number) b.append_int64("txnNumber", *txn_number);
+  if (txn) {
+    b.append_int64("txnNumber", session.txn_number());
+    if (starts) {
+      b.append_bool("startTransaction", true);
+      append_read_concern(b, ex->txn_options.read_concern.value_or(mongo::read_concern{}), ex);
+    }
+    b.append_bool("autocommit", false);
+  } else {
+    if (txn_number) b.append_int64("txnNumber", *txn_number);
+    if (read_concern) append_read_concern(b, *op.read_concern, ex);
+  }
   with_session_.emplace(std::move(b).extract());
   return with_session_->view();
 }
@@ -129,13 +225,50 @@ bool is_max_time_expired(const failure& f) {
 
 }  // namespace
 
-outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
+outcome<done> execute(client_state& s, op_session& session, std::optional<lease>& conn,
                       const operation& op, function_ref<outcome<done>(attempt&)> run) {
+  session_state* ex = session.explicit_session();
+  if (ex) {
+    if (auto refused = ex->unusable_by(s)) return std::move(*refused);
+    if (!op.acknowledged) {
+      return failure(errc::invalid_argument,
+                     "an unacknowledged (w: 0) write cannot run in an explicit session");
+    }
+    // The first operation after a commit or an abort leaves the transaction behind.
+    if (!op.ends_transaction &&
+        (ex->txn == transaction_state::committed || ex->txn == transaction_state::aborted)) {
+      ex->txn = transaction_state::none;
+    }
+  }
+  // Inside a transaction nothing is retried but its commit and abort (once, whatever
+  // retryWrites says), and reads go where the transaction reads: the primary.
+  const bool txn = ex != nullptr && ex->in_transaction() && !op.ends_transaction;
+  const mongo::read_preference* read = op.read;
+  if (txn && read != nullptr) {
+    read = &*ex->txn_options.read_preference;
+    if (read->mode != read_mode::primary) {
+      return failure(errc::invalid_argument, "read preference in a transaction must be primary");
+    }
+  }
   const bool write = op.retry == retry_kind::write;
-  const bool retries = op.acknowledged &&
-                       (write ? s.uri.retry_writes().value_or(true)
-                              : op.retry == retry_kind::read && s.uri.retry_reads().value_or(true));
-  const time_limit* limit = op.limit ? &*op.limit : nullptr;
+  const bool retries =
+      op.ends_transaction ||
+      (!txn && op.acknowledged &&
+       (write ? s.uri.retry_writes().value_or(true)
+              : op.retry == retry_kind::read && s.uri.retry_reads().value_or(true)));
+  // An error in a transaction that a new attempt of the whole transaction may not meet: the
+  // specification's TransientTransactionError (network errors and server selection failures).
+  const auto transient = [&](failure f) -> failure {
+    if (txn && !f.has_label(transient_transaction_label)) {
+      f.labels.emplace_back(transient_transaction_label);
+    }
+    return f;
+  };
+  // Inside with_transaction under timeoutMS, an operation without a limit of its own has what is
+  // left of the transaction's.
+  const std::optional<time_limit>& limit_held =
+      op.limit || ex == nullptr || op.ends_transaction ? op.limit : ex->txn_limit;
+  const time_limit* limit = limit_held ? &*limit_held : nullptr;
   // Without timeoutMS one retry; with it, as many as time allows.
   const auto out_of_retries = [&](const std::optional<failure>& first) {
     return first.has_value() && limit == nullptr;
@@ -155,10 +288,11 @@ outcome<done> execute(client_state& s, implicit_session& session, std::optional<
   while (true) {
     if (limit && first && limit->expired()) return timed_out(*first);
     if (!conn) {
-      auto l = op.read ? s.acquire(*op.read, operation_kind::read, limit)
-                       : s.acquire(mongo::read_preference{}, operation_kind::write, limit);
+      auto l = read ? s.acquire(*read, operation_kind::read, limit)
+                    : s.acquire(mongo::read_preference{}, operation_kind::write, limit);
       if (!l) {
         failure f = std::move(l).error();
+        if (txn) return transient(std::move(f));
         if (limit && f.code == errc::timeout) return f;
         if (out_of_retries(first)) return std::move(*first);  // no server for the retry
         if (first && limit) {
@@ -173,16 +307,29 @@ outcome<done> execute(client_state& s, implicit_session& session, std::optional<
       conn.emplace(std::move(*l));
     }
     lease& l = *conn;
-    l.limit = op.limit;
+    l.limit = limit_held;
     l.max_time = op.max_time;
     if (op.acknowledged) session.attach(l);
     const bool supported = !write || supports_retryable_writes(l, session);
     if (first && !supported) return std::move(*first);
-    if (retries && write && supported && !txn_number) txn_number = session.next_txn_number();
-    attempt a(l, session, retries && write ? txn_number : std::nullopt);
+    if (retries && write && supported && !txn_number && !op.ends_transaction) {
+      txn_number = session.next_txn_number();
+    }
+    attempt a(l, session, op, retries && write ? txn_number : std::nullopt);
     auto r = run(a);
+    if (txn && ex->txn == transaction_state::starting) {
+      ex->txn = transaction_state::in_progress;
+      ex->txn_sent = true;
+    }
     if (r) return done{};
     failure f = std::move(r).error();
+    if (txn) {
+      if (is_network_failure(f)) {
+        session.mark_dirty();
+        return transient(std::move(f));
+      }
+      return f;
+    }
     if (limit && f.code != errc::timeout && is_max_time_expired(f)) {
       // The server ran out of the time the operation gave it: a timeout, and not retried.
       f.code = errc::timeout;
@@ -209,7 +356,7 @@ outcome<done> execute(client_state& s, implicit_session& session, std::optional<
 
 outcome<bson::document> run_command(client_state& s, std::string_view db, bson::document_view cmd,
                                     const operation& op) {
-  implicit_session session(s);
+  op_session session(s, op.session);
   std::optional<lease> conn;
   std::optional<bson::document> out;  // optional: a default document allocates
   auto ran = execute(s, session, conn, op, [&](attempt& a) -> outcome<done> {

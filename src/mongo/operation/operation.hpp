@@ -12,6 +12,7 @@
 #include <oid/bson/document.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <oid/mongo/read_concern.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <optional>
 #include <string_view>
@@ -20,42 +21,56 @@
 
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/session_pool.hpp"
+#include "mongo/operation/session_state.hpp"
 #include "mongo/operation/time_limit.hpp"
 
 namespace oid::mongo::detail {
 
-// The implicit session of one operation, or of the cursor it opened (until the cursor is
-// exhausted or closed). Takes a server session from the client's pool only once a connection to
-// a server that supports sessions is checked out, and gives it back when released or destroyed.
-// Not thread-safe: an operation runs on one thread.
-class implicit_session {
+// The session of one operation, or of the cursor it opened: the operation's explicit session
+// when it has one, else an implicit one. An implicit session takes a server session from the
+// client's pool only once a connection to a server that supports sessions is checked out, and
+// gives it back when released or destroyed (until the cursor is exhausted or closed); an explicit
+// one takes its server session the first time and keeps it until it ends. Not thread-safe: an
+// operation runs on one thread.
+class op_session {
  public:
-  implicit_session() noexcept = default;
-  explicit implicit_session(client_state& s) noexcept : state_(&s) {}
-  implicit_session(implicit_session&& o) noexcept;
-  implicit_session& operator=(implicit_session&& o) noexcept;
-  implicit_session(const implicit_session&) = delete;
-  implicit_session& operator=(const implicit_session&) = delete;
-  ~implicit_session() { release(); }
+  op_session() noexcept = default;
+  explicit op_session(client_state& s, session_state* explicit_session = nullptr) noexcept
+      : state_(&s), explicit_(explicit_session) {}
+  op_session(op_session&& o) noexcept;
+  op_session& operator=(op_session&& o) noexcept;
+  op_session(const op_session&) = delete;
+  op_session& operator=(const op_session&) = delete;
+  ~op_session() { release(); }
 
   // Takes a server session when none is held and `l`'s server reported
-  // logicalSessionTimeoutMinutes in its handshake.
+  // logicalSessionTimeoutMinutes in its handshake (an explicit session: always); `l`'s replies
+  // then inform the explicit session.
   void attach(lease& l);
-  bool active() const noexcept { return session_.has_value(); }
+  bool active() const noexcept;
+  // The explicit session, if the operation has one.
+  session_state* explicit_session() const noexcept { return explicit_; }
+  // The explicit session's transaction takes this operation's commands.
+  bool in_transaction() const noexcept;
   // After a network error: the server may keep state for the session, so the pool drops it.
-  void mark_dirty() noexcept {
-    if (session_) session_->dirty = true;
-  }
+  void mark_dirty() noexcept;
   // The next transaction number of the held session (the first is 1).
-  std::int64_t next_txn_number() { return ++session_->txn_number; }
+  std::int64_t next_txn_number();
+  // The transaction number of the held session's latest transaction or retryable write.
+  std::int64_t txn_number() const noexcept;
   // Appends `lsid: {id: <UUID>}` when a session is held.
   void append_lsid(bson::builder& b) const;
-  // Gives the session back to the pool (last used now). Idempotent.
+  // Appends what a cursor's getMore and killCursors carry: `lsid` and, inside the transaction the
+  // cursor was opened in, `txnNumber` and `autocommit: false`.
+  void append_for_cursor(bson::builder& b) const;
+  // Gives an implicit session back to the pool (last used now). Idempotent.
   void release() noexcept;
 
  private:
+  const server_session* held() const noexcept;
   client_state* state_ = nullptr;
-  std::optional<server_session> session_;
+  session_state* explicit_ = nullptr;
+  std::optional<server_session> session_;  // an implicit session's
   std::chrono::minutes timeout_{30};
 };
 
@@ -103,20 +118,35 @@ struct operation {
   // With `limit`: the commands carry maxTimeMS, the time left minus the server's round trip
   // (false for the commands of a cursor whose timeout applies to each iteration).
   bool max_time = true;
+  // The explicit session the operation runs in (null: an implicit one).
+  session_state* session = nullptr;
+  // Commands that take a read concern (find, aggregate, distinct, count): the level asked for
+  // (the operation's, else its handle's), to which the session adds afterClusterTime (causal
+  // consistency) or atClusterTime (snapshot). Null: the command takes none.
+  const mongo::read_concern* read_concern = nullptr;
+  // commitTransaction or abortTransaction: runs in the session's transaction without starting
+  // it, keeps its writeConcern, and is retried once after a retryable error whatever
+  // retryWrites says.
+  bool ends_transaction = false;
 };
 
 // One attempt of an operation: its connection, its session and, for a retryable write, the
 // transaction number (the same in the retry).
 class attempt {
  public:
-  attempt(lease& l, implicit_session& s, std::optional<std::int64_t> txn) noexcept
-      : conn(l), session(s), txn_number(txn) {}
-  // `cmd` with the attempt's `lsid` and `txnNumber` appended (`cmd` itself when there are none,
-  // or when it has an `lsid` of its own). Valid while the attempt lives.
+  attempt(lease& l, op_session& s, const operation& o, std::optional<std::int64_t> txn) noexcept
+      : conn(l), session(s), op(o), txn_number(txn) {}
+  // `cmd` with what the session adds: `lsid`, `txnNumber` (a retryable write's or the
+  // transaction's); in a transaction `autocommit: false`, and `startTransaction: true` with the
+  // transaction's read concern on its first command, while the command's own readConcern and
+  // writeConcern are left out; outside one, the read concern of `op` with the session's
+  // afterClusterTime or atClusterTime. `cmd` itself when there is nothing to add. Valid while
+  // the attempt lives.
   bson::document_view command(bson::document_view cmd);
 
   lease& conn;
-  implicit_session& session;
+  op_session& session;
+  const operation& op;
   const std::optional<std::int64_t> txn_number;
 
  private:
@@ -143,7 +173,7 @@ outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit
 // it has run out the error is a timeout naming the last one. `conn` holds the last connection
 // used afterwards (so that the batches of a bulk
 // write, or a cursor, keep it).
-outcome<done> execute(client_state& s, implicit_session& session, std::optional<lease>& conn,
+outcome<done> execute(client_state& s, op_session& session, std::optional<lease>& conn,
                       const operation& op, function_ref<outcome<done>(attempt&)> run);
 
 // One command by `execute` in its own implicit session; the reply copied out. Unacknowledged
