@@ -326,6 +326,27 @@ TEST_F(MongoTransactionTest, WithTransactionReturnsAFailureWithoutLabelsAfterAbo
   EXPECT_EQ(rs.documents(), 0u);
 }
 
+TEST(MongoTransactionRecoveryTest, CommitAndAbortCarryTheLastRecoveryToken) {
+  replica_set_options o;
+  o.recovery_tokens = true;
+  script_replica_set rs(o);
+  auto client = mongo::client::create(rs.uri()).value();
+  auto s = client.start_session().value();
+  auto coll = client.collection("db", "c").with_session(s);
+  const auto one = with_id(1), two = with_id(2);
+  ASSERT_TRUE(s.start_transaction());
+  ASSERT_TRUE(coll.insert_one(one.view()));
+  ASSERT_TRUE(s.commit_transaction());
+  ASSERT_TRUE(s.start_transaction());
+  ASSERT_TRUE(coll.insert_one(two.view()));
+  ASSERT_TRUE(s.abort_transaction());
+  const auto commit = bodies(rs, "commitTransaction").at(0);
+  EXPECT_EQ(json_of(commit.view(), "recoveryToken"), R"({"v":{"member":1,"txn":1}})");
+  const auto abort = bodies(rs, "abortTransaction").at(0);
+  EXPECT_EQ(json_of(abort.view(), "recoveryToken"), R"({"v":{"member":1,"txn":2}})")
+      << "the token of the transaction being aborted, not the one before";
+}
+
 TEST_F(MongoTransactionTest, ACursorOpenedInATransactionGetsMoreInIt) {
   for (int i = 0; i < 5; ++i) rs.add_document(id_key(doc(i)));
   auto s = client.start_session().value();

@@ -87,7 +87,7 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
   if (!options.hint.empty()) cmd.append_document("hint", options.hint);
   if (!options.let.empty()) cmd.append_document("let", options.let);
   detail::append_comment(cmd, options.comment);
-  if (writes) state_->effective(options.write_concern).append_to(cmd);
+  if (writes) state_->effective(options.write_concern, ctx_.session.get()).append_to(cmd);
   // A pipeline that writes ($out, $merge) is not retried, and runs on the primary.
   static const read_preference primary{};
   const read_preference* where = writes                    ? &primary

@@ -188,8 +188,9 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
   const auto limit = detail::limit_of(options.timeout, ctx_.timeout);
   detail::op_session session(*state_, ctx_.session.get());
   std::optional<detail::lease> l;
-  const bool retries = state_->effective(options.write_concern).is_acknowledged() &&
-                       state_->uri.retry_writes().value_or(true);
+  const bool retries =
+      state_->effective(options.write_concern, ctx_.session.get()).is_acknowledged() &&
+      state_->uri.retry_writes().value_or(true);
   if (auto first = detail::acquire_for_write(*state_, retries, limit ? &*limit : nullptr); first) {
     l.emplace(std::move(*first));
   } else {
@@ -216,7 +217,7 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     }
   }
 
-  const auto& write_concern = state_->effective(options.write_concern);
+  const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
   const bool acknowledged = write_concern.is_acknowledged();
   const std::size_t max_count = static_cast<std::size_t>(std::max(1, server.max_write_batch_size));
   failure errors{};

@@ -76,9 +76,10 @@ outcome<client> client::create(const mongo::uri& u, client_options options) {
 }
 
 outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {
-  return detail::run_command(
-      *state_, db, cmd,
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  return detail::run_command(*state_, db, cmd,
+                             {.limit = detail::time_limit::from(ctx_.timeout),
+                              .session = ctx_.session.get(),
+                              .any_command = true});
 }
 
 database client::database(std::string_view name) const {

@@ -270,7 +270,7 @@ outcome<update_result> collection::update(bson::document_view filter, const upda
     cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
   }
   if (!options.let.empty()) cmd.append_document("let", options.let);
-  const auto& write_concern = state_->effective(options.write_concern);
+  const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
   write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
                              detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
@@ -326,7 +326,7 @@ outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
   cmd.close();
   cmd.append_bool("ordered", true);  // one statement; sent as the CRUD specification's commands are
   if (!options.let.empty()) cmd.append_document("let", options.let);
-  const auto& write_concern = state_->effective(options.write_concern);
+  const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
   write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
                              detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());

@@ -17,9 +17,10 @@ collection database::collection(std::string_view name) const {
 }
 
 outcome<bson::document> database::run_command(bson::document_view command) {
-  return detail::run_command(
-      *state_, name_, command,
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  return detail::run_command(*state_, name_, command,
+                             {.limit = detail::time_limit::from(ctx_.timeout),
+                              .session = ctx_.session.get(),
+                              .any_command = true});
 }
 
 outcome<bson::document> database::run_command(bson::document_view command,
@@ -27,7 +28,8 @@ outcome<bson::document> database::run_command(bson::document_view command,
   return detail::run_command(*state_, name_, command,
                              {.read = &where,
                               .limit = detail::time_limit::from(ctx_.timeout),
-                              .session = ctx_.session.get()});
+                              .session = ctx_.session.get(),
+                              .any_command = true});
 }
 
 outcome<std::vector<bson::document>> database::list_collections(bson::document_view filter) {

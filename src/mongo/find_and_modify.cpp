@@ -76,7 +76,7 @@ outcome<std::optional<bson::document>> modify(detail::client_state& s, std::stri
     cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
   }
   detail::append_array_filters(cmd, options.array_filters);
-  const auto& wc = s.effective(options.write_concern);
+  const auto& wc = s.effective(options.write_concern, session);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
                       options.max_time, wc, options.let});
   return run(s, db, cmd.view(), wc, limit, session);
@@ -108,7 +108,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_delete(
   bson::builder cmd;
   cmd.append_string("findAndModify", name_).append_document("query", filter);
   cmd.append_bool("remove", true);
-  const auto& wc = state_->effective(options.write_concern);
+  const auto& wc = state_->effective(options.write_concern, ctx_.session.get());
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
                       options.max_time, wc, options.let});
   return run(*state_, db_, cmd.view(), wc, detail::limit_of(options.timeout, ctx_.timeout),

@@ -88,7 +88,7 @@ outcome<done> session::start_transaction(const transaction_options& options) {
     return failure(errc::session_misuse, "transactions are not supported in snapshot sessions");
   }
   if (s.in_transaction()) {
-    return failure(errc::session_misuse, "startTransaction: a transaction is already in progress");
+    return failure(errc::session_misuse, "startTransaction: transaction already in progress");
   }
   // What the transaction uses: its own options, else the session's defaults, else the client's.
   const auto& defaults = s.options.default_transaction_options;
@@ -106,31 +106,33 @@ outcome<done> session::start_transaction(const transaction_options& options) {
       options.max_commit_time ? options.max_commit_time : defaults.max_commit_time;
   if (!chosen.write_concern->is_acknowledged()) {
     return failure(errc::invalid_argument,
-                   "transactions do not support an unacknowledged write concern (w: 0)");
+                   "transactions do not support unacknowledged write concern (w: 0)");
   }
   ++s.server().txn_number;
   s.txn_options = std::move(chosen);
   s.txn = transaction_state::starting;
   s.txn_sent = false;
+  s.recovery_token.reset();
   return done{};
 }
 
-outcome<done> session::commit_transaction() {
+outcome<done> session::commit_transaction(std::optional<std::chrono::milliseconds> timeout) {
   if (!state_ || state_->ended) {
     return failure(errc::session_misuse, "the session was ended: start a new one");
   }
-  return detail::commit_transaction(*state_);
+  return detail::commit_transaction(*state_, timeout);
 }
 
-outcome<done> session::abort_transaction() {
+outcome<done> session::abort_transaction(std::optional<std::chrono::milliseconds> timeout) {
   if (!state_ || state_->ended) {
     return failure(errc::session_misuse, "the session was ended: start a new one");
   }
-  return detail::abort_transaction(*state_);
+  return detail::abort_transaction(*state_, timeout);
 }
 
 outcome<done> session::with_transaction(const transaction_callback& callback,
-                                        const transaction_options& options) {
+                                        const transaction_options& options,
+                                        std::optional<std::chrono::milliseconds> timeout) {
   using clock = std::chrono::steady_clock;
   if (!state_ || state_->ended) {
     return failure(errc::session_misuse, "the session was ended: start a new one");
@@ -139,23 +141,41 @@ outcome<done> session::with_transaction(const transaction_callback& callback,
   const auto start = clock::now();
   // With timeoutMS, the whole call (callback, commit and retries) has that long; else the
   // specification's 120 seconds bound the retries.
-  s.txn_limit = detail::time_limit::from(s.options.default_timeout ? s.options.default_timeout
-                                                                   : s.client->timeout);
+  const auto limit = detail::time_limit::from(timeout ? timeout : s.default_timeout());
   struct clear_limit {
     session_state& s;
     ~clear_limit() { s.txn_limit.reset(); }
   } clear{s};
   const auto within_limit = [&] {
-    if (s.txn_limit) return !s.txn_limit->expired();
+    if (limit) return !limit->expired();
     return clock::now() - start < with_transaction_limit;
   };
+  // Out of time: under timeoutMS a timeout naming the last error, else that error.
+  const auto out_of_time = [&](failure last) -> failure {
+    if (!limit || last.code == errc::timeout) return last;
+    failure t = limit->expired_in("withTransaction", last.message);
+    t.server = last.server;
+    t.labels = last.labels;
+    return t;
+  };
+  // An abort after the time ran out gets a timeoutMS of its own (the specification: the
+  // transaction must not stay open on the server for want of time to abort it).
+  const auto abort = [&] {
+    s.txn_limit.reset();
+    (void)detail::abort_transaction(s, limit ? std::optional(limit->timeout) : std::nullopt);
+    s.txn_limit = limit;
+  };
   while (true) {
+    s.txn_limit = limit;
     if (auto started = start_transaction(options); !started) return started;
     auto ran = callback(*this);
     if (!ran) {
       failure f = std::move(ran).error();
-      if (s.in_transaction()) (void)detail::abort_transaction(s);
-      if (f.has_label(transient_label) && within_limit()) continue;
+      if (s.in_transaction()) abort();
+      if (f.has_label(transient_label)) {
+        if (within_limit()) continue;
+        return out_of_time(std::move(f));
+      }
       return f;
     }
     // The callback committed or aborted by itself: its choice stands.
@@ -164,10 +184,12 @@ outcome<done> session::with_transaction(const transaction_callback& callback,
       auto committed = detail::commit_transaction(s);
       if (committed) return done{};
       failure f = std::move(committed).error();
-      if (f.has_label(unknown_commit_label) && !is_max_time_expired(f) && within_limit()) {
-        continue;  // the commit again (with w: "majority")
+      const bool unknown = f.has_label(unknown_commit_label) && !is_max_time_expired(f);
+      if ((unknown || f.has_label(transient_label)) && !within_limit()) {
+        return out_of_time(std::move(f));
       }
-      if (f.has_label(transient_label) && within_limit()) break;  // the whole transaction again
+      if (unknown) continue;                    // the commit again (with w: "majority")
+      if (f.has_label(transient_label)) break;  // the whole transaction again
       return f;
     }
   }

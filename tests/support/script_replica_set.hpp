@@ -89,6 +89,9 @@ struct replica_set_options {
   // Every reply carries `operationTime` and `$clusterTime`: a logical clock that ticks once per
   // command (Timestamp(1000, n) for the n-th).
   bool cluster_time = false;
+  // The replies to a transaction's commands carry recoveryToken {member: <i>, txn: <number>}, as
+  // a mongos's do.
+  bool recovery_tokens = false;
 };
 
 class script_replica_set {
@@ -420,6 +423,13 @@ class script_replica_set {
           if (f && f->what == fault::action::apply_then_reset) reset = true;
         } else if (in_txn) {
           out = write ? apply(name, *m, *txn_store) : read(name, *m, *txn_store);
+          if (options_.recovery_tokens) {
+            bson::builder b;
+            b.append_elements(out->view());
+            b.open_document("recoveryToken").append_int32("member", i);
+            b.append_int64("txn", s.txn_number.value_or(-1)).close();
+            out = std::move(b).extract();
+          }
         } else if (write && s.txn_number && answered_.count(txn_key) != 0) {
           s.replayed = true;  // a retry of a write already applied: the first answer again
           out = answered_.at(txn_key);

@@ -135,22 +135,30 @@ class session {
   /// a retryable error or a timeout is retried once, with w: "majority"; its failure then
   /// carries the label "UnknownTransactionCommitResult" when the outcome is unknown. Calling it
   /// again after a commit runs the commit again (idempotent on the server). A transaction
-  /// without operations commits without a command. Failures: session_misuse without a
-  /// transaction, or after `abort_transaction`.
-  outcome<done> commit_transaction();
+  /// without operations commits without a command. `timeout`: timeoutMS of this call (default:
+  /// the session's default_timeout, else the client's); under it maxCommitTimeMS and wTimeoutMS
+  /// are not sent. Failures: session_misuse without a transaction, or after
+  /// `abort_transaction`.
+  outcome<done> commit_transaction(std::optional<std::chrono::milliseconds> timeout = {});
   /// Aborts the transaction (abortTransaction, retried once after a retryable error); errors of
   /// the server are ignored, as the specification says: the server aborts an abandoned
   /// transaction by itself. Failures: session_misuse without a transaction, after a commit, or
-  /// after an abort.
-  outcome<done> abort_transaction();
+  /// after an abort. `timeout`: as for `commit_transaction`.
+  outcome<done> abort_transaction(std::optional<std::chrono::milliseconds> timeout = {});
   /// Runs `callback` in a transaction and commits it, retrying as the convenient transactions
   /// API specifies: the whole transaction again when the callback or the commit fails with
   /// "TransientTransactionError", the commit alone when it fails with
   /// "UnknownTransactionCommitResult", for at most 120 seconds (or the session's timeoutMS). A
   /// callback failure without those labels aborts the transaction and is returned; so is a
-  /// callback that commits or aborts by itself (then nothing more is done).
+  /// callback that commits or aborts by itself (then nothing more is done). Under timeoutMS (the
+  /// session's default_timeout, else the client's) one deadline covers the whole call: every
+  /// operation of the callback, the commit and the retries; running out of it is a timeout that
+  /// names the last error, and an abort after it gets a timeoutMS of its own.
+  /// `timeout`: timeoutMS of this call (default: the session's default_timeout, else the
+  /// client's).
   outcome<done> with_transaction(const transaction_callback& callback,
-                                 const transaction_options& options = {});
+                                 const transaction_options& options = {},
+                                 std::optional<std::chrono::milliseconds> timeout = {});
   /// True between `start_transaction` and the commit or abort.
   bool in_transaction() const noexcept;
   /// Where the transaction stands.

@@ -1,5 +1,6 @@
 #include "mongo/operation/client_state.hpp"
 
+#include <algorithm>
 #include <oid/bson/builder.hpp>
 #include <optional>
 #include <thread>
@@ -38,6 +39,13 @@ client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_
   if (options.auth) options.scram_cache = std::make_shared<scram_cache>();
   topology =
       std::make_unique<mongo::detail::topology>(uri, options, events.on_topology, events.on_pool);
+}
+
+const mongo::write_concern& client_state::effective(const mongo::write_concern& asked,
+                                                    const session_state* session) const noexcept {
+  static const mongo::write_concern none{};
+  if (session != nullptr && session->in_transaction()) return none;
+  return effective(asked);
 }
 
 void client_state::advance_cluster_time(bson::document_view t) {
@@ -140,9 +148,13 @@ bson::document with_fields(bson::document_view cmd, bson::document_view preferen
   for (const auto& e : cmd) {
     if (max_time && e.key() == "maxTimeMS") continue;
     if (drop_wtimeout && e.key() == "writeConcern" && e.get_document()) {
-      b.open_document("writeConcern");
       const bson::document_view concern =
           *e.get_document();  // named: a range-for would dangle on the temporary result
+      // A concern that held wtimeout alone goes entirely: {} would say nothing but noise.
+      const bool only_wtimeout = std::all_of(concern.begin(), concern.end(),
+                                             [](const auto& w) { return w.key() == "wtimeout"; });
+      if (only_wtimeout) continue;
+      b.open_document("writeConcern");
       for (const auto& w : concern) {
         if (w.key() != "wtimeout") b.append_element(w);
       }

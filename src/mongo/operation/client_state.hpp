@@ -83,6 +83,10 @@ struct client_state : std::enable_shared_from_this<client_state> {
   const mongo::write_concern& effective(const mongo::write_concern& asked) const noexcept {
     return asked.is_default() ? write_concern : asked;
   }
+  // The same for an operation of `session` (null: an implicit one): inside a transaction none
+  // (the transaction's commit carries its write concern; the operations send none).
+  const mongo::write_concern& effective(const mongo::write_concern& asked,
+                                        const session_state* session) const noexcept;
   detail::listeners events;
   std::unique_ptr<mongo::detail::topology> topology;
   // The server sessions of implicit sessions (see operation.hpp).

@@ -57,6 +57,25 @@ void explain_unsupported(failure& f) {
   }
 }
 
+// The advice for a server that cannot run transactions: a standalone MongoDB refuses txnNumber
+// (IllegalOperation), FerretDB refuses startTransaction and autocommit as unknown fields
+// (FailedToParse) and has no commitTransaction or abortTransaction (CommandNotFound).
+void explain_no_transactions(failure& f) {
+  if (!f.server) return;
+  const auto& m = f.server->message;
+  const bool refused =
+      (f.server->code == server_code::illegal_operation && m.starts_with("Transaction numbers")) ||
+      (f.server->code == 9 && (m.find("startTransaction") != std::string::npos ||
+                               m.find("autocommit") != std::string::npos)) ||
+      (f.server->code == 59 && (m.find("commitTransaction") != std::string::npos ||
+                                m.find("abortTransaction") != std::string::npos));
+  if (!refused) return;
+  f.message =
+      "this deployment cannot run transactions: they need a replica set (MongoDB 4.0 or later) "
+      "or a sharded cluster (4.2 or later) that supports them; the server said: " +
+      f.message;
+}
+
 }  // namespace
 
 op_session::op_session(op_session&& o) noexcept
@@ -160,6 +179,17 @@ void append_read_concern(bson::builder& b, const mongo::read_concern& level,
   b.close();
 }
 
+// The write commands that carry afterClusterTime in a causally consistent session (the causal
+// consistency specification, DRIVERS-3274).
+bool is_causal_write(bson::document_view cmd) {
+  const auto first = cmd.begin();
+  if (first == cmd.end()) return false;
+  const auto name = first->key();
+  return name == "insert" || name == "update" || name == "delete" || name == "findAndModify" ||
+         name == "bulkWrite" || name == "create" || name == "createIndexes" || name == "drop" ||
+         name == "dropDatabase" || name == "dropIndexes";
+}
+
 }  // namespace
 
 bson::document_view attempt::command(bson::document_view cmd) {
@@ -169,10 +199,17 @@ bson::document_view attempt::command(bson::document_view cmd) {
   const bool txn = ex != nullptr && (op.ends_transaction || ex->in_transaction());
   const bool starts = txn && ex->txn == transaction_state::starting && !op.ends_transaction;
   const bool lsid = session.active() && !cmd.contains("lsid");
-  const bool read_concern = !txn && op.read_concern != nullptr &&
-                            (!op.read_concern->is_default() ||
-                             (ex && (ex->options.snapshot || (ex->causal && ex->operation_time))));
-  if (!lsid && !txn_number && !txn && !read_concern) return cmd;
+  // A snapshot session's every command asks for its snapshot (the server refuses those that
+  // cannot read one: writes, listDatabases, ...).
+  const bool snapshot = !txn && ex && ex->options.snapshot;
+  const bool read_concern =
+      snapshot || (!txn && op.read_concern != nullptr &&
+                   (!op.read_concern->is_default() || (ex && ex->causal && ex->operation_time)));
+  // A write of a causally consistent session waits for what the session saw
+  // (afterClusterTime alone: writes take no read concern level).
+  const bool causal_write =
+      !txn && !read_concern && ex && ex->causal && ex->operation_time && is_causal_write(cmd);
+  if (!lsid && !txn_number && !txn && !read_concern && !causal_write) return cmd;
   bson::builder b;
   for (const auto& e : cmd) {
     const auto key = e.key();
@@ -180,7 +217,7 @@ bson::document_view attempt::command(bson::document_view cmd) {
     // commit (write), never by the operations inside.
     if (txn && key == "readConcern") continue;
     if (txn && key == "writeConcern" && !op.ends_transaction) continue;
-    if (read_concern && key == "readConcern") continue;
+    if ((read_concern || causal_write) && key == "readConcern") continue;
     b.append_element(e);
   }
   if (lsid) session.append_lsid(b);
@@ -193,7 +230,10 @@ bson::document_view attempt::command(bson::document_view cmd) {
     b.append_bool("autocommit", false);
   } else {
     if (txn_number) b.append_int64("txnNumber", *txn_number);
-    if (read_concern) append_read_concern(b, *op.read_concern, ex);
+    if (read_concern) {
+      append_read_concern(b, op.read_concern ? *op.read_concern : mongo::read_concern{}, ex);
+    }
+    if (causal_write) append_read_concern(b, mongo::read_concern{}, ex);
   }
   with_session_.emplace(std::move(b).extract());
   return with_session_->view();
@@ -244,7 +284,7 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
   // retryWrites says), and reads go where the transaction reads: the primary.
   const bool txn = ex != nullptr && ex->in_transaction() && !op.ends_transaction;
   const mongo::read_preference* read = op.read;
-  if (txn && read != nullptr) {
+  if (txn && (read != nullptr || op.any_command)) {
     read = &*ex->txn_options.read_preference;
     if (read->mode != read_mode::primary) {
       return failure(errc::invalid_argument, "read preference in a transaction must be primary");
@@ -264,10 +304,16 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
     }
     return f;
   };
-  // Inside with_transaction under timeoutMS, an operation without a limit of its own has what is
-  // left of the transaction's.
+  // Inside with_transaction under timeoutMS, an operation has what is left of the call's limit
+  // (one deadline for the callback, the commit and the retries).
+  if (ex != nullptr && ex->txn_limit && !op.ends_transaction && op.limit &&
+      op.limit->timeout != ex->txn_limit->timeout) {
+    return failure(errc::invalid_argument,
+                   "timeoutMS cannot be changed for an operation inside with_transaction: the "
+                   "call's one deadline covers the callback, the commit and the retries");
+  }
   const std::optional<time_limit>& limit_held =
-      op.limit || ex == nullptr || op.ends_transaction ? op.limit : ex->txn_limit;
+      ex != nullptr && ex->txn_limit && !op.ends_transaction ? ex->txn_limit : op.limit;
   const time_limit* limit = limit_held ? &*limit_held : nullptr;
   // Without timeoutMS one retry; with it, as many as time allows.
   const auto out_of_retries = [&](const std::optional<failure>& first) {
@@ -323,6 +369,7 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
     }
     if (r) return done{};
     failure f = std::move(r).error();
+    if (txn || op.ends_transaction) explain_no_transactions(f);
     if (txn) {
       if (is_network_failure(f)) {
         session.mark_dirty();

@@ -128,6 +128,9 @@ struct operation {
   // it, keeps its writeConcern, and is retried once after a retryable error whatever
   // retryWrites says.
   bool ends_transaction = false;
+  // A command the application composed (run_command): inside a transaction it reads where the
+  // transaction reads, so a transaction whose read preference is not the primary refuses it.
+  bool any_command = false;
 };
 
 // One attempt of an operation: its connection, its session and, for a retryable write, the

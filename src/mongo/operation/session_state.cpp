@@ -62,6 +62,11 @@ void session_state::observe(bson::document_view reply) {
   if (const auto t = reply.find("operationTime")) {
     if (const auto ts = t->get_timestamp()) advance_operation_time(*ts);
   }
+  if (txn != transaction_state::none) {
+    if (const auto t = reply.find("recoveryToken")) {
+      if (const auto d = t->get_document()) recovery_token.emplace(*d);
+    }
+  }
   if (options.snapshot && !snapshot_time) {
     // The first read of a snapshot session fixes its snapshot: the cursor's atClusterTime
     // (find, aggregate) or the reply's (distinct).
@@ -125,15 +130,15 @@ bool is_unknown_commit_result(const failure& f) {
 // Runs commitTransaction or abortTransaction in the session's transaction on admin, retried once
 // after a retryable error; the retry's write concern is `retry_concern` (when given).
 outcome<done> end_command(session_state& s, std::string_view name, const write_concern& concern,
-                          const std::optional<write_concern>& retry_concern) {
+                          const std::optional<write_concern>& retry_concern,
+                          std::optional<std::chrono::milliseconds> timeout) {
   op_session session(*s.client, &s);
   std::optional<lease> conn;
   operation op{.retry = retry_kind::write,
                .write_reply = true,
-               .limit = s.txn_limit
-                            ? s.txn_limit
-                            : time_limit::from(s.options.default_timeout ? s.options.default_timeout
-                                                                         : s.client->timeout),
+               .limit = timeout       ? time_limit::from(timeout)
+                        : s.txn_limit ? s.txn_limit
+                                      : time_limit::from(s.default_timeout()),
                .session = &s,
                .ends_transaction = true};
   int attempts = 0;
@@ -142,6 +147,7 @@ outcome<done> end_command(session_state& s, std::string_view name, const write_c
     cmd.append_int32(name, 1);
     const write_concern& w = attempts++ > 0 && retry_concern ? *retry_concern : concern;
     w.append_to(cmd);
+    if (s.recovery_token) cmd.append_document("recoveryToken", s.recovery_token->view());
     if (name == "commitTransaction" && s.txn_options.max_commit_time && !op.limit) {
       cmd.append_int64("maxTimeMS", s.txn_options.max_commit_time->count());
     }
@@ -155,13 +161,15 @@ outcome<done> end_command(session_state& s, std::string_view name, const write_c
 
 }  // namespace
 
-outcome<done> commit_transaction(session_state& s) {
+outcome<done> commit_transaction(session_state& s,
+                                 std::optional<std::chrono::milliseconds> timeout) {
   switch (s.txn) {
   case transaction_state::none:
-    return failure(errc::session_misuse, "commitTransaction: no transaction started");
+    return failure(errc::session_misuse,
+                   "No transaction started: commitTransaction needs startTransaction first");
   case transaction_state::aborted:
     return failure(errc::session_misuse,
-                   "commitTransaction: cannot commit after calling abortTransaction");
+                   "Cannot call commitTransaction after calling abortTransaction");
   default: break;
   }
   const bool again = s.txn == transaction_state::committed;
@@ -170,7 +178,7 @@ outcome<done> commit_transaction(session_state& s) {
   const write_concern concern = s.txn_options.write_concern.value_or(write_concern{});
   // A commit called again is a retry of the first: "majority" as well.
   auto ran = end_command(s, "commitTransaction", again ? majority_of(concern) : concern,
-                         majority_of(concern));
+                         majority_of(concern), timeout);
   if (ran) return ran;
   failure f = std::move(ran).error();
   if (is_unknown_commit_result(f) && !f.has_label(unknown_commit_label)) {
@@ -182,15 +190,17 @@ outcome<done> commit_transaction(session_state& s) {
   return f;
 }
 
-outcome<done> abort_transaction(session_state& s) {
+outcome<done> abort_transaction(session_state& s,
+                                std::optional<std::chrono::milliseconds> timeout) {
   switch (s.txn) {
   case transaction_state::none:
-    return failure(errc::session_misuse, "abortTransaction: no transaction started");
+    return failure(errc::session_misuse,
+                   "No transaction started: abortTransaction needs startTransaction first");
   case transaction_state::committed:
     return failure(errc::session_misuse,
-                   "abortTransaction: cannot abort after calling commitTransaction");
+                   "Cannot call abortTransaction after calling commitTransaction");
   case transaction_state::aborted:
-    return failure(errc::session_misuse, "abortTransaction: cannot call it twice");
+    return failure(errc::session_misuse, "Cannot call abortTransaction twice");
   default: break;
   }
   s.txn = transaction_state::aborted;
@@ -198,7 +208,7 @@ outcome<done> abort_transaction(session_state& s) {
   // The server aborts a transaction it hears no more of: an abort that fails is not the
   // application's problem (the specification ignores its errors).
   const write_concern concern = s.txn_options.write_concern.value_or(write_concern{});
-  (void)end_command(s, "abortTransaction", concern, std::nullopt);
+  (void)end_command(s, "abortTransaction", concern, std::nullopt, timeout);
   return done{};
 }
 

@@ -74,8 +74,16 @@ struct session_state {
   transaction_state txn = transaction_state::none;
   transaction_options txn_options;
   bool txn_sent = false;
-  // timeoutMS of `with_transaction` as a whole, which its operations and commit share.
+  // A sharded cluster's recoveryToken for the transaction (the last a mongos sent): its commit
+  // and abort carry it, so that another mongos can find the transaction's outcome.
+  std::optional<bson::document> recovery_token;
+  // timeoutMS of `with_transaction` as a whole, which its operations and commit share (they
+  // take it over their own).
   std::optional<detail::time_limit> txn_limit;
+  // The timeoutMS of a call with none of its own: the session's default, else the client's.
+  std::optional<std::chrono::milliseconds> default_timeout() const {
+    return options.default_timeout ? options.default_timeout : client->timeout;
+  }
 };
 
 }  // namespace oid::mongo
@@ -87,8 +95,11 @@ using mongo::session_state;
 // commitTransaction, by the transactions specification's state machine: a transaction that sent
 // nothing commits without a command; a failure whose outcome is unknown carries
 // "UnknownTransactionCommitResult"; a commit called again runs again with w: "majority".
-outcome<done> commit_transaction(session_state& s);
+// `timeout`: the call's timeoutMS (else the session's default, else the client's).
+outcome<done> commit_transaction(session_state& s,
+                                 std::optional<std::chrono::milliseconds> timeout = {});
 // abortTransaction: its server errors are ignored (the server aborts an abandoned transaction).
-outcome<done> abort_transaction(session_state& s);
+outcome<done> abort_transaction(session_state& s,
+                                std::optional<std::chrono::milliseconds> timeout = {});
 
 }  // namespace oid::mongo::detail
