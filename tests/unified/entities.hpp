@@ -18,6 +18,7 @@
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/cursor.hpp>
 #include <oid/mongo/failure.hpp>
+#include <oid/mongo/session.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -101,13 +102,21 @@ struct cursor_entity {
   std::unique_ptr<mongo::cursor> cursor;
 };
 
+/// A `session` entity: an explicit session of a client entity, and its id (`lsid`), kept for
+/// `$$sessionLsid` after the session ends.
+struct session_entity {
+  std::string client;  // the client entity's id
+  std::shared_ptr<mongo::session> session;
+  bson::document lsid;
+};
+
 /// A value saved with saveResultAsEntity (see `wrap`).
 struct value_entity {
   bson::document value;
 };
 
 using entity = std::variant<client_entity, database_entity, collection_entity, bucket_entity,
-                            cursor_entity, value_entity>;
+                            cursor_entity, session_entity, value_entity>;
 
 /// The entities of one test, by id.
 class entity_map {
@@ -129,6 +138,13 @@ class entity_map {
   void each_client(F&& f) {
     for (auto& [id, e] : entities_) {
       if (auto* c = std::get_if<client_entity>(&e)) f(*c);
+    }
+  }
+  /// Calls `f(session_entity&)` for each session entity.
+  template <class F>
+  void each_session(F&& f) {
+    for (auto& [id, e] : entities_) {
+      if (auto* s = std::get_if<session_entity>(&e)) f(*s);
     }
   }
   /// Removes everything (clients last, so that cursors die before the clients they use).
@@ -169,8 +185,16 @@ struct op_outcome {
   std::string malformed;
 };
 
+/// A transaction's options as the format writes them (readConcern, writeConcern, readPreference,
+/// maxCommitTimeMS); nothing when oid cannot express one, with what it lacks in `gap` (an
+/// "unsupported" line) or, for a value of the wrong shape, in `malformed`.
+std::optional<mongo::transaction_options> read_transaction_options(bson::document_view d,
+                                                                   std::string& gap,
+                                                                   std::string& malformed);
+
 /// Runs the operation `name` with `arguments` on the entity named `object` (a client, database,
-/// collection or cursor entity), as the unified format defines it.
+/// collection or cursor entity), as the unified format defines it. A `session` argument names the
+/// session entity the operation runs in.
 op_outcome run_entity_operation(entity_map& entities, std::string_view object,
                                 std::string_view name, bson::document_view arguments);
 

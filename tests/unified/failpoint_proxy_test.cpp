@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/op_msg.hpp>
+#include <oid/mongo/session.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/objectid/generator.hpp>
 #include <optional>
@@ -345,6 +347,17 @@ std::int64_t int_of(document_view reply, std::string_view key) {
   return -1;
 }
 
+// `reply` as JSON without operationTime and $clusterTime, which the proxy adds to a replica set's
+// replies.
+std::string json_without_clock(document_view reply) {
+  builder b;
+  for (const auto& e : reply) {
+    if (e.key() != "operationTime" && e.key() != "$clusterTime") b.append_element(e);
+  }
+  const document rest = std::move(b).extract();
+  return json(rest.view());
+}
+
 // The same, of a reply held in a document (which may be a temporary).
 double ok_of(const document& reply) { return ok_of(reply.view()); }
 std::int64_t int_of(const document& reply, std::string_view key) {
@@ -451,9 +464,12 @@ TEST(FailpointProxyScriptedTest, HelloOfAScriptedMemberNamesOnlyTheProxy) {
       const document reply = c.run("admin", doc(command).view()).value();
       EXPECT_EQ(json(reply.view()), json(doc(hello_json(self, self, self, self, self)).view()));
     }
-    // Only hello replies are rewritten.
+    // Other replies keep what the member said; as a replica set member's, they carry the
+    // cluster's logical time, which the scripted member does not send.
     const document other = c.run("admin", doc(R"({"whatsmyuri": 1})").view()).value();
-    EXPECT_EQ(json(other.view()), json(whatsmyuri.view()));
+    EXPECT_EQ(json_without_clock(other.view()), json(whatsmyuri.view()));
+    EXPECT_TRUE(other.view().contains("operationTime")) << json(other.view());
+    EXPECT_TRUE(other.view().contains("$clusterTime")) << json(other.view());
   }
   EXPECT_EQ(proxy.stop(), 0) << proxy.stderr_text();
 }
@@ -722,23 +738,36 @@ TEST_F(FailpointProxyTest, AddsRetryableWriteErrorAsTheServerDoes) {
   struct test_case {
     std::string_view name, command;
     std::int32_t code;
-    bool labelled;
+    std::vector<std::string> labels;
   };
+  const std::vector<std::string> retryable{"RetryableWriteError"}, none{};
   const test_case cases[] = {
       {"retryable write, retryable code", R"({"insert": "c", "documents": [{}], "txnNumber": 1})",
-       91, true},
+       91, retryable},
       {"update, NotWritablePrimary", R"({"update": "c", "updates": [], "txnNumber": 2})", 10107,
-       true},
-      {"ExceededTimeLimit", R"({"delete": "c", "deletes": [], "txnNumber": 3})", 262, true},
-      {"no txnNumber", R"({"insert": "c", "documents": [{}]})", 91, false},
-      {"code not retryable", R"({"insert": "c", "documents": [{}], "txnNumber": 4})", 2, false},
-      {"DuplicateKey", R"({"insert": "c", "documents": [{}], "txnNumber": 5})", 11000, false},
+       retryable},
+      {"ExceededTimeLimit", R"({"delete": "c", "deletes": [], "txnNumber": 3})", 262, retryable},
+      {"no txnNumber", R"({"insert": "c", "documents": [{}]})", 91, none},
+      {"code not retryable", R"({"insert": "c", "documents": [{}], "txnNumber": 4})", 2, none},
+      {"DuplicateKey", R"({"insert": "c", "documents": [{}], "txnNumber": 5})", 11000, none},
+      // Inside a transaction a retryable code is transient: the whole transaction may be run
+      // again, the write alone is not retried.
       {"inside a transaction",
-       R"({"insert": "c", "documents": [{}], "txnNumber": 6, "autocommit": false})", 91, false},
+       R"({"insert": "c", "documents": [{}], "txnNumber": 6, "autocommit": false})",
+       91,
+       {"TransientTransactionError"}},
+      {"WriteConflict inside a transaction",
+       R"({"insert": "c", "documents": [{}], "txnNumber": 9, "autocommit": false})",
+       112,
+       {"TransientTransactionError"}},
       {"commitTransaction", R"({"commitTransaction": 1, "txnNumber": 7, "autocommit": false})", 91,
-       true},
+       retryable},
       {"abortTransaction", R"({"abortTransaction": 1, "txnNumber": 8, "autocommit": false})", 189,
-       true},
+       retryable},
+      {"commit, NoSuchTransaction",
+       R"({"commitTransaction": 1, "txnNumber": 10, "autocommit": false})",
+       251,
+       {"TransientTransactionError"}},
   };
   auto c = open();
   for (const auto& t : cases) {
@@ -750,9 +779,7 @@ TEST_F(FailpointProxyTest, AddsRetryableWriteErrorAsTheServerDoes) {
         name + R"("], "errorCode": )" + std::to_string(t.code) + "}}");
     const document r = c.run("admin", command.view()).value();
     EXPECT_EQ(int_of(r.view(), "code"), t.code) << json(r.view());
-    EXPECT_EQ(labels_of(r.view()), t.labelled ? std::vector<std::string>{"RetryableWriteError"}
-                                              : std::vector<std::string>{})
-        << json(r.view());
+    EXPECT_EQ(labels_of(r.view()), t.labels) << json(r.view());
   }
 }
 
@@ -1215,7 +1242,8 @@ TEST_F(FailpointProxyReplicaSetTest, ARetriedWriteIsAnsweredFromTheFirstOne) {
   EXPECT_EQ(int_of(applied, "n"), 1) << json(applied.view());
   auto second = open();
   const document replayed = second.run(db_, insert.view()).value();
-  EXPECT_EQ(json(replayed.view()), json(applied.view()));
+  // The same reply (at a later logical time, as a server's is).
+  EXPECT_EQ(json_without_clock(replayed.view()), json_without_clock(applied.view()));
   EXPECT_EQ(coll.count_documents().value(), 2);
   // A fail point still applies to the repeat: the first reply with its write concern error.
   arm(R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
@@ -1250,6 +1278,101 @@ TEST_F(FailpointProxyReplicaSetTest, WriteConcernErrorOfARetryableWriteIsLabelle
   EXPECT_EQ(ok_of(r.view()), 1.0) << json(r.view());
   EXPECT_TRUE(r.view().contains("writeConcernError")) << json(r.view());
   EXPECT_EQ(labels_of(r.view()), std::vector<std::string>{"RetryableWriteError"}) << json(r.view());
+}
+
+// ---- Transactions over FerretDB (transaction_emulator) --------------------------------------
+
+TEST_F(FailpointProxyReplicaSetTest, ATransactionCommitsItsWritesAndAnAbortUndoesThem) {
+  auto coll = client_->collection(db_, "c");
+  ASSERT_TRUE(coll.insert_one(doc(R"({"_id": 0, "x": "before"})").view()));
+  auto s = client_->start_session().value();
+  auto in = coll.with_session(s);
+  // Committed: the writes stay.
+  ASSERT_TRUE(s.start_transaction());
+  ASSERT_TRUE(in.insert_one(doc(R"({"_id": 1})").view()));
+  ASSERT_TRUE(in.update_one(doc(R"({"_id": 0})").view(), doc(R"({"$set": {"x": "in 1"}})").view()));
+  ASSERT_TRUE(s.commit_transaction());
+  EXPECT_EQ(coll.count_documents().value(), 2);
+  // Aborted: the collection as it was before the transaction, every document.
+  ASSERT_TRUE(s.start_transaction());
+  ASSERT_TRUE(in.insert_one(doc(R"({"_id": 2})").view()));
+  ASSERT_TRUE(in.update_one(doc(R"({"_id": 0})").view(), doc(R"({"$set": {"x": "in 2"}})").view()));
+  ASSERT_TRUE(in.delete_one(doc(R"({"_id": 1})").view()));
+  ASSERT_TRUE(s.abort_transaction());
+  EXPECT_EQ(coll.count_documents().value(), 2);
+  const auto zero = coll.find_one(doc(R"({"_id": 0})").view()).value();
+  ASSERT_TRUE(zero.has_value());
+  EXPECT_EQ(string_of(zero->view(), "x"), "in 1");
+  EXPECT_TRUE(coll.find_one(doc(R"({"_id": 1})").view()).value().has_value());
+  // A collection the transaction made is dropped by the abort.
+  auto fresh = client_->collection(db_, "made_in_a_transaction").with_session(s);
+  ASSERT_TRUE(s.start_transaction());
+  ASSERT_TRUE(fresh.insert_one(doc(R"({"_id": 1})").view()));
+  ASSERT_TRUE(s.abort_transaction());
+  const auto names = client_->database(db_).list_collection_names().value();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "made_in_a_transaction"), 0);
+  // The commands reached the server without the transaction's fields, which FerretDB refuses.
+  EXPECT_TRUE(log_.failed("insert") == 0) << "FerretDB refused a transaction's insert";
+}
+
+TEST_F(FailpointProxyReplicaSetTest, UnknownTransactionsAreRefusedAsTheServerDoes) {
+  auto c = open();
+  const std::uint8_t session_id[16] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+  const auto command = [&](std::string_view name, std::int64_t txn, bool start) {
+    builder b;
+    if (name == "insert") {
+      b.append_string("insert", "c");
+      b.open_array("documents").open_document("0").append_int32("_id", 1).close().close();
+    } else {
+      b.append_int32(name, 1);
+    }
+    b.open_document("lsid").append_binary("id", 4, session_id).close();
+    b.append_int64("txnNumber", txn);
+    if (start) b.append_bool("startTransaction", true);
+    b.append_bool("autocommit", false);
+    return std::move(b).extract();
+  };
+  const auto run = [&](std::string_view db, std::string_view name, std::int64_t txn, bool start) {
+    const document cmd = command(name, txn, start);
+    return c.run(db, cmd.view()).value();
+  };
+  // A transaction never started.
+  const document never = run(db_, "insert", 5, false);
+  EXPECT_EQ(int_of(never, "code"), 251) << json(never.view());
+  EXPECT_EQ(labels_of(never.view()), std::vector<std::string>{"TransientTransactionError"});
+  // Started, committed: a commit again is ok, an abort is TransactionCommitted.
+  EXPECT_EQ(ok_of(run(db_, "insert", 5, true)), 1.0);
+  EXPECT_EQ(ok_of(run("admin", "commitTransaction", 5, false)), 1.0);
+  EXPECT_EQ(ok_of(run("admin", "commitTransaction", 5, false)), 1.0);
+  const document late = run("admin", "abortTransaction", 5, false);
+  EXPECT_EQ(int_of(late, "code"), 256) << json(late.view());
+  // A lower number cannot start again.
+  const document old = run(db_, "insert", 4, true);
+  EXPECT_EQ(int_of(old, "code"), 251) << json(old.view());
+  // A command the server refuses aborts the transaction: the next one finds none.
+  EXPECT_EQ(ok_of(run(db_, "insert", 6, true)), 1.0) << "ok: 1 with a duplicate key write error";
+  const document after = run("admin", "commitTransaction", 6, false);
+  EXPECT_EQ(int_of(after, "code"), 251) << json(after.view());
+}
+
+TEST_F(FailpointProxyReplicaSetTest, RepliesCarryALogicalClockAndInTransactionErrorsAreTransient) {
+  auto c = open();
+  const document ping = c.run("admin", doc(R"({"ping": 1})").view()).value();
+  EXPECT_TRUE(ping.view().contains("operationTime")) << json(ping.view());
+  EXPECT_TRUE(ping.view().contains("$clusterTime")) << json(ping.view());
+  const auto t1 = ping.view().find("operationTime")->get_timestamp().value();
+  const document again = c.run("admin", doc(R"({"ping": 1})").view()).value();
+  const auto t2 = again.view().find("operationTime")->get_timestamp().value();
+  EXPECT_TRUE(t2.t > t1.t || (t2.t == t1.t && t2.i > t1.i)) << "the clock goes forward";
+  // failCommand inside a transaction: WriteConflict is labelled transient, as the server does.
+  arm(R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+          "data": {"failCommands": ["insert"], "errorCode": 112}})");
+  auto s = client_->start_session().value();
+  ASSERT_TRUE(s.start_transaction());
+  const auto r =
+      client_->collection(db_, "c").with_session(s).insert_one(doc(R"({"_id": 1})").view());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_TRUE(r.error().has_label("TransientTransactionError")) << r.error().message;
 }
 
 }  // namespace

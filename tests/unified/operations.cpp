@@ -19,13 +19,15 @@
 // An argument that only restates oid's default (`upsert: false`, `ordered: true`, a
 // readPreference equal to the client's) is accepted.
 //
-// Entity options (collectionOptions, databaseOptions): oid has no read concern and no per-
-// operation read preference, so an entity whose readConcern is not empty, or whose
-// readPreference differs from its client's, makes the reads on it unsupported; the writes, which
-// neither applies to, run. Its writeConcern is passed to each operation that takes one (the
+// Entity options (collectionOptions, databaseOptions): a readConcern becomes the handle's
+// (`with_read_concern`); a readPreference that differs from its client's makes the reads on it
+// unsupported (oid has a per-operation read preference, not a per-handle one); the writes, which
+// it does not apply to, run. Its writeConcern is passed to each operation that takes one (the
 // command carries the same writeConcern a driver would send) and makes the others that send one
-// (createIndex, drop, rename, ...) unsupported. `timeoutMS` and any other option make every
-// operation unsupported.
+// (createIndex, drop, rename, ...) unsupported. `timeoutMS` becomes the handle's; any other
+// option makes every operation unsupported. A `session` argument binds the handles to that
+// session entity (`with_session`).
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -604,6 +606,7 @@ std::optional<mongo::update_spec> read_update(args& a, std::string_view key,
 // What an entity's options (collectionOptions, databaseOptions) ask, as far as oid can honour it.
 struct entity_options {
   mongo::write_concern write_concern;
+  std::optional<mongo::read_concern> read_concern;
   std::optional<std::chrono::milliseconds> timeout;  // timeoutMS
   std::string read_gap;  // not empty: reads cannot honour the options ("collection-level `x`")
   std::string all_gap;   // not empty: no operation can
@@ -686,6 +689,66 @@ std::optional<mongo::read_preference> parse_read_preference(document_view d) {
   return rp;
 }
 
+// A readConcern document (`{level: "majority"}`, or `{}`) as oid's read_concern; nothing when it
+// holds anything else.
+std::optional<mongo::read_concern> parse_read_concern(document_view d) {
+  mongo::read_concern rc;
+  for (const auto& e : d) {
+    auto s = e.get_string();
+    if (e.key() != "level" || !s) return std::nullopt;
+    rc.level = str(*s);
+  }
+  return rc;
+}
+
+// A number of milliseconds (int32, int64 or a whole double).
+std::optional<std::chrono::milliseconds> milliseconds_of(const element& e) {
+  if (auto i = e.get_int32()) return std::chrono::milliseconds(*i);
+  if (auto l = e.get_int64()) return std::chrono::milliseconds(*l);
+  if (auto d = e.get_double(); d && *d == static_cast<double>(static_cast<std::int64_t>(*d))) {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(*d));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<mongo::transaction_options> read_transaction_options(document_view d,
+                                                                   std::string& gap,
+                                                                   std::string& malformed) {
+  mongo::transaction_options o;
+  for (const auto& e : d) {
+    const auto k = e.key();
+    const auto doc = e.get_document();
+    if (k == "readConcern") {
+      if (!doc) malformed = "readConcern is not a document";
+      auto rc = doc ? parse_read_concern(*doc) : std::nullopt;
+      if (!rc) gap = "no transaction `readConcern` of that shape";
+      o.read_concern = rc;
+    } else if (k == "writeConcern") {
+      std::string bad;
+      if (!doc) malformed = "writeConcern is not a document";
+      auto wc = doc ? parse_write_concern(*doc, bad) : std::nullopt;
+      if (!wc) gap = "no transaction `writeConcern." + bad + "`";
+      o.write_concern = wc;
+    } else if (k == "readPreference") {
+      if (!doc) malformed = "readPreference is not a document";
+      auto rp = doc ? parse_read_preference(*doc) : std::nullopt;
+      if (!rp) gap = "no transaction `readPreference` of that shape";
+      o.read_preference = rp;
+    } else if (k == "maxCommitTimeMS") {
+      o.max_commit_time = milliseconds_of(e);
+      if (!o.max_commit_time) malformed = "maxCommitTimeMS is not a number";
+    } else {
+      gap = "no transaction option `" + str(k) + "`";
+    }
+  }
+  if (!gap.empty() || !malformed.empty()) return std::nullopt;
+  return o;
+}
+
+namespace {
+
 entity_options read_entity_options(document_view options, std::string_view level,
                                    const mongo::client& client) {
   entity_options out;
@@ -694,8 +757,11 @@ entity_options read_entity_options(document_view options, std::string_view level
     const auto k = e.key();
     if (k == "readConcern") {
       auto d = e.get_document();
-      if (!d || !d->empty()) {
+      auto rc = d ? parse_read_concern(*d) : std::nullopt;
+      if (!rc) {
         if (out.read_gap.empty()) out.read_gap = "no " + lv + "readConcern`";
+      } else {
+        out.read_concern = std::move(*rc);
       }
     } else if (k == "readPreference") {
       auto d = e.get_document();
@@ -1279,11 +1345,14 @@ op_outcome run_client_operation(mongo::client& client, std::string_view op,
 }
 
 op_outcome run_database_operation(mongo::client& client, const database_entity& db,
-                                  std::string_view op, document_view arguments) {
+                                  std::string_view op, document_view arguments,
+                                  const mongo::session* session) {
   args a(op, arguments);
   const auto options = read_entity_options(db.options.view(), "database", client);
   auto handle = client.database(db.name);
   if (options.timeout) handle = handle.with_timeout(*options.timeout);
+  if (options.read_concern) handle = handle.with_read_concern(*options.read_concern);
+  if (session != nullptr) handle = handle.with_session(*session);
   if (auto t = a.timeout()) handle = handle.with_timeout(*t);
   if (op == "runCommand") {
     // runCommand inherits none of the database's options (the format's runCommand section).
@@ -1502,7 +1571,27 @@ mongo::client* client_of(entity_map& entities, const std::string& id) {
 }  // namespace
 
 op_outcome run_entity_operation(entity_map& entities, std::string_view object,
-                                std::string_view name, bson::document_view arguments) {
+                                std::string_view name, bson::document_view given) {
+  // `session`: the session entity the operation runs in. The handles are bound to it, and the
+  // other arguments go on without it.
+  const mongo::session* session = nullptr;
+  bson::document rest;
+  bson::document_view arguments = given;
+  if (const auto s = given.find("session")) {
+    const auto id = s->get_string();
+    if (!id) return runner_failure(errc::invalid_value, "`session` is not an entity id");
+    auto* entity = entities.find<session_entity>(*id);
+    if (!entity) {
+      return runner_failure(errc::key_not_found, "no session entity `" + str(*id) + "`");
+    }
+    session = entity->session.get();
+    bson::builder b;
+    for (const auto& e : given) {
+      if (e.key() != "session") b.append_element(e);
+    }
+    rest = std::move(b).extract();
+    arguments = rest.view();
+  }
   if (auto* coll = entities.find<collection_entity>(object)) {
     auto* client = client_of(entities, coll->client);
     if (!client) {
@@ -1512,6 +1601,11 @@ op_outcome run_entity_operation(entity_map& entities, std::string_view object,
     collection_context c{client->collection(coll->database, coll->name),
                          read_entity_options(coll->options.view(), "collection", *client)};
     if (c.options.timeout) c.coll = c.coll.with_timeout(*c.options.timeout);
+    if (c.options.read_concern) c.coll = c.coll.with_read_concern(*c.options.read_concern);
+    if (session != nullptr) c.coll = c.coll.with_session(*session);
+    // Inside a transaction an operation's write concern is the transaction's (oid sends none
+    // with it): the write is acknowledged whatever the collection's says.
+    if (session != nullptr && session->in_transaction()) c.options.write_concern = {};
     return run_collection_operation(c, name, arguments);
   }
   if (auto* db = entities.find<database_entity>(object)) {
@@ -1520,11 +1614,15 @@ op_outcome run_entity_operation(entity_map& entities, std::string_view object,
       return runner_failure(errc::key_not_found, "database `" + str(object) +
                                                      "`: no client entity `" + db->client + "`");
     }
-    return run_database_operation(*client, *db, name, arguments);
+    return run_database_operation(*client, *db, name, arguments, session);
   }
   if (auto* c = entities.find<client_entity>(object)) {
     if (!c->client) {
       return runner_failure(errc::key_not_found, "client `" + str(object) + "` is not made");
+    }
+    if (session != nullptr) {
+      auto bound = c->client->with_session(*session);
+      return run_client_operation(bound, name, arguments);
     }
     return run_client_operation(*c->client, name, arguments);
   }

@@ -4,6 +4,7 @@
 // operations oid lacks reported as unsupported rather than ignored.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <string>
@@ -22,6 +23,8 @@ using oid::unified::cursor_entity;
 using oid::unified::database_entity;
 using oid::unified::entity_map;
 using oid::unified::op_outcome;
+using oid::unified::session_entity;
+namespace mongo = oid::mongo;
 
 oid::bson::document doc(std::string_view json) {
   auto d = oid::bson::from_json(json);
@@ -352,16 +355,12 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
   const test_case cases[] = {
       {"collection0", "find", R"({"filter": {}, "allowPartialResults": true})",
        "find: no `allowPartialResults` option"},
-      {"collection0", "insertOne", R"({"document": {}, "session": "session0"})",
-       "insertOne: no `session` option"},
       {"collection0", "insertOne", R"({"document": {}, "bypassDocumentValidation": true})",
        "insertOne: no `bypassDocumentValidation` option"},
       {"collection0", "find", R"({"filter": {}, "maxTimeMS": 10})", "find: no `maxTimeMS` option"},
       {"collection0", "find", R"({"filter": {}, "let": {"a": 1}})", "find: no `let` option"},
       {"collection0", "find", R"({"filter": {}, "limit": -1})", "find: no negative `limit`"},
       {"collection0", "find", R"({"filter": {}, "hint": "_id_"})", "find: no `hint` option"},
-      {"collection0", "listIndexes", R"({"session": "session0"})",
-       "listIndexes: no `session` option"},
       {"collection0", "countDocuments", R"({"filter": {}, "limit": 1})",
        "countDocuments: no `limit` option"},
       {"collection0", "distinct", R"({"fieldName": "x", "filter": {}, "hint": "_id_"})",
@@ -442,8 +441,8 @@ TEST_F(UnifiedOperationsTest, TheTestFilesErrorsAreMalformed) {
       {"database0", "runCommand", R"({"command": {"ping": 1}})", "`commandName` is missing"},
       {"cursorless", "find", R"({"filter": 5})", "`filter` is not a document"},
   };
-  // A test file's error counts before what oid lacks (here, the entity's read concern).
-  add_collection("cursorless", R"({"readConcern": {"level": "majority"}})");
+  // A test file's error counts before what oid lacks (here, the entity's read preference).
+  add_collection("cursorless", R"({"readPreference": {"mode": "secondary"}})");
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.name) + " " + std::string(c.args));
     const auto r = run(c.object, c.name, c.args);
@@ -476,6 +475,27 @@ TEST_F(UnifiedOperationsTest, OptionsOidHasAreSent) {
       << what(r);
 }
 
+// `session` names a session entity: the operation runs in it (one lsid, which FerretDB takes);
+// a session that is not an entity is the runner's failure, and nothing runs.
+TEST_F(UnifiedOperationsTest, ASessionArgumentRunsTheOperationInThatSession) {
+  auto s = std::make_shared<mongo::session>(client_->start_session().value());
+  session_entity e{"client0", s, s->id().value()};
+  ASSERT_TRUE(entities_.add("session0", std::move(e)));
+  auto r = coll("insertOne", R"({"document": {"_id": 5}, "session": "session0"})");
+  EXPECT_EQ(result(r), R"({"v":{"insertedId":5}})") << what(r);
+  r = coll("find", R"({"filter": {}, "session": "session0"})");
+  EXPECT_EQ(result(r), R"({"v":[{"_id":5}]})") << what(r);
+  r = run("database0", "listCollectionNames", R"({"session": "session0"})");
+  EXPECT_EQ(result(r), R"({"v":["coll0"]})") << what(r);
+  s->end_session();
+  r = coll("find", R"({"filter": {}, "session": "session0"})");
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, mongo::errc::session_misuse);
+  r = coll("insertOne", R"({"document": {"_id": 6}, "session": "nobody"})");
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find("no session entity `nobody`"), std::string::npos);
+}
+
 TEST_F(UnifiedOperationsTest, ArgumentsThatRestateDefaultsAreAccepted) {
   const auto r = coll("insertMany", R"({"documents": [{"_id": 1}], "ordered": true})");
   EXPECT_TRUE(r.unsupported.empty()) << r.unsupported;
@@ -487,13 +507,17 @@ TEST_F(UnifiedOperationsTest, ArgumentsThatRestateDefaultsAreAccepted) {
 
 TEST_F(UnifiedOperationsTest, EntityOptions) {
   seed();
-  // A read concern: oid has none, so reads are unsupported; writes (which it does not apply
-  // to) run.
+  // A read concern becomes the handle's (FerretDB takes "majority" and reads as ever); writes,
+  // which it does not apply to, run.
   add_collection("withReadConcern", R"({"readConcern": {"level": "majority"}})");
-  auto r = run("withReadConcern", "find", R"({"filter": {}})");
-  EXPECT_EQ(r.unsupported, "find: no collection-level `readConcern`");
+  auto r = run("withReadConcern", "find", R"({"filter": {"_id": 1}})");
+  EXPECT_EQ(result(r), R"({"v":[{"_id":1,"x":11}]})") << what(r);
   r = run("withReadConcern", "insertOne", R"({"document": {"_id": 10}})");
   EXPECT_EQ(result(r), R"({"v":{"insertedId":10}})") << what(r);
+  // One it cannot express is a gap of oid's.
+  add_collection("withOddReadConcern", R"({"readConcern": {"level": "majority", "x": 1}})");
+  r = run("withOddReadConcern", "find", R"({"filter": {}})");
+  EXPECT_EQ(r.unsupported, "find: no collection-level `readConcern`");
   // An unacknowledged write concern goes with each write that takes one; the results say so.
   add_collection("unacknowledged", R"({"writeConcern": {"w": 0}})");
   r = run("unacknowledged", "insertOne", R"({"document": {"_id": 11}})");

@@ -90,6 +90,12 @@ struct test_failed {
 
 [[noreturn]] void fail(std::string reason) { throw test_failed{std::move(reason)}; }
 
+// An operation inside withTransaction's callback failed without an expectError: the failure
+// leaves the callback (with_transaction decides what to do with it), not the test.
+struct callback_failed {
+  mongo::failure error;
+};
+
 // ---- reading BSON ------------------------------------------------------------------------------
 
 std::string to_text(const bson::element& e) {
@@ -358,6 +364,8 @@ struct test_context {
   // command the client gave up on still reaches the server once the proxy lets it go.
   std::chrono::milliseconds longest_block{0};
   bool timed_out = false;
+  // Inside withTransaction's callback: an operation's unexpected failure is the callback's.
+  bool in_callback = false;
   match_context match;
 
   test_context() {
@@ -365,8 +373,9 @@ struct test_context {
       if (auto* v = entities.find<value_entity>(id)) return v->value;
       return std::nullopt;
     };
-    match.session_lsid = [](std::string_view) -> std::optional<bson::document> {
-      return std::nullopt;  // no session entities: tests with sessions are skipped before this
+    match.session_lsid = [this](std::string_view id) -> std::optional<bson::document> {
+      if (auto* s = entities.find<session_entity>(id)) return s->lsid;
+      return std::nullopt;
     };
   }
 };
@@ -819,9 +828,41 @@ void make_entity(test_context& t, bson::document_view entity) {
     return;
   }
   if (type == "session") {
+    only_fields(*spec, {"id", "client", "sessionOptions"}, "session entity");
+    auto id = string_field(*spec, "id", "session entity");
     auto client = string_field(*spec, "client", "session entity");
-    if (!t.entities.find<client_entity>(client)) fail("session: no client " + client);
-    throw skip_oid{"explicit sessions (session entities)"};
+    auto* c = t.entities.find<client_entity>(client);
+    if (!c || !c->client) fail("session: no client " + client);
+    mongo::session_options options;
+    if (auto o = optional_doc(*spec, "sessionOptions")) {
+      for (const auto& e : *o) {
+        const auto k = e.key();
+        if (k == "causalConsistency" && e.get_bool()) {
+          options.causal_consistency = *e.get_bool();
+        } else if (k == "snapshot" && e.get_bool()) {
+          options.snapshot = *e.get_bool();
+        } else if (k == "defaultTransactionOptions" && e.get_document()) {
+          std::string gap, malformed;
+          auto t_options = read_transaction_options(*e.get_document(), gap, malformed);
+          if (!malformed.empty()) fail("session " + id + ": " + malformed);
+          if (!t_options) throw skip_oid{"session: " + gap};
+          options.default_transaction_options = std::move(*t_options);
+        } else if (k == "defaultTimeoutMS" && (e.get_int32() || e.get_int64())) {
+          options.default_timeout =
+              std::chrono::milliseconds(e.get_int32() ? *e.get_int32() : *e.get_int64());
+        } else {
+          throw skip_oid{"session: no `" + std::string(k) + "` option"};
+        }
+      }
+    }
+    auto made = c->client->start_session(options);
+    if (!made) fail("session " + id + ": " + made.error().message);
+    auto s = std::make_shared<mongo::session>(std::move(*made));
+    auto lsid = s->id();
+    if (!lsid) fail("session " + id + ": " + lsid.error().message);
+    session_entity e{client, std::move(s), std::move(*lsid)};
+    if (!t.entities.add(id, std::move(e))) fail("entity " + id + " is defined twice");
+    return;
   }
   if (type == "bucket") {
     only_fields(*spec, {"id", "database", "bucketOptions"}, "bucket entity");
@@ -846,8 +887,19 @@ void must(const mongo::outcome<bson::document>& r, std::string_view what) {
   if (!r) fail(std::string(what) + ": " + r.error().message);
 }
 
+// killAllSessions: ends the transactions an earlier test left open (the format runs it before
+// each test). Against the fault proxy, which runs transactions without isolation, it also undoes
+// what an open transaction wrote, which a server would not show: the runner sends it before
+// reading a test's outcome too. A server without the command (FerretDB alone) is not an error.
+void kill_all_sessions(deployment& d) {
+  bson::builder b;
+  b.open_array("killAllSessions").close();
+  (void)d.internal->run_command("admin", b.view());
+}
+
 void set_up_data(deployment& d, bson::document_view initial) {
   auto& c = *d.internal;
+  kill_all_sessions(d);
   for (const auto& item : initial) {
     auto data = item.get_document();
     if (!data) fail("initialData holds a value that is not a document");
@@ -1017,6 +1069,9 @@ const std::map<std::string, std::set<std::string>, std::less<>> known_operations
       "watch",
       "mapReduce"}},
     {"cursor", {"iterateUntilDocumentOrError", "iterateOnce", "close"}},
+    {"session",
+     {"startTransaction", "commitTransaction", "abortTransaction", "withTransaction",
+      "endSession"}},
     {"bucket",
      {"delete", "deleteByName", "download", "downloadByName", "drop", "find", "rename",
       "renameByName", "upload", "uploadWithId"}},
@@ -1028,6 +1083,7 @@ std::string entity_type(test_context& t, std::string_view id) {
   if (t.entities.find<collection_entity>(id)) return "collection";
   if (t.entities.find<cursor_entity>(id)) return "cursor";
   if (t.entities.find<bucket_entity>(id)) return "bucket";
+  if (t.entities.find<session_entity>(id)) return "session";
   if (t.entities.find<value_entity>(id)) return "value";
   return {};
 }
@@ -1091,6 +1147,95 @@ bool index_exists(deployment& d, const std::string& db, const std::string& coll,
 }
 
 void run_operations(test_context& t, bson::document_view operations);
+
+session_entity& session_arg(test_context& t, bson::document_view args, std::string_view op) {
+  auto id = string_field(args, "session", op);
+  auto* s = t.entities.find<session_entity>(id);
+  if (!s) fail(std::string(op) + ": no session entity " + id);
+  return *s;
+}
+
+std::string transaction_state_name(mongo::transaction_state s) {
+  switch (s) {
+  case mongo::transaction_state::none: return "none";
+  case mongo::transaction_state::starting: return "starting";
+  case mongo::transaction_state::in_progress: return "in_progress";
+  case mongo::transaction_state::committed: return "committed";
+  case mongo::transaction_state::aborted: return "aborted";
+  }
+  return "?";
+}
+
+// startTransaction, commitTransaction, abortTransaction, withTransaction and endSession on a
+// session entity.
+op_outcome run_session_operation(test_context& t, session_entity& s, std::string_view name,
+                                 bson::document_view args) {
+  op_outcome out;
+  const auto take = [&](mongo::outcome<mongo::done> r) {
+    if (!r) {
+      out.error = std::move(r).error();
+      const auto code = out.error->code;
+      out.client_error =
+          !out.error->server && out.error->write_errors.empty() &&
+          !out.error->write_concern_error &&
+          (code == mongo::errc::session_misuse || code == mongo::errc::invalid_argument);
+    }
+    return std::move(out);
+  };
+  const auto options = [&](bson::document_view d) {
+    std::string gap, malformed;
+    auto o = read_transaction_options(d, gap, malformed);
+    if (!malformed.empty()) fail(std::string(name) + ": " + malformed);
+    if (!o) throw skip_oid{std::string(name) + ": " + gap};
+    return *o;
+  };
+  if (name == "startTransaction") return take(s.session->start_transaction(options(args)));
+  // commitTransaction and abortTransaction take timeoutMS.
+  std::optional<std::chrono::milliseconds> timeout;
+  if (name == "commitTransaction" || name == "abortTransaction") {
+    only_fields(args, {"timeoutMS"}, name);
+    if (auto ms = optional_int(args, "timeoutMS")) timeout = std::chrono::milliseconds(*ms);
+  }
+  if (name == "commitTransaction") return take(s.session->commit_transaction(timeout));
+  if (name == "abortTransaction") return take(s.session->abort_transaction(timeout));
+  if (name == "endSession") {
+    s.session->end_session();
+    return out;
+  }
+  if (name == "withTransaction") {
+    const auto callback = doc_field(args, "callback", name);
+    bson::builder rest;
+    std::optional<std::chrono::milliseconds> call_timeout;
+    for (const auto& e : args) {
+      if (e.key() == "timeoutMS" && (e.get_int32() || e.get_int64())) {
+        call_timeout = std::chrono::milliseconds(e.get_int32() ? *e.get_int32() : *e.get_int64());
+      } else if (e.key() != "callback") {
+        rest.append_element(e);
+      }
+    }
+    const auto rest_doc = std::move(rest).extract();
+    const auto chosen = options(rest_doc.view());
+    auto r = s.session->with_transaction(
+        [&](mongo::session&) -> mongo::outcome<mongo::done> {
+          const bool outer = t.in_callback;
+          t.in_callback = true;
+          try {
+            run_operations(t, callback);
+          } catch (callback_failed& f) {
+            t.in_callback = outer;
+            return std::move(f.error);
+          } catch (...) {
+            t.in_callback = outer;
+            throw;
+          }
+          t.in_callback = outer;
+          return mongo::done{};
+        },
+        chosen, call_timeout);
+    return take(std::move(r));
+  }
+  fail(std::string(name) + ": not an operation of a session entity");
+}
 
 void run_special(test_context& t, std::string_view name, bson::document_view args) {
   if (name == "failPoint") {
@@ -1188,8 +1333,35 @@ void run_special(test_context& t, std::string_view name, bson::document_view arg
     }
     return;
   }
-  if (name == "targetedFailPoint" || name.starts_with("assertSession")) {
-    throw skip_oid{"explicit sessions (" + std::string(name) + ")"};
+  if (name == "targetedFailPoint") {
+    // On a replica set (no mongos to be pinned to) the session's server is the primary: the
+    // fail point goes through the session's client like failPoint's.
+    only_fields(args, {"failPoint", "session"}, name);
+    auto& s = session_arg(t, args, name);
+    bson::builder b;
+    b.append_string("client", s.client);
+    b.append_document("failPoint", doc_field(args, "failPoint", name));
+    const auto converted = std::move(b).extract();
+    return run_special(t, "failPoint", converted.view());
+  }
+  if (name == "assertSessionTransactionState") {
+    auto& s = session_arg(t, args, name);
+    const auto want = string_field(args, "state", name);
+    const auto got = transaction_state_name(s.session->transaction_state());
+    if (got != want) fail(std::string(name) + ": the transaction is " + got + ", expected " + want);
+    return;
+  }
+  if (name == "assertSessionPinned") throw skip_oid{"runner: sessions pinned to a mongos"};
+  if (name == "assertSessionUnpinned") {
+    (void)session_arg(t, args, name);  // oid pins nothing outside a sharded cluster
+    return;
+  }
+  if (name == "assertSessionDirty" || name == "assertSessionNotDirty") {
+    auto& s = session_arg(t, args, name);
+    if (s.session->dirty() != (name == "assertSessionDirty")) {
+      fail(std::string(name) + ": the session is " + (s.session->dirty() ? "" : "not ") + "dirty");
+    }
+    return;
   }
   if (name == "runOnThread" || name == "waitForThread") throw skip_oid{"runner: thread entities"};
   if (name == "loop") throw skip_oid{"runner: loop"};
@@ -1302,22 +1474,32 @@ void run_operation(test_context& t, bson::document_view op) {
     fail(name + ": expectError with expectResult or saveResultAsEntity");
   }
   if (object == "testRunner") return run_special(t, name, args);
-  if (args.contains("session")) {
-    throw skip_oid{"explicit sessions (`session` argument)"};
-  }
   auto type = entity_type(t, object);
   if (type.empty()) fail(name + ": no entity " + object);
   auto ops = known_operations.find(type);
   if (ops == known_operations.end() || !ops->second.contains(name)) {
     fail(name + ": not an operation of a " + (type.empty() ? "value" : type) + " entity");
   }
-  auto r = run_entity_operation(t.entities, object, name, args);
+  auto r = type == "session"
+               ? run_session_operation(t, *t.entities.find<session_entity>(object), name, args)
+               : run_entity_operation(t.entities, object, name, args);
   t.unacknowledged_writes |= r.unacknowledged;
   t.timed_out |= r.error && r.error->code == oid::mongo::errc::timeout;
   if (!r.malformed.empty()) fail(name + ": " + r.malformed);
   if (!r.unsupported.empty()) throw skip_oid{r.unsupported};
-  if (ignore) return;
-  if (auto expect = optional_doc(op, "expectError")) return check_error(t, r, *expect);
+  // Inside withTransaction's callback an operation's failure leaves the callback once its
+  // expectations are checked (with_transaction decides what follows), even when the test
+  // ignores it or expected it.
+  if (ignore) {
+    if (r.error && t.in_callback) throw callback_failed{*r.error};
+    return;
+  }
+  if (auto expect = optional_doc(op, "expectError")) {
+    check_error(t, r, *expect);
+    if (t.in_callback) throw callback_failed{*r.error};
+    return;
+  }
+  if (r.error && t.in_callback) throw callback_failed{*r.error};
   if (r.error) {
     const auto& f = *r.error;
     // FerretDB answers what it has not implemented with NotImplemented (238) or CommandNotFound
@@ -1577,7 +1759,10 @@ struct runner {
       disable_fail_points(t);
       if (!failure.empty()) throw test_failed{failure};
       if (auto events = optional_doc(test, "expectEvents")) check_events(t, *events);
+      // Sessions end before the outcome is read: a transaction left open is aborted.
+      t.entities.each_session([](session_entity& s) { s.session->end_session(); });
       settle_unacknowledged_writes(t);
+      if (test.contains("outcome")) kill_all_sessions(*t.server);
       if (auto outcome = optional_doc(test, "outcome")) check_outcome(*t.server, *outcome);
       t.entities.clear();
       return {verdict::passed, {}};
