@@ -307,3 +307,32 @@ TEST(MongoCrudCliScriptTest, UpdateSendsArrayFiltersPipelinesAndHints) {
 }
 
 }  // namespace
+
+namespace {
+
+// find and count send the --readConcern they are given; a level that is none is refused before
+// anything is sent.
+TEST(MongoCrudCliScriptTest, FindAndCountSendTheirReadConcern) {
+  oid::testing::recording_server server;
+  const std::string uri = server.uri();
+  const auto find = run_cli({"mongo", "find", uri, "db.c", "--readConcern", "majority"});
+  EXPECT_EQ(find.status, 0) << find.err;
+  EXPECT_NE(server.last().find(R"("readConcern":{"level":"majority"})"), std::string::npos)
+      << server.last();
+  const auto count =
+      run_cli({"mongo", "count", uri, "db.c", "--readConcern", R"({"level": "local"})"});
+  EXPECT_EQ(count.status, 0) << count.err;
+  EXPECT_EQ(count.out, "0 documents\n");
+  EXPECT_NE(server.last().find(R"("readConcern":{"level":"local"})"), std::string::npos)
+      << server.last();
+  const auto seen = server.seen().size();
+  for (const char* bad : {"bogus", R"({"level": "bogus"})", R"({"level": "local", "x": 1})"}) {
+    const auto r = run_cli({"mongo", "count", uri, "db.c", "--readConcern", bad});
+    EXPECT_EQ(r.status, 1) << bad;
+    EXPECT_NE(r.err.find("oid: --readConcern: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("is not a read concern"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(server.seen().size(), seen) << "a refused read concern sends nothing";
+}
+
+}  // namespace

@@ -412,7 +412,7 @@ void run_insert(context& ctx, const insert_options& o) {
 // ---- find -----------------------------------------------------------------------------------
 
 struct find_cli_options {
-  std::string uri, ns, filter, sort, since, until;
+  std::string uri, ns, filter, sort, since, until, read_concern;
   std::int64_t limit = 0;
   std::int32_t batch_size = 0;
   bool tail = false;
@@ -464,6 +464,33 @@ std::optional<bson::document> json_argument(context& ctx, const std::string& nam
   return std::move(*d);
 }
 
+std::optional<mongo::read_concern> read_concern_argument(context& ctx, const std::string& text) {
+  static constexpr std::string_view levels[] = {"local", "available", "majority", "linearizable",
+                                                "snapshot"};
+  const auto known = [](std::string_view l) {
+    return std::find(std::begin(levels), std::end(levels), l) != std::end(levels);
+  };
+  if (text.empty()) return mongo::read_concern{};
+  if (known(text)) return mongo::read_concern{text};
+  if (text.find('{') != std::string::npos) {
+    const auto d = json_argument(ctx, "--readConcern", text);
+    if (!d) return std::nullopt;
+    // Exactly {level: "<a known level>"}.
+    const auto view = d->view();
+    const auto first = view.begin();
+    if (first != view.end() && std::next(first) == view.end() && first->key() == "level") {
+      if (const auto name = first->get_string(); name && known(*name)) {
+        return mongo::read_concern{std::string(*name)};
+      }
+    }
+  }
+  ctx.err << "oid: --readConcern: " << quote(text)
+          << " is not a read concern (local, available, majority, linearizable, snapshot, or "
+             "{\"level\": ...})\n";
+  ctx.bad_input();
+  return std::nullopt;
+}
+
 result<std::optional<std::chrono::sys_seconds>> time_argument(context& ctx, const std::string& name,
                                                               const std::string& text) {
   if (text.empty()) return std::optional<std::chrono::sys_seconds>();
@@ -506,9 +533,12 @@ void run_find(context& ctx, const find_cli_options& o) {
   if (!f) return;
   std::optional<bson::document> sort = bson::document();
   if (!o.sort.empty() && !(sort = json_argument(ctx, "--sort", o.sort))) return;
+  const auto concern = read_concern_argument(ctx, o.read_concern);
+  if (!concern) return;
   auto c = make_client(ctx, o.uri);
   if (!c) return;
   mongo::find_options fo;
+  if (!concern->is_default()) fo.read_concern = *concern;
   fo.sort = sort->view();
   fo.limit = o.limit;
   fo.batch_size = o.batch_size;
@@ -616,6 +646,9 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
             },
             "N"));
     cmd->add_option("--sort", o->sort, "Sort order as Extended JSON, e.g. '{\"_id\": -1}'");
+    cmd->add_option("--readConcern", o->read_concern,
+                    "Read concern: local, available, majority, linearizable or snapshot (or "
+                    "'{\"level\": \"majority\"}')");
     cmd->add_option("--batch-size", o->batch_size, "Documents per batch (default: the server's)")
         ->check(CLI::Range(0, std::numeric_limits<std::int32_t>::max()));
     cmd->add_flag("--tail", o->tail,

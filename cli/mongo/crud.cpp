@@ -19,7 +19,8 @@ namespace oid::cli {
 namespace {
 
 struct crud_options {
-  std::string uri, ns, filter, update, pipeline, since, until, keys, name, array_filters, hint;
+  std::string uri, ns, filter, update, pipeline, since, until, keys, name, array_filters, hint,
+      read_concern;
   bool many = false, upsert = false, unique = false, all = false;
 };
 
@@ -122,9 +123,13 @@ void run_count(context& ctx, const crud_options& o) {
   namespace_of(o.ns);  // a usage error before anything else
   const auto f = created_filter_argument(ctx, "--filter", o.filter, o.since, o.until);
   if (!f) return;
+  const auto concern = read_concern_argument(ctx, o.read_concern);
+  if (!concern) return;
   auto coll = collection_of(ctx, o);
   if (!coll) return;
-  auto n = coll->count_documents(f->view());
+  mongo::count_options co;
+  if (!concern->is_default()) co.read_concern = *concern;
+  auto n = coll->count_documents(f->view(), co);
   if (!n) return report(ctx, n.error());
   ctx.out << *n << " documents\n";
 }
@@ -268,6 +273,9 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
     auto o = std::make_shared<crud_options>();
     auto* cmd = add(mongo, ctx, "count", "Print how many documents match", o);
     cmd->add_option("--filter", o->filter, "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
+    cmd->add_option("--readConcern", o->read_concern,
+                    "Read concern: local, available, majority, linearizable or snapshot (or "
+                    "'{\"level\": \"majority\"}')");
     cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
     cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
     cmd->final_callback([&ctx, o] { run_count(ctx, *o); });

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <oid/bson/document.hpp>
 #include <oid/mongo/client.hpp>
+#include <oid/mongo/read_concern.hpp>
 #include <optional>
 #include <streambuf>
 #include <string>
@@ -49,6 +50,10 @@ std::optional<bson::document> json_argument(context& ctx, const std::string& nam
 /// reported as NAME: invalid time ... at column N).
 result<std::optional<std::chrono::sys_seconds>> time_argument(context& ctx, const std::string& name,
                                                               const std::string& text);
+/// `--readConcern TEXT`: a level (local, available, majority, linearizable, snapshot) or, as
+/// mongo-tools take it, a document `{"level": "majority"}`; the default (none) for an empty text;
+/// nullopt when it is neither (reported, naming the flag).
+std::optional<mongo::read_concern> read_concern_argument(context& ctx, const std::string& text);
 /// The filter of `--FILTER_NAME filter_text` (Extended JSON; empty: all) and `--since`/`--until`
 /// (the ObjectId `_id` time range, `created_between_filter`); nullopt when one is bad (reported).
 std::optional<bson::document> created_filter_argument(context& ctx, const std::string& filter_name,
