@@ -5,12 +5,16 @@
 // does with sessions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <mutex>
 #include <oid/bson/builder.hpp>
+#include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/session.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/script_replica_set.hpp"
@@ -366,6 +370,110 @@ TEST_F(MongoTransactionTest, ACursorOpenedInATransactionGetsMoreInIt) {
   EXPECT_EQ(json_of(gets[0].body.view(), "autocommit"), R"({"v":false})");
   EXPECT_EQ(json_of(gets[0].body.view(), "txnNumber"), R"({"v":1})");
   ASSERT_TRUE(s.commit_transaction());
+}
+
+// Two scripted mongoses of one sharded cluster: a transaction's commands, its commit included, go
+// to the mongos its first command went to; operations outside it are spread by server selection;
+// an error labelled TransientTransactionError unpins.
+class two_mongoses {
+ public:
+  two_mongoses()
+      : a_([this](peer& p, int) { serve(p, 0); }), b_([this](peer& p, int) { serve(p, 1); }) {}
+  std::string uri() const { return "mongodb://" + a_.address() + "," + b_.address() + "/"; }
+  std::string address(int i) const { return i == 0 ? a_.address() : b_.address(); }
+  // (mongos, command name) of every command but hello, in order.
+  std::vector<std::pair<int, std::string>> seen() {
+    std::lock_guard lock(m_);
+    return seen_;
+  }
+  void forget() {
+    std::lock_guard lock(m_);
+    seen_.clear();
+  }
+  void refuse_next_insert_as_transient() {
+    std::lock_guard lock(m_);
+    refuse_insert_ = true;
+  }
+
+ private:
+  void serve(peer& p, int i) {
+    while (auto m = p.read()) {
+      const std::string name = command_name(*m);
+      builder b;
+      if (name == "hello" || name == "isMaster" || name == "ismaster") {
+        b.append_bool("isWritablePrimary", true).append_string("msg", "isdbgrid");
+        b.append_int32("logicalSessionTimeoutMinutes", 30);
+        b.append_int32("minWireVersion", 6).append_int32("maxWireVersion", 17);
+      } else {
+        std::lock_guard lock(m_);
+        seen_.emplace_back(i, name);
+        if (name == "insert" && refuse_insert_) {
+          refuse_insert_ = false;
+          b.append_double("ok", 0.0).append_int32("code", 112);
+          b.append_string("errmsg", "scripted write conflict");
+          append_labels(b, {"TransientTransactionError"});
+          const document refused = std::move(b).extract();
+          p.reply(*m, refused.view());
+          continue;
+        }
+        if (name == "insert") b.append_int32("n", 1);
+      }
+      b.append_double("ok", 1.0);
+      const document reply = std::move(b).extract();
+      p.reply(*m, reply.view());
+    }
+  }
+  std::mutex m_;
+  std::vector<std::pair<int, std::string>> seen_;
+  bool refuse_insert_ = false;
+  script_server a_, b_;
+};
+
+TEST(MongoTransactionMongosTest, ATransactionStaysOnTheMongosItStartedOn) {
+  two_mongoses cluster;
+  auto client = mongo::client::create(cluster.uri()).value();
+  auto coll = client.collection("db", "c");
+  // Let the client discover both mongoses before counting.
+  const auto ping = oid::bson::from_json(R"({"ping": 1})").value();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.run_command("admin", ping.view()));
+  ASSERT_EQ(client.topology().servers.size(), 2u);
+  cluster.forget();
+
+  auto s = client.start_session().value();
+  auto in = coll.with_session(s);
+  const auto doc = with_id(1);
+  ASSERT_TRUE(s.start_transaction());
+  EXPECT_EQ(s.pinned_server(), "");
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(in.insert_one(doc.view()));
+  const std::string pinned = s.pinned_server();
+  ASSERT_FALSE(pinned.empty());
+  ASSERT_TRUE(s.commit_transaction());
+  const int mongos = pinned == cluster.address(0) ? 0 : 1;
+  auto seen = cluster.seen();
+  ASSERT_EQ(seen.size(), 21u);
+  for (const auto& [m, name] : seen) EXPECT_EQ(m, mongos) << name;
+  EXPECT_EQ(seen.back().second, "commitTransaction");
+
+  // Outside a transaction: unpinned, and spread over both.
+  cluster.forget();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(in.insert_one(doc.view()));
+  EXPECT_EQ(s.pinned_server(), "");
+  seen = cluster.seen();
+  const auto on_a =
+      std::count_if(seen.begin(), seen.end(), [](const auto& c) { return c.first == 0; });
+  EXPECT_GT(on_a, 0);
+  EXPECT_LT(on_a, 20);
+
+  // A transient error unpins: the transaction may run again on any mongos.
+  ASSERT_TRUE(s.start_transaction());
+  ASSERT_TRUE(in.insert_one(doc.view()));
+  ASSERT_FALSE(s.pinned_server().empty());
+  cluster.refuse_next_insert_as_transient();
+  const auto refused = in.insert_one(doc.view());
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(refused.error().has_label("TransientTransactionError"));
+  EXPECT_EQ(s.pinned_server(), "");
+  ASSERT_TRUE(s.abort_transaction());
 }
 
 }  // namespace

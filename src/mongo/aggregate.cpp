@@ -136,9 +136,10 @@ outcome<collection> collection::rename(std::string_view new_name, bool drop_targ
   cmd.append_string("renameCollection", db_ + "." + name_);
   cmd.append_string("to", db_ + "." + std::string(new_name));
   if (drop_target) cmd.append_bool("dropTarget", true);
-  auto reply = detail::run_command(
-      *state_, "admin", cmd.view(),
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  auto reply = detail::run_command(*state_, "admin", cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply) return reply.error();
   return collection(state_, db_, std::string(new_name), ctx_);
 }

@@ -191,7 +191,9 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
   const bool retries =
       state_->effective(options.write_concern, ctx_.session.get()).is_acknowledged() &&
       state_->uri.retry_writes().value_or(true);
-  if (auto first = detail::acquire_for_write(*state_, retries, limit ? &*limit : nullptr); first) {
+  if (auto first = detail::acquire_for_write(*state_, retries, limit ? &*limit : nullptr,
+                                             detail::pinned_of(ctx_.session.get()));
+      first) {
     l.emplace(std::move(*first));
   } else {
     return bulk_write_error(std::move(first).error());

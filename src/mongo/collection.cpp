@@ -347,9 +347,10 @@ outcome<std::int64_t> collection::delete_many(bson::document_view filter,
 outcome<done> collection::drop() {
   bson::builder cmd;
   cmd.append_string("drop", name_);
-  auto reply = detail::run_command(
-      *state_, db_, cmd.view(),
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  auto reply = detail::run_command(*state_, db_, cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply &&
       !(reply.error().server && reply.error().server->code == server_code::namespace_not_found))
     return reply.error();

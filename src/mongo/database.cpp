@@ -68,9 +68,10 @@ outcome<done> database::create_collection(std::string_view name, bson::document_
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
-  auto reply = detail::run_command(
-      *state_, name_, cmd.view(),
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  auto reply = detail::run_command(*state_, name_, cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply) return std::move(reply).error();
   return done{};
 }
@@ -100,9 +101,10 @@ outcome<done> database::create_collection(std::string_view name,
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
-  auto reply = detail::run_command(
-      *state_, name_, cmd.view(),
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  auto reply = detail::run_command(*state_, name_, cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply) return std::move(reply).error();
   return done{};
 }
@@ -110,9 +112,10 @@ outcome<done> database::create_collection(std::string_view name,
 outcome<done> database::drop() {
   bson::builder cmd;
   cmd.append_int32("dropDatabase", 1);
-  auto reply = detail::run_command(
-      *state_, name_, cmd.view(),
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  auto reply = detail::run_command(*state_, name_, cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply) return std::move(reply).error();
   return done{};
 }

@@ -83,9 +83,10 @@ outcome<std::vector<std::string>> collection::create_indexes(std::span<const ind
     cmd.close();
   }
   cmd.close();
-  auto reply = detail::run_command(
-      *state_, db_, cmd.view(),
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  auto reply = detail::run_command(*state_, db_, cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply) return reply.error();
   return names;
 }
@@ -111,9 +112,10 @@ outcome<done> collection::drop_index(std::string_view name) {
   }
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", name);
-  auto reply = detail::run_command(
-      *state_, db_, cmd.view(),
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  auto reply = detail::run_command(*state_, db_, cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply) return reply.error();
   return done{};
 }
@@ -121,9 +123,10 @@ outcome<done> collection::drop_index(std::string_view name) {
 outcome<done> collection::drop_indexes() {
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", "*");
-  auto reply = detail::run_command(
-      *state_, db_, cmd.view(),
-      {.limit = detail::time_limit::from(ctx_.timeout), .session = ctx_.session.get()});
+  auto reply = detail::run_command(*state_, db_, cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::time_limit::from(ctx_.timeout),
+                                    .session = ctx_.session.get()});
   if (!reply) return reply.error();
   return done{};
 }

@@ -113,6 +113,7 @@ outcome<done> session::start_transaction(const transaction_options& options) {
   s.txn = transaction_state::starting;
   s.txn_sent = false;
   s.recovery_token.reset();
+  s.pinned.clear();
   return done{};
 }
 
@@ -206,6 +207,8 @@ void session::end_session() noexcept {
 }
 
 bool session::ended() const noexcept { return !state_ || state_->ended; }
+
+std::string session::pinned_server() const { return state_ ? state_->pinned : std::string(); }
 
 bool session::dirty() const noexcept {
   return state_ && state_->server_session && state_->server_session->dirty;

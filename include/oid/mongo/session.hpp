@@ -36,6 +36,7 @@
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/write_concern.hpp>
 #include <optional>
+#include <string>
 
 namespace oid::mongo {
 
@@ -169,6 +170,11 @@ class session {
   void end_session() noexcept;
   /// True once `end_session` ran.
   bool ended() const noexcept;
+  /// The mongos ("host:port") the session's transaction is pinned to on a sharded cluster: its
+  /// first command's, where its later commands, commit and abort go. Empty when not pinned (no
+  /// transaction, not a sharded cluster, or unpinned by an error labelled
+  /// TransientTransactionError or UnknownTransactionCommitResult).
+  std::string pinned_server() const;
   /// True when a network error met the session: the server may hold state for it, so the pool
   /// drops it when the session ends.
   bool dirty() const noexcept;

@@ -328,6 +328,20 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
   }
 }
 
+outcome<selected_server> topology::select_address(std::string_view address) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return failure(errc::connection_failed, "the client is closed");
+  const auto p = servers_.find(std::string(address));
+  const auto* s = description_.find(std::string(address));
+  if (p == servers_.end() || s == nullptr || s->type != server_type::mongos) {
+    return failure(errc::connection_failed, "the mongos the transaction is pinned to (" +
+                                                std::string(address) +
+                                                ") is no longer a mongos of the topology");
+  }
+  const auto rtt = p->second.monitor ? p->second.monitor->min_rtt() : std::chrono::microseconds(0);
+  return selected_server{s->address, p->second.pool, s->type, description_.type, rtt};
+}
+
 std::string topology::explain(const read_preference& preference, operation_kind kind) const {
   std::string out = "no suitable server for ";
   out += kind == operation_kind::write ? "a write (a primary or mongos)"

@@ -69,6 +69,9 @@ class topology {
   // connection_failed once the topology is closed.
   outcome<selected_server> select(const read_preference& preference, operation_kind kind,
                                   clock::time_point deadline);
+  // The server at `address` (a transaction's pinned mongos), without waiting: connection_failed
+  // when the topology no longer has it, or no longer knows it as a mongos.
+  outcome<selected_server> select_address(std::string_view address);
 
   // A check's result (from a monitor, or a pool connection's handshake in Single topology).
   void on_hello(std::string_view address, bson::document_view reply, double rtt_ms);

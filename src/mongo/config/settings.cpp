@@ -236,6 +236,13 @@ std::optional<problem> check_combinations(client_settings& s, uri_mode mode) {
     return problem{"option directConnection=true needs exactly one host"};
   }
   if (auto p = check_deployment(s, mode)) return p;
+  if (s.w_number == 0 && s.journal.value_or(false)) {
+    // The read and write concern specification: a write that waits for nothing cannot wait for
+    // the journal.
+    return problem{
+        "options w=0 and journal=true contradict each other: an unacknowledged write "
+        "cannot wait for the journal"};
+  }
   const std::uint32_t max_pool = s.max_pool_size.value_or(100);
   if (s.min_pool_size && max_pool != 0 && *s.min_pool_size > max_pool) {
     return problem{"option minPoolSize=" + std::to_string(*s.min_pool_size) +

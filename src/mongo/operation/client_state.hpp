@@ -64,8 +64,10 @@ struct client_state : std::enable_shared_from_this<client_state> {
   // commands carry the `$readPreference` the server selection specification asks for.
   // `limit` (timeoutMS): selection and checkout end by its deadline too, and running out of it
   // is a timeout naming the stage.
+  // `pinned`: the server a sharded transaction is pinned to (empty: select by `preference`).
   outcome<detail::lease> acquire(const mongo::read_preference& preference, operation_kind kind,
-                                 const detail::time_limit* limit = nullptr);
+                                 const detail::time_limit* limit = nullptr,
+                                 std::string_view pinned = {});
   // A connection to the primary (or mongos, or the one server of a Single topology).
   outcome<detail::lease> acquire();
 

@@ -28,6 +28,9 @@ std::optional<std::int64_t> session_timeout_of(lease& l) {
   return session_timeout_minutes(l->server().hello.view());
 }
 
+// True when `l` is connected to a mongos.
+bool is_mongos(lease& l) { return string_field(l->server().hello.view(), "msg") == "isdbgrid"; }
+
 // Retryable writes need a session on a replica set member, a mongos or a load balancer, never a
 // standalone (wire version 6 and later: every server oid speaks to).
 bool supports_retryable_writes(lease& l, const op_session& session) {
@@ -239,12 +242,13 @@ bson::document_view attempt::command(bson::document_view cmd) {
   return with_session_->view();
 }
 
-outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit* limit) {
-  auto l = s.acquire(mongo::read_preference{}, operation_kind::write, limit);
+outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit* limit,
+                                 std::string_view pinned) {
+  auto l = s.acquire(mongo::read_preference{}, operation_kind::write, limit, pinned);
   if (l || !retries || !is_retryable_checkout(l.error())) return l;
   failure first = std::move(l).error();
   first.labels.emplace_back(retryable_write_label);
-  auto again = s.acquire(mongo::read_preference{}, operation_kind::write, limit);
+  auto again = s.acquire(mongo::read_preference{}, operation_kind::write, limit, pinned);
   if (!again) return first;  // as `execute`: the original error
   return again;
 }
@@ -302,8 +306,11 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
     if (txn && !f.has_label(transient_transaction_label)) {
       f.labels.emplace_back(transient_transaction_label);
     }
+    if (txn) ex->pinned.clear();  // the transaction may start again, on any mongos
     return f;
   };
+  // An operation outside a transaction leaves the last transaction's mongos.
+  if (ex != nullptr && !txn && !op.ends_transaction) ex->pinned.clear();
   // Inside with_transaction under timeoutMS, an operation has what is left of the call's limit
   // (one deadline for the callback, the commit and the retries).
   if (ex != nullptr && ex->txn_limit && !op.ends_transaction && op.limit &&
@@ -334,8 +341,11 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
   while (true) {
     if (limit && first && limit->expired()) return timed_out(*first);
     if (!conn) {
-      auto l = read ? s.acquire(*read, operation_kind::read, limit)
-                    : s.acquire(mongo::read_preference{}, operation_kind::write, limit);
+      // A sharded cluster's transaction goes to the mongos its first command went to.
+      const std::string_view pinned =
+          ex != nullptr && (txn || op.ends_transaction) ? std::string_view(ex->pinned) : "";
+      auto l = read ? s.acquire(*read, operation_kind::read, limit, pinned)
+                    : s.acquire(mongo::read_preference{}, operation_kind::write, limit, pinned);
       if (!l) {
         failure f = std::move(l).error();
         if (txn) return transient(std::move(f));
@@ -356,6 +366,7 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
     l.limit = limit_held;
     l.max_time = op.max_time;
     if (op.acknowledged) session.attach(l);
+    if (txn && ex->txn == transaction_state::starting && is_mongos(l)) ex->pinned = l.address;
     const bool supported = !write || supports_retryable_writes(l, session);
     if (first && !supported) return std::move(*first);
     if (retries && write && supported && !txn_number && !op.ends_transaction) {
@@ -375,6 +386,7 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
         session.mark_dirty();
         return transient(std::move(f));
       }
+      if (f.has_label(transient_transaction_label)) ex->pinned.clear();
       return f;
     }
     if (limit && f.code != errc::timeout && is_max_time_expired(f)) {
@@ -397,7 +409,8 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
     }
     if (limit && limit->expired()) return timed_out(f);
     if (!first) first = std::move(f);
-    conn.reset();  // the retry selects a server again
+    conn.reset();                                 // the retry selects a server again
+    if (op.ends_transaction) ex->pinned.clear();  // a commit or abort retried: any mongos
   }
 }
 

@@ -163,7 +163,16 @@ class attempt {
 // acknowledged write), it is checked out once more, as the retryable writes specification
 // retries handshake errors; the first failure is returned when the second fails too.
 // `limit`: the operation's timeoutMS, if any.
-outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit* limit = nullptr);
+// `pinned`: the mongos the operation's transaction is pinned to (see `pinned_of`).
+outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit* limit = nullptr,
+                                 std::string_view pinned = {});
+
+// The mongos an operation of `session` must go to: its transaction's, when it is in one and
+// pinned; empty otherwise.
+inline std::string_view pinned_of(const session_state* session) noexcept {
+  return session != nullptr && session->in_transaction() ? std::string_view(session->pinned)
+                                                         : std::string_view();
+}
 
 // Runs an operation: selects a server by `op` (unless `conn` already holds a connection), takes
 // the session, and calls `run`. After a retryable error (network errors, the specifications'

@@ -181,6 +181,7 @@ outcome<done> commit_transaction(session_state& s,
                          majority_of(concern), timeout);
   if (ran) return ran;
   failure f = std::move(ran).error();
+  s.pinned.clear();  // a commit that failed may be run again anywhere
   if (is_unknown_commit_result(f) && !f.has_label(unknown_commit_label)) {
     // The TransientTransactionError of a failure on the way is the transaction's, not the
     // commit's: an unknown outcome must not look like one to retry from the start.
@@ -209,6 +210,7 @@ outcome<done> abort_transaction(session_state& s,
   // application's problem (the specification ignores its errors).
   const write_concern concern = s.txn_options.write_concern.value_or(write_concern{});
   (void)end_command(s, "abortTransaction", concern, std::nullopt, timeout);
+  s.pinned.clear();
   return done{};
 }
 

@@ -77,6 +77,11 @@ struct session_state {
   // A sharded cluster's recoveryToken for the transaction (the last a mongos sent): its commit
   // and abort carry it, so that another mongos can find the transaction's outcome.
   std::optional<bson::document> recovery_token;
+  // The mongos a sharded cluster's transaction is pinned to (its first command's): its later
+  // commands, commit and abort go there. Empty: not pinned. The transactions specification's
+  // unpinning: a new transaction, an operation outside one, and an error labelled
+  // TransientTransactionError or UnknownTransactionCommitResult.
+  std::string pinned;
   // timeoutMS of `with_transaction` as a whole, which its operations and commit share (they
   // take it over their own).
   std::optional<detail::time_limit> txn_limit;
