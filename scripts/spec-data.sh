@@ -41,7 +41,7 @@ godriver_url=https://proxy.golang.org/go.mongodb.org/mongo-driver/@v/$godriver_v
 
 dest=${OID_SPEC_DATA_DIR:-$root/build/spec-data}
 # The layout number changes when the list of suites below does, so that a cached copy is redone.
-stamp="layout 2, pymongo $pymongo_version $pymongo_sha256, mongo-driver $godriver_version $godriver_sha256"
+stamp="layout 3, pymongo $pymongo_version $pymongo_sha256, mongo-driver $godriver_version $godriver_sha256"
 
 die() {
   echo "spec-data.sh: $*" >&2
@@ -123,6 +123,8 @@ pymongo = {
     "gridfs": ("gridfs", False),
     "change-streams": ("change_streams/unified", False),
     "load-balancer": ("load_balancer", False),
+    "causal-consistency": ("causal_consistency", False),
+    "read-write-concern": ("read_write_concern", True),
 }
 go = {  # gzipped directories of the module
     "driverbench/single_and_multi_document": "testdata/single_and_multi_document",

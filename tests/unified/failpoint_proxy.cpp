@@ -1299,14 +1299,7 @@ class session {
         if (e.key() != "readConcern") b.append_element(e);
       }
       const document stripped = std::move(b).extract();
-      mongo::op_msg out = *msg;
-      out.body = stripped.view();
-      const auto encoded = mongo::encode_op_msg(out);
-      if (!encoded) {
-        log(peer_ + ": cannot encode a write without readConcern: " + encoded.error().message());
-        return step::close;
-      }
-      return send_all(upstream_.get(), *encoded, "upstream") ? step::keep : step::close;
+      return send_with_body(*msg, stripped.view(), upstream_.get(), "upstream");
     }
     return send_all(upstream_.get(), bytes, "upstream") ? step::keep : step::close;
   }
@@ -1325,13 +1318,6 @@ class session {
       }
       return send_reply(msg.request_id, d.reply->view()) ? step::keep : step::close;
     }
-    mongo::op_msg out = msg;
-    out.body = d.forward->view();
-    const auto encoded = mongo::encode_op_msg(out);
-    if (!encoded) {
-      log(peer_ + ": cannot encode a transaction's command: " + encoded.error().message());
-      return step::close;
-    }
     if (reply_expected) {
       if (pending_.size() >= max_pending_replies) {
         log(peer_ + ": the client has " + std::to_string(pending_.size()) +
@@ -1341,7 +1327,7 @@ class session {
       pending_[msg.request_id] =
           pending{false, write_concern ? action : nullptr, retryable_write, {}, name, d.key};
     }
-    return send_all(upstream_.get(), *encoded, "upstream") ? step::keep : step::close;
+    return send_with_body(msg, d.forward->view(), upstream_.get(), "upstream");
   }
 
   step from_upstream_message(std::span<const std::uint8_t> bytes, std::int32_t op_code) {
@@ -1376,16 +1362,21 @@ class session {
     return send_rewritten(*msg, replica_set_ && !p.hello ? with_clock(body.view()) : body);
   }
 
-  // `msg` with `body` instead of its own.
+  // A reply `msg` with `body` instead of its own, to the client.
   step send_rewritten(const mongo::op_msg& msg, const document& body) {
+    return send_with_body(msg, body.view(), client_.get(), "client");
+  }
+
+  // `msg` (its flags, ids and document sequences) with `body` instead of its own, to `fd`.
+  step send_with_body(const mongo::op_msg& msg, document_view body, int fd, const char* side) {
     mongo::op_msg out = msg;
-    out.body = body.view();
+    out.body = body;
     const auto encoded = mongo::encode_op_msg(out);
     if (!encoded) {
-      log(peer_ + ": cannot encode the rewritten reply: " + encoded.error().message());
+      log(peer_ + ": cannot encode a message for the " + side + ": " + encoded.error().message());
       return step::close;
     }
-    return send_all(client_.get(), *encoded, "client") ? step::keep : step::close;
+    return send_all(fd, *encoded, side) ? step::keep : step::close;
   }
 
   // A replica set member's reply carries the cluster's logical time: `reply` with operationTime

@@ -356,6 +356,7 @@ bool spec_defines(std::string_view op, std::string_view key) {
       {"drop", {"comment", "encryptedFields"}},
       {"rename", {"to", "dropTarget", "comment"}},
       {"listDatabases", {"filter", "nameOnly", "authorizedDatabases", "comment"}},
+      {"dropDatabase", {"database"}},
       {"listDatabaseObjects", {"filter", "nameOnly", "authorizedDatabases", "comment"}},
       {"listDatabaseNames", {"filter", "authorizedDatabases", "comment"}},
       {"listCollections",
@@ -1340,6 +1341,12 @@ op_outcome run_client_operation(mongo::client& client, std::string_view op,
                                 document_view arguments) {
   if (op == "listDatabases" || op == "listDatabaseNames" || op == "listDatabaseObjects") {
     return list_databases(client, op, arguments);
+  }
+  if (op == "dropDatabase") {
+    args a(op, arguments);
+    const auto name = a.string("database", true);
+    if (a.refused()) return a.refusal();
+    return nothing_or_failure(client.database(*name).drop());
   }
   return unsupported(str(op) + ": no such operation on a client");
 }

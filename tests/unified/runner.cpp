@@ -1027,7 +1027,7 @@ void check_outcome(deployment& d, bson::document_view outcome) {
 const std::map<std::string, std::set<std::string>, std::less<>> known_operations = {
     {"client",
      {"close", "appendMetadata", "createChangeStream", "clientBulkWrite", "watch", "listDatabases",
-      "listDatabaseNames", "listDatabaseObjects", "startSession"}},
+      "listDatabaseNames", "listDatabaseObjects", "startSession", "dropDatabase"}},
     {"database",
      {"aggregate", "createChangeStream", "listCollections", "listCollectionNames",
       "listCollectionObjects", "runCommand", "runCursorCommand", "createCommandCursor", "watch",
@@ -1351,9 +1351,13 @@ void run_special(test_context& t, std::string_view name, bson::document_view arg
     if (got != want) fail(std::string(name) + ": the transaction is " + got + ", expected " + want);
     return;
   }
-  if (name == "assertSessionPinned") throw skip_oid{"runner: sessions pinned to a mongos"};
-  if (name == "assertSessionUnpinned") {
-    (void)session_arg(t, args, name);  // oid pins nothing outside a sharded cluster
+  if (name == "assertSessionPinned" || name == "assertSessionUnpinned") {
+    auto& s = session_arg(t, args, name);
+    const auto pinned = s.session->pinned_server();
+    if (pinned.empty() != (name == "assertSessionUnpinned")) {
+      fail(std::string(name) + ": the session is " +
+           (pinned.empty() ? "not pinned" : "pinned to " + pinned));
+    }
     return;
   }
   if (name == "assertSessionDirty" || name == "assertSessionNotDirty") {
