@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "mongo/operation/retry.hpp"
 #include "mongo/operation/session_state.hpp"
 
 namespace oid::mongo {
@@ -14,16 +15,9 @@ namespace {
 // The convenient transactions API's limit on retrying a transaction (its default timeout).
 constexpr auto with_transaction_limit = std::chrono::seconds(120);
 
-constexpr std::string_view transient_label = "TransientTransactionError";
-constexpr std::string_view unknown_commit_label = "UnknownTransactionCommitResult";
-
-// A commit that failed for lack of time on the server: retrying it cannot help (the
-// specification lets the error through).
-bool is_max_time_expired(const failure& f) {
-  constexpr std::int32_t max_time_ms_expired = 50;
-  return (f.server && f.server->code == max_time_ms_expired) ||
-         (f.write_concern_error && f.write_concern_error->code == max_time_ms_expired);
-}
+using detail::is_max_time_expired;  // a commit out of time on the server: not retried
+using detail::transient_transaction_label;
+using detail::unknown_commit_label;
 
 }  // namespace
 
@@ -173,7 +167,7 @@ outcome<done> session::with_transaction(const transaction_callback& callback,
     if (!ran) {
       failure f = std::move(ran).error();
       if (s.in_transaction()) abort();
-      if (f.has_label(transient_label)) {
+      if (f.has_label(transient_transaction_label)) {
         if (within_limit()) continue;
         return out_of_time(std::move(f));
       }
@@ -186,11 +180,11 @@ outcome<done> session::with_transaction(const transaction_callback& callback,
       if (committed) return done{};
       failure f = std::move(committed).error();
       const bool unknown = f.has_label(unknown_commit_label) && !is_max_time_expired(f);
-      if ((unknown || f.has_label(transient_label)) && !within_limit()) {
+      if ((unknown || f.has_label(transient_transaction_label)) && !within_limit()) {
         return out_of_time(std::move(f));
       }
-      if (unknown) continue;                    // the commit again (with w: "majority")
-      if (f.has_label(transient_label)) break;  // the whole transaction again
+      if (unknown) continue;                                // the commit again (with w: "majority")
+      if (f.has_label(transient_transaction_label)) break;  // the whole transaction again
       return f;
     }
   }

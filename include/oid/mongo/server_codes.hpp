@@ -15,13 +15,16 @@ namespace oid::mongo::server_code {
 inline constexpr std::int32_t bad_value = 2;
 inline constexpr std::int32_t host_unreachable = 6;
 inline constexpr std::int32_t host_not_found = 7;
+inline constexpr std::int32_t failed_to_parse = 9;
 inline constexpr std::int32_t illegal_operation = 20;
 inline constexpr std::int32_t namespace_not_found = 26;
 inline constexpr std::int32_t namespace_exists = 48;
 inline constexpr std::int32_t max_time_ms_expired = 50;
 inline constexpr std::int32_t command_not_found = 59;
+inline constexpr std::int32_t unknown_repl_write_concern = 79;
 inline constexpr std::int32_t network_timeout = 89;
 inline constexpr std::int32_t shutdown_in_progress = 91;
+inline constexpr std::int32_t unsatisfiable_write_concern = 100;
 inline constexpr std::int32_t read_concern_majority_not_available_yet = 134;
 inline constexpr std::int32_t primary_stepped_down = 189;
 inline constexpr std::int32_t exceeded_time_limit = 262;

@@ -11,8 +11,6 @@ namespace oid::mongo::detail {
 
 namespace {
 
-constexpr std::string_view transient_transaction_label = "TransientTransactionError";
-
 // endSessions takes at most this many ids per command (driver sessions specification).
 constexpr std::size_t end_sessions_batch = 10'000;
 
@@ -68,10 +66,12 @@ void explain_no_transactions(failure& f) {
   const auto& m = f.server->message;
   const bool refused =
       (f.server->code == server_code::illegal_operation && m.starts_with("Transaction numbers")) ||
-      (f.server->code == 9 && (m.find("startTransaction") != std::string::npos ||
-                               m.find("autocommit") != std::string::npos)) ||
-      (f.server->code == 59 && (m.find("commitTransaction") != std::string::npos ||
-                                m.find("abortTransaction") != std::string::npos));
+      (f.server->code == server_code::failed_to_parse &&
+       (m.find("startTransaction") != std::string::npos ||
+        m.find("autocommit") != std::string::npos)) ||
+      (f.server->code == server_code::command_not_found &&
+       (m.find("commitTransaction") != std::string::npos ||
+        m.find("abortTransaction") != std::string::npos));
   if (!refused) return;
   f.message =
       "this deployment cannot run transactions: they need a replica set (MongoDB 4.0 or later) "
@@ -252,22 +252,6 @@ outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit
   if (!again) return first;  // as `execute`: the original error
   return again;
 }
-
-namespace {
-
-// MaxTimeMSExpired (50) anywhere in a failure: the command's own error, a write error or the
-// write concern error. Under timeoutMS it is a timeout (the specification's error
-// transformations), whatever the code's name or message says.
-bool is_max_time_expired(const failure& f) {
-  const auto expired = [](const server_error& e) {
-    return e.code == server_code::max_time_ms_expired;
-  };
-  return (f.server && expired(*f.server)) ||
-         std::any_of(f.write_errors.begin(), f.write_errors.end(), expired) ||
-         (f.write_concern_error && expired(*f.write_concern_error));
-}
-
-}  // namespace
 
 outcome<done> execute(client_state& s, op_session& session, std::optional<lease>& conn,
                       const operation& op, function_ref<outcome<done>(attempt&)> run) {

@@ -48,4 +48,13 @@ bool is_retryable_read_failure(const failure& f) noexcept {
          f.server->code == server_code::read_concern_majority_not_available_yet;
 }
 
+bool is_max_time_expired(const failure& f) noexcept {
+  const auto expired = [](const server_error& e) {
+    return e.code == server_code::max_time_ms_expired;
+  };
+  return (f.server && expired(*f.server)) ||
+         std::any_of(f.write_errors.begin(), f.write_errors.end(), expired) ||
+         (f.write_concern_error && expired(*f.write_concern_error));
+}
+
 }  // namespace oid::mongo::detail

@@ -9,6 +9,14 @@ namespace oid::mongo::detail {
 
 /// The label a retryable write error carries ("RetryableWriteError").
 inline constexpr const char* retryable_write_label = "RetryableWriteError";
+/// The label of an error a new attempt of the whole transaction may not meet.
+inline constexpr const char* transient_transaction_label = "TransientTransactionError";
+/// The label of a commit whose outcome the client cannot know.
+inline constexpr const char* unknown_commit_label = "UnknownTransactionCommitResult";
+
+/// MaxTimeMSExpired (50) anywhere in a failure: the command's own error, a write error or the
+/// write concern error.
+bool is_max_time_expired(const failure& f) noexcept;
 
 /// True for a transport failure: the connection could not be used (connection_failed,
 /// connection_closed, timeout). A failure to *select* a server is not one: pass only failures

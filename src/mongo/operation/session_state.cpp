@@ -102,8 +102,6 @@ namespace oid::mongo::detail {
 
 namespace {
 
-constexpr std::string_view unknown_commit_label = "UnknownTransactionCommitResult";
-
 // The write concern a retried commit sends: w: "majority", with the first's journal and a
 // wtimeout of 10 s unless it had one (the transactions specification).
 write_concern majority_of(write_concern w) {
@@ -124,7 +122,8 @@ bool is_unknown_commit_result(const failure& f) {
   if (code == server_code::max_time_ms_expired) return true;
   // A write concern error other than "cannot be satisfied" or "unknown tag": the commit was
   // applied on the primary, but not acknowledged as asked.
-  return f.write_concern_error.has_value() && code != 100 && code != 79;
+  return f.write_concern_error.has_value() && code != server_code::unsatisfiable_write_concern &&
+         code != server_code::unknown_repl_write_concern;
 }
 
 // Runs commitTransaction or abortTransaction in the session's transaction on admin, retried once
@@ -185,7 +184,7 @@ outcome<done> commit_transaction(session_state& s,
   if (is_unknown_commit_result(f) && !f.has_label(unknown_commit_label)) {
     // The TransientTransactionError of a failure on the way is the transaction's, not the
     // commit's: an unknown outcome must not look like one to retry from the start.
-    std::erase(f.labels, std::string("TransientTransactionError"));
+    std::erase(f.labels, std::string(transient_transaction_label));
     f.labels.emplace_back(unknown_commit_label);
   }
   return f;
