@@ -64,4 +64,44 @@ TEST_F(MongoOptionsServerTest, CountSkipsAndLimitsAndACappedCollectionKeepsItsOp
   EXPECT_TRUE(r->view().contains("collections"));
 }
 
+TEST_F(MongoOptionsServerTest, TheDeprecatedCountAndRunCursorCommandAgainstTheServer) {
+  auto c = coll();
+  for (int i = 0; i < 5; ++i) {
+    builder b;
+    b.append_int32("_id", i).append_int32("even", i % 2);
+    ASSERT_TRUE(c.insert_one(b.view(), {.comment = "seeding"}).has_value());
+  }
+  const document evens = json(R"({"even": 0})");
+  EXPECT_EQ(c.count().value(), 5);
+  EXPECT_EQ(c.count(evens.view()).value(), 3);
+  EXPECT_EQ(c.count(evens.view(), {.skip = 1, .limit = 1, .comment = "deprecated"}).value(), 1);
+
+  // A find run as a command, read batch by batch: 2 in the first, then getMores of 2.
+  builder find;
+  find.append_string("find", c.name()).append_int32("batchSize", 2);
+  find.open_document("sort").append_int32("_id", 1).close();
+  auto cur = client_->database(db_).run_cursor_command(find.view(), {.batch_size = 2});
+  ASSERT_TRUE(cur.has_value()) << cur.error().message;
+  std::vector<int> ids;
+  while (true) {
+    auto more = cur->next();
+    ASSERT_TRUE(more.has_value()) << more.error().message;
+    if (!*more) break;
+    ids.push_back(cur->current().find("_id")->get_int32().value());
+  }
+  EXPECT_EQ(ids, (std::vector<int>{0, 1, 2, 3, 4}));
+  // A command that opens no cursor.
+  const document ping_command = ping();
+  auto none = client_->database(db_).run_cursor_command(ping_command.view());
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().code, mongo::errc::unexpected_reply);
+  // Closing a cursor the server still holds.
+  auto open = client_->database(db_).run_cursor_command(find.view());
+  ASSERT_TRUE(open.has_value()) << open.error().message;
+  EXPECT_NE(open->id(), 0);
+  auto closed = open->close();
+  ASSERT_TRUE(closed.has_value()) << closed.error().message;
+  EXPECT_FALSE(open->alive());
+}
+
 }  // namespace

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <oid/bson/builder.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/server_codes.hpp>
 #include <string>
@@ -258,6 +259,33 @@ TEST(MongoTimeoutTest, IterationModeGivesEachNextTheWholeTimeout) {
   EXPECT_EQ(documents, 3);
   // In this mode no command carries maxTimeMS.
   for (const auto& r : server.seen()) EXPECT_EQ(max_time_of(r), -1);
+}
+
+TEST(MongoTimeoutTest, ACursorWhoseGetMoreTimedOutIsKilledThroughAnotherConnection) {
+  auto server = slow_cursor();
+  auto c = mongo::client::create(server.uri("&timeoutMS=300")).value();
+  auto cur = c.collection("db", "c").find();
+  ASSERT_TRUE(cur.has_value()) << cur.error().message;
+  ASSERT_TRUE(cur->next().value());
+  ASSERT_TRUE(cur->next().value());  // 200 ms of 300
+  auto third = cur->next();          // cut off: the connection goes, the server's cursor stays
+  ASSERT_FALSE(third.has_value());
+  EXPECT_EQ(third.error().code, mongo::errc::timeout) << third.error().message;
+  EXPECT_FALSE(cur->alive());
+  // close() kills the server's cursor on a new connection (the old one is closed), with
+  // timeoutMS afresh.
+  auto closed = cur->close(1000ms);
+  ASSERT_TRUE(closed.has_value()) << closed.error().message;
+  const auto seen = server.seen();
+  ASSERT_EQ(seen.back().body.view().begin()->key(), "killCursors");
+  EXPECT_EQ(seen.back().body.view().find("cursors")->get_array()->begin()->get_int64().value(), 7);
+  EXPECT_GT(max_time_of(seen.back()), 300);  // the 1000 ms given, less nothing spent yet
+  // In the cursor's session: the lsid of its find.
+  const auto lsid = [](const recorded& r) {
+    const auto e = r.body.view().find("lsid");
+    return e ? oid::bson::to_json(*e->get_document()) : std::string("(none)");
+  };
+  EXPECT_EQ(lsid(seen.back()), lsid(seen.front()));
 }
 
 TEST(MongoTimeoutTest, ContradictoryOptionsAreRefusedBeforeSending) {

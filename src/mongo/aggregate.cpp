@@ -1,7 +1,8 @@
-// collection::aggregate, distinct, estimated_document_count and rename: the read commands of the
-// CRUD specification beyond find, and renameCollection.
+// collection::aggregate (and database::aggregate), distinct, count, estimated_document_count and
+// rename: the read commands of the CRUD specification beyond find, and renameCollection.
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/collection.hpp>
+#include <oid/mongo/database.hpp>
 #include <string>
 #include <utility>
 
@@ -42,10 +43,14 @@ void append_read_options(bson::builder& cmd, const read_options& options) {
   detail::append_comment(cmd, options.comment);
 }
 
-}  // namespace
-
-outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipeline,
-                                      const aggregate_options& options) {
+// The aggregate command on collection `coll` of `db`, or on the database itself when `coll` is
+// empty (`aggregate: 1`): what collection::aggregate and database::aggregate share. Returns the
+// cursor's state (only the handles may make a cursor of it).
+outcome<std::unique_ptr<cursor_state>> run_aggregate(const std::shared_ptr<client_state>& state,
+                                                     const std::string& db, std::string_view coll,
+                                                     const detail::handle_context& ctx,
+                                                     std::span<const bson::document_view> pipeline,
+                                                     const aggregate_options& options) {
   // A stage is {$name: spec}: one field, named after the stage. Anything else the server refuses
   // with a less helpful message, after a round trip.
   for (std::size_t i = 0; i < pipeline.size(); ++i) {
@@ -60,15 +65,25 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
   const bool writes = !pipeline.empty() && (pipeline.back().begin()->key() == "$out" ||
                                             pipeline.back().begin()->key() == "$merge");
   const auto timeout =
-      detail::cursor_timeout_of(options.timeout, ctx_.timeout, options.timeout_mode, false);
+      detail::cursor_timeout_of(options.timeout, ctx.timeout, options.timeout_mode, false);
   if (!timeout) return timeout.error();
   if (writes && timeout->mode == timeout_mode::iteration) {
     return failure(errc::invalid_argument,
                    "a pipeline ending in $out or $merge runs within its first command: "
                    "timeout_mode iteration is refused");
   }
+  if (options.max_await_time && timeout->timeout && timeout->timeout->count() > 0 &&
+      *options.max_await_time >= *timeout->timeout) {
+    return failure(errc::invalid_argument,
+                   "aggregate: max_await_time must be shorter than timeoutMS (each getMore would "
+                   "time out before the server answers)");
+  }
   bson::builder cmd;
-  cmd.append_string("aggregate", name_);
+  if (coll.empty()) {
+    cmd.append_int32("aggregate", 1);
+  } else {
+    cmd.append_string("aggregate", coll);
+  }
   cmd.open_array("pipeline");
   for (std::size_t i = 0; i < pipeline.size(); ++i) {
     cmd.append_document(std::to_string(i), pipeline[i]);
@@ -84,21 +99,40 @@ outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipel
     cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
   }
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  if (!options.hint.empty()) cmd.append_document("hint", options.hint);
+  detail::append_hint(cmd, options.hint);
   if (!options.let.empty()) cmd.append_document("let", options.let);
   detail::append_comment(cmd, options.comment);
-  if (writes) state_->effective(options.write_concern, ctx_.session.get()).append_to(cmd);
+  if (writes) state->effective(options.write_concern, ctx.session.get()).append_to(cmd);
   // A pipeline that writes ($out, $merge) is not retried, and runs on the primary.
   static const read_preference primary{};
   const read_preference* where = writes                    ? &primary
                                  : options.read_preference ? &*options.read_preference
                                                            : nullptr;
-  auto state = detail::cursor_state::open(
-      state_, db_, name_, cmd.view(), writes ? 0 : options.batch_size, !writes, where, *timeout,
-      &ctx_, options.read_concern ? &*options.read_concern : &ctx_.read_concern);
-  if (!state) return std::move(state).error();
-  (*state)->keep_comment(options.comment);
-  return cursor(std::move(*state));
+  // The cursor's namespace: the collection's, or the one the server gives a database's.
+  auto opened = detail::cursor_state::open(
+      state, db, coll.empty() ? "$cmd.aggregate" : std::string(coll), cmd.view(),
+      writes ? 0 : options.batch_size, !writes, where, *timeout, &ctx,
+      options.read_concern ? &*options.read_concern : &ctx.read_concern);
+  if (!opened) return std::move(opened).error();
+  (*opened)->keep_comment(options.comment);
+  (*opened)->max_await_time = options.max_await_time;
+  return opened;
+}
+
+}  // namespace
+
+outcome<cursor> collection::aggregate(std::span<const bson::document_view> pipeline,
+                                      const aggregate_options& options) {
+  auto opened = run_aggregate(state_, db_, name_, ctx_, pipeline, options);
+  if (!opened) return std::move(opened).error();
+  return cursor(std::move(*opened));
+}
+
+outcome<cursor> database::aggregate(std::span<const bson::document_view> pipeline,
+                                    const aggregate_options& options) {
+  auto opened = run_aggregate(state_, name_, {}, ctx_, pipeline, options);
+  if (!opened) return std::move(opened).error();
+  return cursor(std::move(*opened));
 }
 
 outcome<bson::document> collection::distinct(std::string_view field, bson::document_view filter,
@@ -128,6 +162,36 @@ outcome<std::int64_t> collection::estimated_document_count(const read_options& o
   const auto count = n ? detail::as_integer(*n) : std::nullopt;
   if (!count) return failure(errc::unexpected_reply, "count reply without n");
   return *count;
+}
+
+outcome<std::int64_t> collection::count(bson::document_view filter, const count_options& options) {
+  if (options.skip < 0 || options.limit < 0) {
+    return failure(oid::errc::invalid_value, "count: skip and limit cannot be negative");
+  }
+  bson::builder cmd;
+  cmd.append_string("count", name_);
+  if (!filter.empty()) cmd.append_document("query", filter);
+  if (options.skip > 0) cmd.append_int64("skip", options.skip);
+  if (options.limit > 0) cmd.append_int64("limit", options.limit);
+  detail::append_hint(cmd, options.hint);
+  if (!options.collation.empty()) cmd.append_document("collation", options.collation);
+  append_max_time(cmd, options.max_time);
+  detail::append_comment(cmd, options.comment);
+  // Where count_documents reads: the operation's read preference, else the client's.
+  const auto* where =
+      options.read_preference ? &*options.read_preference : &state_->read_preference;
+  auto reply = detail::run_command(
+      *state_, db_, cmd.view(),
+      {.read = where,
+       .retry = detail::retry_kind::read,
+       .limit = detail::limit_of(options.timeout, ctx_.timeout),
+       .session = ctx_.session.get(),
+       .read_concern = options.read_concern ? &*options.read_concern : &ctx_.read_concern});
+  if (!reply) return reply.error();
+  const auto n = reply->view().find("n");
+  const auto counted = n ? detail::as_integer(*n) : std::nullopt;
+  if (!counted) return failure(errc::unexpected_reply, "count reply without n");
+  return *counted;
 }
 
 outcome<collection> collection::rename(std::string_view new_name, bool drop_target) {

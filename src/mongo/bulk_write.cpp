@@ -235,6 +235,7 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
       cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
     }
     if (!options.let.empty() && k != kind::insert) cmd.append_document("let", options.let);
+    detail::append_comment(cmd, options.comment);
     write_concern.append_to(cmd);
     const bson::document command = std::move(cmd).extract();
     // Header, flags, section kinds, "$db", the sequence's size and identifier, and the session's

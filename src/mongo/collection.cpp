@@ -36,9 +36,12 @@ outcome<insert_one_result> collection::insert_one(bson::document_view doc,
                                                   const insert_options& options) {
   // insert_many's path, without its vector of models.
   const write_model model{insert_one_model{doc}};
-  auto r = bulk_write(std::span(&model, 1), {.ordered = options.ordered,
-                                             .write_concern = options.write_concern,
-                                             .timeout = options.timeout});
+  auto r = bulk_write(std::span(&model, 1),
+                      {.ordered = options.ordered,
+                       .bypass_document_validation = options.bypass_document_validation,
+                       .write_concern = options.write_concern,
+                       .comment = options.comment,
+                       .timeout = options.timeout});
   if (!r) return failure(std::move(r).error());  // one document: no partial result to speak of
   insert_one_result out;
   out.inserted = r->inserted;
@@ -54,7 +57,9 @@ bulk_write_outcome<insert_many_result> collection::insert_many(
   models.reserve(docs.size());
   for (const auto& d : docs) models.emplace_back(insert_one_model{d});
   auto r = bulk_write(models, {.ordered = options.ordered,
+                               .bypass_document_validation = options.bypass_document_validation,
                                .write_concern = options.write_concern,
+                               .comment = options.comment,
                                .timeout = options.timeout});
   if (!r) return std::move(r).error();
   return inserted(std::move(*r));
@@ -270,6 +275,7 @@ outcome<update_result> collection::update(bson::document_view filter, const upda
     cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
   }
   if (!options.let.empty()) cmd.append_document("let", options.let);
+  detail::append_comment(cmd, options.comment);
   const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
   write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
@@ -326,6 +332,7 @@ outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
   cmd.close();
   cmd.append_bool("ordered", true);  // one statement; sent as the CRUD specification's commands are
   if (!options.let.empty()) cmd.append_document("let", options.let);
+  detail::append_comment(cmd, options.comment);
   const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
   write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,

@@ -51,6 +51,23 @@ outcome<bson::document_view> detail::cursor_state::fetch(lease& l, std::string_v
   return r;
 }
 
+void cursor_state::follow_namespace(bson::document_view reply) {
+  const auto c = reply.find("cursor");
+  const auto doc = c ? c->get_document() : result<bson::document_view>(c.error());
+  const auto ns = doc ? doc->find("ns") : result<bson::element>(doc.error());
+  const auto text = ns ? ns->get_string() : result<std::string_view>(ns.error());
+  if (!text) return;
+  // "<db>.<collection>": a database name has no '.', and neither part is empty or holds a NUL
+  // (a BSON string may): anything else is not a namespace, and the command's stays.
+  const auto dot = text->find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == text->size() ||
+      text->find('\0') != std::string_view::npos) {
+    return;
+  }
+  db.assign(text->substr(0, dot));
+  coll.assign(text->substr(dot + 1));
+}
+
 void cursor_state::keep_comment(const mongo::comment& c) {
   if (c.empty()) return;
   bson::builder b;
@@ -106,8 +123,10 @@ outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
   state->db = std::move(db);
   state->coll = std::move(coll);
   state->batch_size = batch_size;
+  state->address = l->address;
   state->conn.emplace(std::move(*l));
   if (auto loaded = state->load(first, "firstBatch"); !loaded) return loaded.error();
+  state->follow_namespace(first);
   return state;
 }
 
@@ -122,17 +141,47 @@ cursor& cursor::operator=(cursor&& other) noexcept {
   return *this;
 }
 
-cursor::~cursor() {
-  if (!state_ || state_->id == 0 || !state_->conn || (*state_->conn)->broken()) return;
-  bson::builder kill;
-  kill.append_string("killCursors", state_->coll);
-  kill.open_array("cursors").append_int64("0", state_->id).close();
-  state_->session.append_for_cursor(kill);
-  // timeoutMS afresh, whatever was left of the cursor's.
-  state_->conn->limit = detail::time_limit::from(state_->timeout.timeout);
-  state_->conn->max_time = true;
+namespace {
+
+// Sends killCursors for `s` when the server still holds its cursor, with timeoutMS `timeout`
+// afresh (whatever was left of the cursor's): on the cursor's connection, or, when a getMore that
+// timed out took that with it, on another connection to the same server.
+outcome<done> kill(cursor_state& s, std::optional<std::chrono::milliseconds> timeout) {
+  const bool connected = s.conn && !(*s.conn)->broken();
+  if (s.id == 0 || (!connected && !s.orphaned)) return done{};
+  bson::builder cmd;
+  cmd.append_string("killCursors", s.coll);
+  cmd.open_array("cursors").append_int64("0", s.id).close();
+  s.session.append_for_cursor(cmd);
+  s.id = 0;
+  const auto limit = time_limit::from(timeout);
+  std::optional<lease> other;
+  if (!connected) {
+    auto l = s.client->acquire_at(s.address, limit ? &*limit : nullptr);
+    if (!l) return std::move(l).error();
+    other.emplace(std::move(*l));
+  }
+  lease& l = connected ? *s.conn : *other;
+  l.limit = limit;
+  l.max_time = true;
   // Through the client's command path, so that command monitoring sees it.
-  (void)detail::command(*state_->conn, state_->db, kill.view());
+  auto r = detail::command(l, s.db, cmd.view());
+  s.conn.reset();
+  s.session.release();
+  if (!r) return std::move(r).error();
+  return done{};
+}
+
+}  // namespace
+
+cursor::~cursor() {
+  if (state_) (void)kill(*state_, state_->timeout.timeout);
+}
+
+outcome<done> cursor::close(std::optional<std::chrono::milliseconds> timeout) {
+  if (!state_) return done{};
+  const auto state = std::move(state_);  // closed, whatever killCursors says
+  return kill(*state, timeout ? timeout : state->timeout.timeout);
 }
 
 std::int64_t cursor::id() const noexcept { return state_ ? state_->id : 0; }
@@ -207,8 +256,14 @@ outcome<bool> cursor::next() {
     }
     if (!reply) {
       if (detail::is_network_failure(reply.error())) s.session.mark_dirty();
-      s.session.release();
-      s.id = 0;  // the cursor is lost with the connection (or the server no longer has it)
+      if (reply.error().code == errc::timeout && (*s.conn)->broken()) {
+        // The deadline cut the getMore off: the server still holds the cursor, which close (or
+        // the destructor) kills through another connection, in the cursor's session.
+        s.orphaned = true;
+      } else {
+        s.session.release();
+        s.id = 0;  // the cursor is lost with the connection (or the server no longer has it)
+      }
       s.conn.reset();
       s.current = {};
       return std::move(reply).error();

@@ -5,6 +5,7 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
+#include "mongo/operation/write_checks.hpp"
 
 namespace oid::mongo {
 
@@ -30,6 +31,37 @@ outcome<bson::document> database::run_command(bson::document_view command,
                               .limit = detail::time_limit::from(ctx_.timeout),
                               .session = ctx_.session.get(),
                               .any_command = true});
+}
+
+outcome<cursor> database::run_cursor_command(bson::document_view command,
+                                             const cursor_command_options& options) {
+  const auto first = command.begin();
+  if (first == command.end()) {
+    return failure(oid::errc::invalid_value, "run_cursor_command: the command is empty");
+  }
+  const bool tailable = options.cursor_kind != cursor_type::non_tailable;
+  const bool await_data = options.cursor_kind == cursor_type::tailable_await;
+  const auto timeout = detail::cursor_timeout_of(options.timeout, ctx_.timeout,
+                                                 options.timeout_mode, tailable, await_data);
+  if (!timeout) return timeout.error();
+  if (options.max_time && await_data && timeout->timeout && timeout->timeout->count() > 0 &&
+      *options.max_time >= *timeout->timeout) {
+    return failure(errc::invalid_argument,
+                   "run_cursor_command: max_time must be shorter than timeoutMS (each getMore "
+                   "would time out before the server answers)");
+  }
+  static const read_preference primary{};
+  // Not retried (the run-command specification); the cursor's namespace until the reply names
+  // one: the command's first value when it is a collection's name.
+  const auto target = first->get_string();
+  auto opened = detail::cursor_state::open(
+      state_, name_, target ? std::string(*target) : "$cmd", command, options.batch_size, false,
+      options.read_preference ? &*options.read_preference : &primary, *timeout, &ctx_);
+  if (!opened) return std::move(opened).error();
+  (*opened)->tailable = tailable;
+  (*opened)->keep_comment(options.comment);
+  (*opened)->max_await_time = options.max_time;
+  return cursor(std::move(*opened));
 }
 
 outcome<std::vector<bson::document>> database::list_collections(bson::document_view filter) {

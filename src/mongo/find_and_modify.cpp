@@ -20,6 +20,7 @@ struct modify_common {
   const std::optional<std::chrono::milliseconds>& max_time;
   const mongo::write_concern& write_concern;
   bson::document_view let;
+  const mongo::comment& comment;
 };
 
 // Appends the options `common` holds to a findAndModify command; `change` has added remove or
@@ -31,6 +32,7 @@ void append_common(bson::builder& cmd, const modify_common& common) {
   detail::append_hint(cmd, common.hint);
   if (common.max_time) cmd.append_int64("maxTimeMS", common.max_time->count());
   if (!common.let.empty()) cmd.append_document("let", common.let);
+  detail::append_comment(cmd, common.comment);
   common.write_concern.append_to(cmd);
 }
 
@@ -78,7 +80,7 @@ outcome<std::optional<bson::document>> modify(detail::client_state& s, std::stri
   detail::append_array_filters(cmd, options.array_filters);
   const auto& wc = s.effective(options.write_concern, session);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
-                      options.max_time, wc, options.let});
+                      options.max_time, wc, options.let, options.comment});
   return run(s, db, cmd.view(), wc, limit, session);
 }
 
@@ -110,7 +112,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_delete(
   cmd.append_bool("remove", true);
   const auto& wc = state_->effective(options.write_concern, ctx_.session.get());
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
-                      options.max_time, wc, options.let});
+                      options.max_time, wc, options.let, options.comment});
   return run(*state_, db_, cmd.view(), wc, detail::limit_of(options.timeout, ctx_.timeout),
              ctx_.session.get());
 }

@@ -9,6 +9,7 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
+#include "mongo/operation/write_checks.hpp"
 #include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
@@ -38,17 +39,33 @@ bool is_namespace_not_found(const failure& f) {
   return f.server && f.server->code == server_code::namespace_not_found;
 }
 
+// Runs createIndexes or dropIndexes (`cmd`, with `options` appended) for a collection of `db`
+// whose handle context is `ctx`.
+outcome<done> index_command(client_state& s, std::string_view db, const detail::handle_context& ctx,
+                            bson::builder& cmd, const index_command_options& options) {
+  if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
+  detail::append_comment(cmd, options.comment);
+  auto reply = detail::run_command(s, db, cmd.view(),
+                                   {.write_reply = true,  // a writeConcernError is a failure
+                                    .limit = detail::limit_of(options.timeout, ctx.timeout),
+                                    .session = ctx.session.get()});
+  if (!reply) return reply.error();
+  return done{};
+}
+
 }  // namespace
 
 outcome<std::string> collection::create_index(bson::document_view keys,
-                                              const index_options& options) {
+                                              const index_options& options,
+                                              const index_command_options& command) {
   const index_model model{keys, options};
-  auto names = create_indexes(std::span(&model, 1));
+  auto names = create_indexes(std::span(&model, 1), command);
   if (!names) return std::move(names).error();
   return std::move(names->front());
 }
 
-outcome<std::vector<std::string>> collection::create_indexes(std::span<const index_model> models) {
+outcome<std::vector<std::string>> collection::create_indexes(std::span<const index_model> models,
+                                                             const index_command_options& command) {
   if (models.empty())
     return failure(oid::errc::invalid_value, "createIndexes needs at least one index");
   std::vector<std::string> names;
@@ -83,11 +100,8 @@ outcome<std::vector<std::string>> collection::create_indexes(std::span<const ind
     cmd.close();
   }
   cmd.close();
-  auto reply = detail::run_command(*state_, db_, cmd.view(),
-                                   {.write_reply = true,  // a writeConcernError is a failure
-                                    .limit = detail::time_limit::from(ctx_.timeout),
-                                    .session = ctx_.session.get()});
-  if (!reply) return reply.error();
+  if (auto ran = index_command(*state_, db_, ctx_, cmd, command); !ran)
+    return std::move(ran).error();
   return names;
 }
 
@@ -105,30 +119,20 @@ outcome<std::vector<bson::document>> collection::list_indexes() {
   return detail::read_all(c);
 }
 
-outcome<done> collection::drop_index(std::string_view name) {
+outcome<done> collection::drop_index(std::string_view name, const index_command_options& command) {
   if (name == "*") {
     return failure(oid::errc::invalid_value,
                    "drop_index(\"*\") would drop every index: drop_indexes()");
   }
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", name);
-  auto reply = detail::run_command(*state_, db_, cmd.view(),
-                                   {.write_reply = true,  // a writeConcernError is a failure
-                                    .limit = detail::time_limit::from(ctx_.timeout),
-                                    .session = ctx_.session.get()});
-  if (!reply) return reply.error();
-  return done{};
+  return index_command(*state_, db_, ctx_, cmd, command);
 }
 
-outcome<done> collection::drop_indexes() {
+outcome<done> collection::drop_indexes(const index_command_options& command) {
   bson::builder cmd;
   cmd.append_string("dropIndexes", name_).append_string("index", "*");
-  auto reply = detail::run_command(*state_, db_, cmd.view(),
-                                   {.write_reply = true,  // a writeConcernError is a failure
-                                    .limit = detail::time_limit::from(ctx_.timeout),
-                                    .session = ctx_.session.get()});
-  if (!reply) return reply.error();
-  return done{};
+  return index_command(*state_, db_, ctx_, cmd, command);
 }
 
 }  // namespace oid::mongo

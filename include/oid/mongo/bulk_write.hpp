@@ -124,6 +124,7 @@ struct bulk_write_options {
   /// Variables the filters and updates read as `$$name` (`let`; sent with the update and delete
   /// commands, not with inserts).
   bson::document_view let{};
+  mongo::comment comment{};  ///< a note the server logs with each command (text or any value)
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};

@@ -100,6 +100,10 @@ struct insert_options {
   bool ordered = true;
   /// The write concern (default: the server's, w: 1).
   mongo::write_concern write_concern{};
+  /// Let the documents skip the collection's validator (`bypassDocumentValidation`; sent only
+  /// when set).
+  std::optional<bool> bypass_document_validation{};
+  mongo::comment comment{};  ///< a note the server logs with the command (text or any value)
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};
@@ -146,6 +150,17 @@ struct index_options {
 struct index_model {
   bson::document_view keys;
   index_options options;
+};
+
+/// Options of the commands `create_index`, `create_indexes`, `drop_index` and `drop_indexes`
+/// send (the index management specification's CreateIndexOptions and DropIndexOptions).
+struct index_command_options {
+  /// How long the server may run the command (`maxTimeMS`).
+  std::optional<std::chrono::milliseconds> max_time{};
+  mongo::comment comment{};  ///< a note the server logs with the command (text or any value)
+  /// timeoutMS of this operation (0: no limit); unset: the collection's (see
+  /// `client_settings::timeout`).
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 // ---- end of the index operations' options ---------------------------------------------------
@@ -201,6 +216,11 @@ class collection {
   /// The number of documents matching `filter` (an aggregation with $match and $group).
   outcome<std::int64_t> count_documents(bson::document_view filter = {},
                                         const count_options& options = {});
+  /// The `count` command, which the CRUD specification deprecates: on a sharded cluster it may
+  /// count orphaned documents and those of chunks in migration, and a transaction refuses it.
+  /// Prefer `count_documents` (exact) or `estimated_document_count` (fast); this is for code
+  /// that must send what an older driver sent. Of `options`, everything applies.
+  outcome<std::int64_t> count(bson::document_view filter = {}, const count_options& options = {});
 
   /// Applies `update` to the first match: update operators (e.g. `{$set: {...}}`) or a pipeline
   /// (a list of stages, e.g. `{$set: {total: {$add: ["$a", "$b"]}}}`; see `update_spec`), with
@@ -226,20 +246,22 @@ class collection {
 
   // ---- Index operations ----------------------------------------------------------------------
   /// Creates an index on `keys` (e.g. `{name: 1}`) and returns its name (`create_indexes` of one).
-  outcome<std::string> create_index(bson::document_view keys, const index_options& options = {});
+  outcome<std::string> create_index(bson::document_view keys, const index_options& options = {},
+                                    const index_command_options& command = {});
   /// Creates the indexes in one createIndexes command and returns their names, in order. An index
   /// that already exists with the same specification is not an error. Failures: invalid_value for
   /// an empty list or empty keys (nothing sent), and the server's refusal (e.g. an existing index
   /// of the same name and other options, or duplicate keys for a unique index).
-  outcome<std::vector<std::string>> create_indexes(std::span<const index_model> models);
+  outcome<std::vector<std::string>> create_indexes(std::span<const index_model> models,
+                                                   const index_command_options& command = {});
   /// The specifications of the collection's indexes (`listIndexes`): `v`, `key`, `name` and the
   /// options. A collection that does not exist has none.
   outcome<std::vector<bson::document>> list_indexes();
   /// Drops the index named `name`. Failures: invalid_value for "*" (that is `drop_indexes`), and
   /// the server's refusal (IndexNotFound, or the `_id_` index).
-  outcome<done> drop_index(std::string_view name);
+  outcome<done> drop_index(std::string_view name, const index_command_options& command = {});
   /// Drops every index but `_id_`.
-  outcome<done> drop_indexes();
+  outcome<done> drop_indexes(const index_command_options& command = {});
   // ---- end of the index operations ------------------------------------------------------------
   /// Drops the collection (a collection that does not exist is not an error).
   outcome<done> drop();

@@ -18,10 +18,12 @@
 //     }
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <oid/bson/view.hpp>
 #include <oid/mongo/outcome.hpp>
+#include <optional>
 
 namespace oid::mongo {
 
@@ -37,8 +39,15 @@ class cursor {
   cursor& operator=(cursor&&) noexcept;
   cursor(const cursor&) = delete;
   cursor& operator=(const cursor&) = delete;
-  /// Sends killCursors when the server still holds the cursor (errors are ignored).
+  /// Sends killCursors when the server still holds the cursor (errors are ignored; see `close`).
   ~cursor();
+
+  /// Closes the cursor now: killCursors when the server still holds it (with timeoutMS
+  /// `timeout`, else the cursor's, given afresh), and the connection goes back to the pool. A
+  /// cursor whose getMore timed out lost its connection with the server's cursor still open: it
+  /// is killed through another connection to the same server. The cursor is exhausted
+  /// afterwards, whatever the outcome. Errors: those of the killCursors command.
+  outcome<done> close(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   /// Moves to the next document: true when there is one (read it with `current()`), false at the
   /// end. Fetches the next batch with getMore when needed. Errors: those of a command (transport

@@ -17,6 +17,7 @@
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/read_preference.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,30 @@ struct create_collection_options {
   /// Any other field of the create command, as given (`storageEngine`, `changeStreamPreAndPost
   /// Images`, ...).
   bson::document_view other{};
+};
+
+/// Options of `database::run_cursor_command`: how the cursor the command opens is read. The
+/// command itself is sent as given (with `$db`, `lsid`, `$clusterTime` and the read preference
+/// added, and `maxTimeMS` under a timeoutMS that bounds the cursor's life).
+struct cursor_command_options {
+  /// Documents per getMore (`batchSize` of the getMores; 0: the server's default). The first
+  /// batch's size is the command's own (`cursor: {batchSize: n}`, or find's `batchSize`).
+  std::int32_t batch_size = 0;
+  /// `maxTimeMS` of each getMore: for a `tailable_await` cursor, how long each waits for new
+  /// documents (unset: not sent).
+  std::optional<std::chrono::milliseconds> max_time{};
+  /// Sent with each getMore (the command carries its own comment, if any).
+  mongo::comment comment{};
+  /// The kind of cursor the command opens: a tailable one (the command must ask for it, e.g.
+  /// find's `tailable` and `awaitData`) ends only when the server says so.
+  cursor_type cursor_kind = cursor_type::non_tailable;
+  /// Where to run it (default: the primary); getMores follow the cursor.
+  std::optional<mongo::read_preference> read_preference{};
+  /// timeoutMS of this operation (0: no limit); unset: the database's.
+  std::optional<std::chrono::milliseconds> timeout{};
+  /// With `timeout`: whether it bounds the cursor's life or each call that reads more (see
+  /// `find_options::timeout_mode`).
+  std::optional<mongo::timeout_mode> timeout_mode{};
 };
 
 /// A database of a client: a name and the client's pool. Cheap to copy; thread-safe. Nothing is
@@ -87,6 +112,25 @@ class database {
   /// As `run_command`, on a server that `where` selects (for commands that read: `dbStats`,
   /// `collStats`, ...); the command is not retried.
   outcome<bson::document> run_command(bson::document_view command, const read_preference& where);
+
+  /// Runs `command`, which opens a cursor (`find`, `aggregate`, `listCollections`,
+  /// `listIndexes`, `checkMetadataConsistency`, ...), and returns that cursor; its getMores and
+  /// killCursors follow the namespace the server names in the reply. The command is not retried.
+  /// Failures: unexpected_reply when the reply holds no cursor (e.g. `{ping: 1}`);
+  /// invalid_argument for a timeout_mode without timeoutMS, or cursor_lifetime for a tailable
+  /// cursor; the server's refusal; transport codes.
+  ///
+  ///     auto c = db.run_cursor_command(bson::from_json(R"({"find": "log", "batchSize": 100})")
+  ///                                        .value(), {.batch_size = 1000});
+  outcome<cursor> run_cursor_command(bson::document_view command,
+                                     const cursor_command_options& options = {});
+
+  /// Runs the aggregation `pipeline` on the database rather than a collection (`aggregate: 1`),
+  /// for the stages that start without one: `$currentOp` and `$listLocalSessions` (on admin),
+  /// `$documents`, `$changeStream` of a whole database. Options and failures as
+  /// `collection::aggregate`.
+  outcome<cursor> aggregate(std::span<const bson::document_view> pipeline,
+                            const aggregate_options& options = {});
 
   /// `listCollections`: one document per collection (`name`, `type`, `options`, `info`, ...),
   /// those matching `filter` when it is not empty (e.g. `{name: "orders"}`).

@@ -100,6 +100,7 @@ struct write_options {
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
   index_hint hint{};                ///< the index to use (empty: the server's choice)
   bson::document_view let{};        ///< variables the filter and update read as `$$name`
+  mongo::comment comment{};         ///< a note the server logs with the command (text or any value)
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};
@@ -117,7 +118,7 @@ struct aggregate_options {
   /// Let $out or $merge skip the target's document validation (`bypassDocumentValidation`).
   std::optional<bool> bypass_document_validation{};
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
-  bson::document_view hint{};       ///< the index to use, as its key pattern (empty: the server's)
+  index_hint hint{};                ///< the index to use (empty: the server's choice)
   bson::document_view let{};        ///< variables the pipeline reads as `$$name` (empty: none)
   /// The write concern of a pipeline ending in $out or $merge (default: the server's).
   mongo::write_concern write_concern{};
@@ -133,6 +134,9 @@ struct aggregate_options {
   /// With `timeout`: whether it bounds the cursor's whole life (the default for a cursor that
   /// ends) or each call that reads more (the default for a tailable one, and its only mode).
   std::optional<mongo::timeout_mode> timeout_mode{};
+  /// `maxTimeMS` of each getMore (for a `$changeStream`, how long each waits for events);
+  /// unset: not sent. Under timeoutMS it must be shorter than the timeout.
+  std::optional<std::chrono::milliseconds> max_await_time{};
 };
 
 /// Which document a find-and-modify operation returns.
@@ -159,6 +163,7 @@ struct find_one_and_modify_options {
   /// Which array elements `$[name]` updates (`arrayFilters`; `find_one_and_update` only).
   std::span<const bson::document_view> array_filters{};
   bson::document_view let{};  ///< variables the query and update read as `$$name`
+  mongo::comment comment{};   ///< a note the server logs with the command (text or any value)
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};
@@ -175,6 +180,7 @@ struct find_one_and_delete_options {
   /// The write concern (default: the server's, w: 1).
   mongo::write_concern write_concern{};
   bson::document_view let{};  ///< variables the query reads as `$$name`
+  mongo::comment comment{};   ///< a note the server logs with the command (text or any value)
   /// timeoutMS of this operation (0: no limit); unset: the collection's (see
   /// `client_settings::timeout`).
   std::optional<std::chrono::milliseconds> timeout{};

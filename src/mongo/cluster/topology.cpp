@@ -328,15 +328,24 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
   }
 }
 
-outcome<selected_server> topology::select_address(std::string_view address) {
+outcome<selected_server> topology::select_address(std::string_view address, bool mongos_only) {
   std::lock_guard lock(mutex_);
   if (closed_) return failure(errc::connection_failed, "the client is closed");
   const auto p = servers_.find(std::string(address));
   const auto* s = description_.find(std::string(address));
-  if (p == servers_.end() || s == nullptr || s->type != server_type::mongos) {
-    return failure(errc::connection_failed, "the mongos the transaction is pinned to (" +
-                                                std::string(address) +
-                                                ") is no longer a mongos of the topology");
+  const auto usable = [&] {
+    if (mongos_only) return s->type == server_type::mongos;
+    return s->type == server_type::mongos || s->type == server_type::standalone ||
+           s->type == server_type::rs_primary || s->type == server_type::rs_secondary ||
+           s->type == server_type::load_balancer;
+  };
+  if (p == servers_.end() || s == nullptr || !usable()) {
+    return failure(
+        errc::connection_failed,
+        mongos_only
+            ? "the mongos the transaction is pinned to (" + std::string(address) +
+                  ") is no longer a mongos of the topology"
+            : "server " + std::string(address) + " is no longer a usable server of the topology");
   }
   const auto rtt = p->second.monitor ? p->second.monitor->min_rtt() : std::chrono::microseconds(0);
   return selected_server{s->address, p->second.pool, s->type, description_.type, rtt};

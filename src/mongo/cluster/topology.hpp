@@ -69,9 +69,10 @@ class topology {
   // connection_failed once the topology is closed.
   outcome<selected_server> select(const read_preference& preference, operation_kind kind,
                                   clock::time_point deadline);
-  // The server at `address` (a transaction's pinned mongos), without waiting: connection_failed
-  // when the topology no longer has it, or no longer knows it as a mongos.
-  outcome<selected_server> select_address(std::string_view address);
+  // The server at `address`, without waiting: a transaction's pinned mongos (`mongos_only`), or
+  // the server a cursor lives on. connection_failed when the topology no longer has it, or no
+  // longer knows it as such a server (a mongos; any data-bearing server).
+  outcome<selected_server> select_address(std::string_view address, bool mongos_only = true);
 
   // A check's result (from a monitor, or a pool connection's handshake in Single topology).
   void on_hello(std::string_view address, bson::document_view reply, double rtt_ms);

@@ -64,6 +64,18 @@ outcome<lease> client_state::acquire() {
   return acquire(mongo::read_preference{}, operation_kind::write);
 }
 
+outcome<lease> client_state::acquire_at(std::string_view address, const detail::time_limit* limit) {
+  const auto selection_deadline = clock::now() + selection_timeout;
+  const auto deadline = limit ? limit->cap(selection_deadline) : selection_deadline;
+  auto server = topology->select_address(address, false);
+  if (!server) return std::move(server).error();
+  auto c = server->pool->check_out(deadline, nullptr, limit == nullptr);
+  if (!c) return std::move(c).error();
+  lease l(shared_from_this(), std::move(*c), server->address);
+  l.min_rtt = server->min_rtt;
+  return l;
+}
+
 outcome<lease> client_state::acquire(const mongo::read_preference& preference, operation_kind kind,
                                      const detail::time_limit* limit, std::string_view pinned) {
   // timeoutMS: min(serverSelectionTimeoutMS, the time left) for selection and checkout.

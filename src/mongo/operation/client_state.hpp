@@ -70,6 +70,10 @@ struct client_state : std::enable_shared_from_this<client_state> {
                                  std::string_view pinned = {});
   // A connection to the primary (or mongos, or the one server of a Single topology).
   outcome<detail::lease> acquire();
+  // A connection to the server at `address` (where a cursor lives), checked out by `limit`'s
+  // deadline or serverSelectionTimeoutMS: connection_failed when the topology no longer knows
+  // it as a data-bearing server.
+  outcome<detail::lease> acquire_at(std::string_view address, const detail::time_limit* limit);
 
   mongo::uri uri;
   connection_options options;

@@ -35,19 +35,18 @@ command_monitor::command_monitor(const std::function<void(const command_event&)>
   started_ = std::chrono::steady_clock::now();
   bson::document command;
   if (!sensitive_) {
-    if (sequences.empty()) {
-      command = bson::document(cmd);
-    } else {
-      bson::builder b(cmd.size());
-      b.append_elements(cmd);
-      for (const auto& seq : sequences) {
-        b.open_array(seq.identifier);
-        std::size_t i = 0;
-        for (const auto& doc : seq.documents) b.append_document(std::to_string(i++), doc);
-        b.close();
-      }
-      command = std::move(b).extract();
+    // The command as the server receives it: with `$db`, which the OP_MSG writer appends as it
+    // sends, and the document sequences as arrays.
+    bson::builder b(cmd.size() + db.size() + 16);
+    b.append_elements(cmd);
+    if (!cmd.contains("$db")) b.append_string("$db", db);
+    for (const auto& seq : sequences) {
+      b.open_array(seq.identifier);
+      std::size_t i = 0;
+      for (const auto& doc : seq.documents) b.append_document(std::to_string(i++), doc);
+      b.close();
     }
+    command = std::move(b).extract();
   }
   listener_(command_started_event{name_, db_, request_id_, address_, std::move(command)});
 }

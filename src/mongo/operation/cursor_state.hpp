@@ -57,6 +57,10 @@ struct cursor_state {
   std::optional<detail::lease> conn;
   std::string db, coll;
   std::int64_t id = 0;
+  // The server the cursor lives on, and whether a getMore that timed out took the connection
+  // with it while the server still holds the cursor (`close` kills it through another one).
+  std::string address;
+  bool orphaned = false;
   std::int32_t batch_size = 0;
   // A tailable cursor: an empty batch is "nothing new yet", not the end. Its getMores carry
   // maxTimeMS = max_await_time when set (awaitData).
@@ -66,6 +70,10 @@ struct cursor_state {
   // server that takes it there (MongoDB 4.4, wire version 9, and later).
   std::optional<bson::document> comment;
   void keep_comment(const mongo::comment& c);
+  // getMore and killCursors go to the namespace the first reply's cursor names (`ns`: a view's,
+  // a database aggregate's "$cmd.aggregate", the target of a command run by run_cursor_command),
+  // when it names a well-formed one; else to the command's.
+  void follow_namespace(bson::document_view reply);
   bool polled = false;  // tailable: the last getMore brought nothing
   // timeoutMS: cursor_lifetime keeps the opening operation's limit for every getMore; iteration
   // gives each next() the timeout afresh; killCursors always gets it afresh.
