@@ -720,6 +720,8 @@ class transaction_table {
 //     abortTransaction, and a command of the transaction the server refuses (ok: 0 or
 //     writeErrors, which abort a transaction on a server), put the copies back: the documents as
 //     they were, a collection the transaction made dropped.
+//   - `count`, which a server refuses in a transaction, is refused with
+//     OperationNotSupportedInTransaction (263).
 // What it does not do: isolation. Other sessions see a transaction's writes before its commit
 // (a server shows them nothing until then), and two transactions writing one collection at once
 // undo each other's work on abort. Indexes a transaction made on an existing collection stay
@@ -785,6 +787,13 @@ class transaction_emulator {
     }
     if (t.where != state::open) {
       d.reply = no_such_transaction(*number);
+      return d;
+    }
+    if (name == "count") {
+      // A server refuses the count command in a transaction (and the refusal ends it).
+      restore(t);
+      t.where = state::aborted;
+      d.reply = error_reply(263, "Cannot run 'count' in a multi-document transaction.");
       return d;
     }
     if (is_write(name)) {

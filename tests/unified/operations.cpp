@@ -268,6 +268,7 @@ bool spec_defines(std::string_view op, std::string_view key) {
       {"countDocuments",
        {"filter", "collation", "hint", "limit", "maxTimeMS", "skip", "comment", "rawData"}},
       {"estimatedDocumentCount", {"maxTimeMS", "comment", "rawData"}},
+      {"count", {"filter", "collation", "hint", "limit", "maxTimeMS", "skip", "comment"}},
       {"distinct", {"fieldName", "filter", "collation", "maxTimeMS", "comment", "hint", "rawData"}},
       {"bulkWrite",
        {"requests", "ordered", "bypassDocumentValidation", "comment", "let", "rawData"}},
@@ -364,6 +365,9 @@ bool spec_defines(std::string_view op, std::string_view key) {
       {"listCollectionObjects",
        {"filter", "batchSize", "nameOnly", "authorizedCollections", "comment", "timeoutMode"}},
       {"listCollectionNames", {"filter", "authorizedCollections", "comment"}},
+      {"runCursorCommand",
+       {"command", "commandName", "batchSize", "maxTimeMS", "comment", "cursorType", "timeoutMode",
+        "readPreference"}},
       {"dropCollection", {"collection", "encryptedFields", "comment"}},
       {"runCommand", {"command", "commandName", "readPreference"}},
       // GridFS (the GridFS specification's bucket API).
@@ -383,6 +387,7 @@ bool spec_defines(std::string_view op, std::string_view key) {
   };
   if (key == "session" || key == "timeoutMS") return true;
   if (op == "createFindCursor" || op == "findOne") op = "find";
+  if (op == "createCommandCursor") op = "runCursorCommand";
   for (const auto& e : table) {
     if (e.op == op) return std::find(e.keys.begin(), e.keys.end(), key) != e.keys.end();
   }
@@ -816,8 +821,12 @@ struct collection_context {
 
 op_outcome insert_one(collection_context& c, args& a) {
   const auto doc = a.document("document", true);
+  mongo::insert_options o;
+  o.write_concern = c.options.write_concern;
+  o.bypass_document_validation = a.boolean("bypassDocumentValidation");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
-  auto r = c.coll.insert_one(doc, {.ordered = true, .write_concern = c.options.write_concern});
+  auto r = c.coll.insert_one(doc, o);
   if (!r) return failed(std::move(r).error());
   if (!c.options.write_concern.is_acknowledged()) return unacknowledged();
   bson::builder b;
@@ -829,10 +838,13 @@ op_outcome insert_one(collection_context& c, args& a) {
 
 op_outcome insert_many(collection_context& c, args& a) {
   const auto docs = a.documents("documents", true);
-  const auto ordered = a.boolean("ordered");
+  mongo::insert_options o;
+  o.ordered = a.boolean("ordered").value_or(true);
+  o.write_concern = c.options.write_concern;
+  o.bypass_document_validation = a.boolean("bypassDocumentValidation");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
-  auto r = c.coll.insert_many(
-      *docs, {.ordered = ordered.value_or(true), .write_concern = c.options.write_concern});
+  auto r = c.coll.insert_many(*docs, o);
   if (!r) return bulk_failed(std::move(r).error());
   if (!c.options.write_concern.is_acknowledged()) return unacknowledged();
   bson::builder b;
@@ -856,6 +868,7 @@ mongo::write_options update_options(collection_context& c, args& a, bool update,
   o.collation = a.document("collation");
   o.hint = a.hint();
   o.let = a.document("let");
+  if (auto e = a.get("comment")) o.comment = *e;
   return o;
 }
 
@@ -888,6 +901,7 @@ op_outcome delete_op(collection_context& c, args& a, std::string_view op) {
   o.collation = a.document("collation");
   o.hint = a.hint();
   o.let = a.document("let");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   auto r = op == "deleteOne" ? c.coll.delete_one(filter, o) : c.coll.delete_many(filter, o);
   if (!r) return failed(std::move(r).error());
@@ -980,6 +994,7 @@ op_outcome bulk_write_op(collection_context& c, args& a) {
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   o.write_concern = c.options.write_concern;
   o.let = a.document("let");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   auto r = c.coll.bulk_write(models, o);
   if (!r) return bulk_failed(std::move(r).error());
@@ -1002,24 +1017,50 @@ std::int32_t read_batch_size(args& a) {
   return static_cast<std::int32_t>(*n);
 }
 
-// find, and createFindCursor (the same with the cursor kept, not read).
-op_outcome find_op(collection_context& c, args& a, std::string_view op) {
-  // The CRUD specification's find(filter, options): the filter is required (as for the others).
-  const auto filter = a.document("filter", true);
-  mongo::find_options o;
+// A cursor operation's result: every document read (a find, an aggregate, runCursorCommand), or
+// the cursor itself as an entity (createFindCursor, createCommandCursor).
+op_outcome cursor_result(mongo::outcome<mongo::cursor> cur, bool keep) {
+  if (!keep) return all_documents(std::move(cur));
+  if (!cur) return failed(std::move(cur).error());
+  op_outcome out;
+  out.cursor = std::make_unique<mongo::cursor>(std::move(*cur));
+  return out;
+}
+
+// The options of find that findOne takes too.
+void read_query_options(args& a, mongo::find_options& o) {
   o.sort = a.document("sort");
   o.projection = a.document("projection");
   if (auto n = a.integer("skip")) {
     if (*n < 0) a.lacks("negative", "skip");
     o.skip = *n;
   }
+  o.max_time = a.max_time();
+  o.hint = a.hint();
+  o.collation = a.document("collation");
+  o.let = a.document("let");
+  o.min = a.document("min");
+  o.max = a.document("max");
+  o.return_key = a.boolean("returnKey").value_or(false);
+  o.show_record_id = a.boolean("showRecordId").value_or(false);
+  o.allow_disk_use = a.boolean("allowDiskUse");
+  o.allow_partial_results = a.boolean("allowPartialResults").value_or(false);
+  if (auto e = a.get("comment")) o.comment = *e;
+}
+
+// find, and createFindCursor (the same with the cursor kept, not read).
+op_outcome find_op(collection_context& c, args& a, std::string_view op) {
+  // The CRUD specification's find(filter, options): the filter is required (as for the others).
+  const auto filter = a.document("filter", true);
+  mongo::find_options o;
+  read_query_options(a, o);
+  o.no_cursor_timeout = a.boolean("noCursorTimeout").value_or(false);
   if (auto n = a.integer("limit")) {
     if (*n < 0) a.lacks("negative", "limit");
     o.limit = *n;
   }
   o.batch_size = read_batch_size(a);
   o.timeout_mode = a.timeout_mode();
-  if (auto e = a.get("comment")) o.comment = *e;
   if (auto type = a.string("cursorType")) {
     if (*type == "tailable") {
       o.cursor_kind = mongo::cursor_type::tailable;
@@ -1031,45 +1072,51 @@ op_outcome find_op(collection_context& c, args& a, std::string_view op) {
   }
   if (auto n = a.integer("maxAwaitTimeMS")) o.max_await_time = std::chrono::milliseconds(*n);
   if (a.refused()) return a.refusal();
-  auto cur = c.coll.find(filter, o);
-  if (op != "createFindCursor") return all_documents(std::move(cur));
-  if (!cur) return failed(std::move(cur).error());
-  op_outcome out;
-  out.cursor = std::make_unique<mongo::cursor>(std::move(*cur));
-  return out;
+  return cursor_result(c.coll.find(filter, o), op == "createFindCursor");
 }
 
-op_outcome aggregate_op(collection_context& c, args& a) {
-  const auto pipeline = a.documents("pipeline", true);
+// aggregate's options (a collection's or a database's); `wc`: the entity's write concern.
+mongo::aggregate_options read_aggregate_options(args& a, const mongo::write_concern& wc) {
   mongo::aggregate_options o;
   o.allow_disk_use = a.boolean("allowDiskUse");
   o.batch_size = read_batch_size(a);
   o.max_time = a.max_time();
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   o.collation = a.document("collation");
-  if (auto h = a.get("hint")) {
-    if (auto d = h->get_document()) {
-      o.hint = *d;
-    } else if (h->type() == bson::type::string) {
-      a.lacks("index name as", "hint");
-    } else {
-      a.bad_type("hint", "a string or a document");
-    }
-  }
+  o.hint = a.hint();
   o.let = a.document("let");
-  o.write_concern = c.options.write_concern;
+  if (auto n = a.integer("maxAwaitTimeMS")) o.max_await_time = std::chrono::milliseconds(*n);
+  o.write_concern = wc;
   o.timeout_mode = a.timeout_mode();
   if (auto e = a.get("comment")) o.comment = *e;
+  return o;
+}
+
+op_outcome aggregate_op(collection_context& c, args& a) {
+  const auto pipeline = a.documents("pipeline", true);
+  const auto o = read_aggregate_options(a, c.options.write_concern);
   if (a.refused()) return a.refusal();
   return all_documents(c.coll.aggregate(*pipeline, o));
 }
 
-op_outcome count_documents(collection_context& c, args& a) {
-  const auto filter = a.document("filter", true);
+// countDocuments, and the deprecated count (`deprecated`), whose filter may be left out.
+op_outcome count_documents(collection_context& c, args& a, bool deprecated) {
+  const auto filter = a.document("filter", !deprecated);
   mongo::count_options o;
+  if (auto n = a.integer("skip")) {
+    if (*n < 0) a.lacks("negative", "skip");
+    o.skip = *n;
+  }
+  if (auto n = a.integer("limit")) {
+    if (*n < 0) a.lacks("negative", "limit");
+    o.limit = *n;
+  }
+  o.max_time = a.max_time();
+  o.hint = a.hint();
+  o.collation = a.document("collation");
   if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
-  auto n = c.coll.count_documents(filter, o);
+  auto n = deprecated ? c.coll.count(filter, o) : c.coll.count_documents(filter, o);
   if (!n) return failed(std::move(n).error());
   return with_result(result_int64(*n));
 }
@@ -1143,6 +1190,7 @@ op_outcome find_one_and_modify(collection_context& c, args& a, std::string_view 
     if (filters) o.array_filters = *filters;
   }
   o.let = a.document("let");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   return found(replace ? c.coll.find_one_and_replace(filter, replacement, o)
                        : c.coll.find_one_and_update(filter, *u, o));
@@ -1152,12 +1200,7 @@ op_outcome find_one_and_modify(collection_context& c, args& a, std::string_view 
 op_outcome find_one_op(collection_context& c, args& a) {
   const auto filter = a.document("filter", true);
   mongo::find_options o;
-  o.sort = a.document("sort");
-  o.projection = a.document("projection");
-  if (auto n = a.integer("skip")) {
-    if (*n < 0) a.lacks("negative", "skip");
-    o.skip = *n;
-  }
+  read_query_options(a, o);
   if (a.refused()) return a.refusal();
   return found(c.coll.find_one(filter, o));
 }
@@ -1172,6 +1215,7 @@ op_outcome find_one_and_delete(collection_context& c, args& a) {
   o.hint = a.hint();
   o.write_concern = c.options.write_concern;
   o.let = a.document("let");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   return found(c.coll.find_one_and_delete(filter, o));
 }
@@ -1197,12 +1241,21 @@ mongo::index_options read_index_options(args& a, bson::document& extra) {
   return o;
 }
 
+// maxTimeMS and comment of the index commands.
+mongo::index_command_options read_index_command_options(args& a) {
+  mongo::index_command_options o;
+  o.max_time = a.max_time();
+  if (auto e = a.get("comment")) o.comment = *e;
+  return o;
+}
+
 op_outcome create_index(collection_context& c, args& a) {
   const auto keys = a.document("keys", true);
   bson::document extra;
   const auto o = read_index_options(a, extra);
+  const auto command = read_index_command_options(a);
   if (a.refused()) return a.refusal();
-  auto name = c.coll.create_index(keys, o);
+  auto name = c.coll.create_index(keys, o, command);
   if (!name) return failed(std::move(name).error());
   bson::builder b;
   b.append_string("v", *name);
@@ -1223,8 +1276,9 @@ op_outcome create_indexes(collection_context& c, args& a) {
     a.take(ma);
     a.take(oa);
   }
+  const auto command = read_index_command_options(a);
   if (a.refused()) return a.refusal();
-  auto names = c.coll.create_indexes(indexes);
+  auto names = c.coll.create_indexes(indexes, command);
   if (!names) return failed(std::move(names).error());
   return with_result(result_strings(*names));
 }
@@ -1258,6 +1312,7 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
       {"createFindCursor", op_kind::read},
       {"aggregate", op_kind::read},
       {"countDocuments", op_kind::read},
+      {"count", op_kind::read},
       {"estimatedDocumentCount", op_kind::read},
       {"distinct", op_kind::read},
       {"listIndexes", op_kind::read},
@@ -1289,7 +1344,7 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
   if (op == "find" || op == "createFindCursor") return find_op(c, a, op);
   if (op == "findOne") return find_one_op(c, a);
   if (op == "aggregate") return aggregate_op(c, a);
-  if (op == "countDocuments") return count_documents(c, a);
+  if (op == "countDocuments" || op == "count") return count_documents(c, a, op == "count");
   if (op == "estimatedDocumentCount") return estimated_document_count(c, a);
   if (op == "distinct") return distinct_op(c, a);
   if (op == "createIndex") return create_index(c, a);
@@ -1303,12 +1358,14 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
   }
   if (op == "dropIndex") {
     const auto name = a.string("name", true);
+    const auto command = read_index_command_options(a);
     if (a.refused()) return a.refusal();
-    return nothing_or_failure(c.coll.drop_index(*name));
+    return nothing_or_failure(c.coll.drop_index(*name, command));
   }
   if (op == "dropIndexes") {
+    const auto command = read_index_command_options(a);
     if (a.refused()) return a.refusal();
-    return nothing_or_failure(c.coll.drop_indexes());
+    return nothing_or_failure(c.coll.drop_indexes(command));
   }
   if (op == "drop") {
     if (a.refused()) return a.refusal();
@@ -1365,20 +1422,56 @@ op_outcome run_database_operation(mongo::client& client, const database_entity& 
     // runCommand inherits none of the database's options (the format's runCommand section).
     const auto command = a.document("command", true);
     (void)a.string("commandName", true);  // for languages that lose the order of keys
+    std::optional<mongo::read_preference> where;
     if (auto rp = a.get("readPreference")) {
-      // oid's run_command selects the primary: a readPreference of primary restates that.
       auto d = rp->get_document();
-      auto parsed = d ? parse_read_preference(*d) : std::nullopt;
+      where = d ? parse_read_preference(*d) : std::nullopt;
       if (!d) {
         a.bad_type("readPreference", "a document");
-      } else if (!parsed || !(*parsed == mongo::read_preference{})) {
-        a.lacks("non-primary", "readPreference");
+      } else if (!where) {
+        a.lacks("that shape of", "readPreference");
       }
     }
     if (a.refused()) return a.refusal();
-    auto reply = handle.run_command(command);
+    auto reply = where ? handle.run_command(command, *where) : handle.run_command(command);
     if (!reply) return failed(std::move(reply).error());
     return with_result(result_document(reply->view()));
+  }
+  if (op == "runCursorCommand" || op == "createCommandCursor") {
+    const auto command = a.document("command", true);
+    (void)a.string("commandName");  // for languages that lose the order of keys
+    mongo::cursor_command_options o;
+    o.batch_size = read_batch_size(a);
+    if (auto n = a.integer("maxTimeMS")) o.max_time = std::chrono::milliseconds(*n);
+    if (auto e = a.get("comment")) o.comment = *e;
+    if (auto type = a.string("cursorType")) {
+      if (*type == "tailable") {
+        o.cursor_kind = mongo::cursor_type::tailable;
+      } else if (*type == "tailableAwait") {
+        o.cursor_kind = mongo::cursor_type::tailable_await;
+      } else if (*type != "nonTailable") {
+        a.malformed("`cursorType` is not tailable, tailableAwait or nonTailable");
+      }
+    }
+    o.timeout_mode = a.timeout_mode();
+    if (auto rp = a.get("readPreference")) {
+      auto d = rp->get_document();
+      o.read_preference = d ? parse_read_preference(*d) : std::nullopt;
+      if (!d) {
+        a.bad_type("readPreference", "a document");
+      } else if (!o.read_preference) {
+        a.lacks("that shape of", "readPreference");
+      }
+    }
+    if (a.refused()) return a.refusal();
+    return cursor_result(handle.run_cursor_command(command, o), op == "createCommandCursor");
+  }
+  if (op == "aggregate") {
+    if (auto gap = option_gap(options, op, op_kind::read); !gap.empty()) a.lacks(gap);
+    const auto pipeline = a.documents("pipeline", true);
+    const auto o = read_aggregate_options(a, options.write_concern);
+    if (a.refused()) return a.refusal();
+    return all_documents(handle.aggregate(*pipeline, o));
   }
   if (op == "createCollection") {
     // The collection's name, and the create command's other fields as they are.
@@ -1418,10 +1511,13 @@ op_outcome run_cursor_operation(cursor_entity& c, std::string_view op, document_
   const bool known = op == "iterateUntilDocumentOrError" || op == "iterateOnce" || op == "close";
   if (!known) return unsupported(str(op) + ": no such operation on a cursor");
   args a(op, arguments);
+  const auto timeout = op == "close" ? a.timeout() : std::nullopt;
   if (a.refused()) return a.refusal();
   if (op == "close") {
-    c.cursor.reset();  // killCursors when the server still holds it; errors are ignored
-    return {};
+    if (!c.cursor) return {};
+    auto closed = c.cursor->close(timeout);  // killCursors when the server still holds it
+    c.cursor.reset();
+    return nothing_or_failure(std::move(closed));
   }
   if (!c.cursor) return runner_failure(errc::invalid_value, str(op) + ": the cursor is closed");
   // Both iterations are one next(): it steps through the batch and, when that is used up and the

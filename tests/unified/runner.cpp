@@ -260,7 +260,8 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
-// Lines "server | SUITE/FILE-GLOB | TEST-GLOB | reason", "oid | ...", and
+// Lines "server | SUITE/FILE-GLOB | TEST-GLOB | reason", "oid | ...", "file | ..." (counted with
+// the server's skips, as a file's own skipReason is), and
 // "server-error | SUITE/FILE-GLOB | FAILURE-GLOB | reason"; '#' starts a comment.
 std::vector<skip_rule> load_skips(const fs::path& path) {
   std::vector<skip_rule> rules;
@@ -286,12 +287,14 @@ std::vector<skip_rule> load_skips(const fs::path& path) {
     }
     parts.push_back(trim(std::string_view(t).substr(start)));
     if (parts.size() != 4 ||
-        (parts[0] != "server" && parts[0] != "oid" && parts[0] != "server-error") ||
+        (parts[0] != "server" && parts[0] != "oid" && parts[0] != "server-error" &&
+         parts[0] != "file") ||
         parts[3].empty()) {
-      std::fprintf(stderr,
-                   "oid_unified_runner: %s:%d: expected \"server|oid|server-error | SUITE/FILE | "
-                   "TEST | reason\"\n",
-                   path.c_str(), number);
+      std::fprintf(
+          stderr,
+          "oid_unified_runner: %s:%d: expected \"server|oid|file|server-error | SUITE/FILE | "
+          "TEST | reason\"\n",
+          path.c_str(), number);
       std::exit(2);
     }
     rules.push_back({parts[0] == "oid" ? verdict::skipped_oid : verdict::skipped_server, parts[1],
