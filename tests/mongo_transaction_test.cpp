@@ -224,6 +224,22 @@ TEST_F(MongoTransactionTest, TheStateMachineRefusesCallsOutOfOrder) {
       mongo::errc::invalid_argument);
 }
 
+TEST_F(MongoTransactionTest, ACommandAskingASecondaryInsideATransactionIsRefused) {
+  auto s = client.start_session().value();
+  auto db = client.database("db").with_session(s);
+  ASSERT_TRUE(s.start_transaction());
+  const document find = oid::bson::from_json(R"({"find": "c"})").value();
+  const auto before = rs.seen("find").size();
+  auto r = db.run_command(find.view(), secondary());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, mongo::errc::invalid_argument);
+  EXPECT_EQ(r.error().message, "read preference in a transaction must be primary");
+  EXPECT_EQ(rs.seen("find").size(), before);  // nothing sent
+  // The primary is what the transaction reads from anyway.
+  ASSERT_TRUE(db.run_command(find.view(), mongo::read_preference{}).has_value());
+  ASSERT_TRUE(s.abort_transaction());
+}
+
 TEST_F(MongoTransactionTest, MisusedSessionsAreRefusedBeforeAnythingIsSent) {
   auto s = client.start_session().value();
   auto other = mongo::client::create(rs.uri()).value();

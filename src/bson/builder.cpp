@@ -261,6 +261,19 @@ result<void> builder::try_append_binary(std::string_view key, std::uint8_t subty
   return {};
 }
 
+result<std::span<std::uint8_t>> builder::try_append_binary_space(std::string_view key,
+                                                                 std::uint8_t subtype,
+                                                                 std::size_t size) {
+  if (subtype == binary_subtype::old_binary) return oid::error{errc::invalid_value, 0};
+  if (size > max_document - 9) return oid::error{errc::too_large, 0};
+  oid::error err;
+  std::uint8_t* out = start_element(type::binary, key, 5 + size, err);
+  if (out == nullptr) return err;
+  out = put_u32(out, static_cast<std::uint32_t>(size));
+  *out++ = subtype;
+  return std::span<std::uint8_t>(out, size);
+}
+
 result<void> builder::try_append_undefined(std::string_view key) {
   return append_fixed(type::undefined, key, nullptr, 0);
 }

@@ -26,6 +26,11 @@ outcome<bson::document> database::run_command(bson::document_view command) {
 
 outcome<bson::document> database::run_command(bson::document_view command,
                                               const read_preference& where) {
+  // A transaction reads from the primary: a command asking elsewhere inside one is an error (the
+  // run command specification), not silently sent to the primary.
+  if (where.mode != read_mode::primary && ctx_.session && ctx_.session->in_transaction()) {
+    return failure(errc::invalid_argument, "read preference in a transaction must be primary");
+  }
   return detail::run_command(*state_, name_, command,
                              {.read = &where,
                               .limit = detail::time_limit::from(ctx_.timeout),

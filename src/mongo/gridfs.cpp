@@ -261,7 +261,9 @@ outcome<done> gridfs_bucket::upload(bson::element id, std::string_view filename,
   if (options.md5) md5.emplace();
   const std::size_t per_batch =
       std::max<std::size_t>(1, upload_batch_bytes / static_cast<std::size_t>(chunk_size));
-  std::vector<std::uint8_t> buffer(static_cast<std::size_t>(chunk_size));
+  // Each chunk is read straight into its document, with no buffer to copy from: a full chunk,
+  // the common case, goes out as read; the shorter last one is written again at its length.
+  const auto chunk_bytes = static_cast<std::size_t>(chunk_size);
   std::vector<bson::document> batch;
   std::vector<bson::document_view> views;
   std::int64_t length = 0;
@@ -270,7 +272,19 @@ outcome<done> gridfs_bucket::upload(bson::element id, std::string_view filename,
   while (!end) {
     batch.clear();
     while (batch.size() < per_batch) {
-      const auto got = read_some(source, buffer);
+      const object_id chunk_id = generate();
+      bson::builder chunk(chunk_bytes + 256);
+      chunk.append_object_id("_id", chunk_id);
+      chunk.append_element("files_id", id);
+      chunk.append_int32("n", n);
+      auto space =
+          chunk.try_append_binary_space("data", bson::binary_subtype::generic, chunk_bytes);
+      if (!space) {
+        return abandon(problem(errc::stream_failed, "GridFS upload: a chunk of " +
+                                                        std::to_string(chunk_bytes) +
+                                                        " bytes does not fit a document"));
+      }
+      const auto got = read_some(source, *space);
       if (!got) {
         return abandon(problem(errc::stream_failed, "GridFS upload of '" + std::string(filename) +
                                                         "': reading the source failed after " +
@@ -284,19 +298,22 @@ outcome<done> gridfs_bucket::upload(bson::element id, std::string_view filename,
         return abandon(
             problem(errc::stream_failed, "GridFS upload: more chunks than n can number"));
       }
-      const std::span<const std::uint8_t> bytes(buffer.data(), *got);
+      const std::span<const std::uint8_t> bytes(space->data(), *got);
       if (md5) md5->update(bytes);
-      bson::builder chunk;
-      chunk.append_object_id("_id", generate());
-      chunk.append_element("files_id", id);
-      chunk.append_int32("n", n++);
-      chunk.append_binary("data", bson::binary_subtype::generic, bytes);
-      batch.push_back(std::move(chunk).extract());
-      length += static_cast<std::int64_t>(*got);
-      if (*got < buffer.size()) {
+      if (*got < chunk_bytes) {
+        bson::builder last(*got + 256);
+        last.append_object_id("_id", chunk_id);
+        last.append_element("files_id", id);
+        last.append_int32("n", n);
+        last.append_binary("data", bson::binary_subtype::generic, bytes);
+        batch.push_back(std::move(last).extract());
         end = true;
-        break;
+      } else {
+        batch.push_back(std::move(chunk).extract());
       }
+      ++n;
+      length += static_cast<std::int64_t>(*got);
+      if (end) break;
     }
     if (batch.empty()) break;
     views.clear();

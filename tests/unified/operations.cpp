@@ -1663,6 +1663,19 @@ op_outcome run_bucket_operation(mongo::client& client, const bucket_entity& enti
     if (a.refused()) return a.refusal();
     return nothing_or_failure(bucket.drop());
   }
+  if (op == "find") {
+    // The files collection's documents (the GridFS specification's GridFSFindOptions).
+    const auto filter = a.document("filter", true);
+    mongo::find_options o;
+    o.sort = a.document("sort");
+    if (auto n = a.integer("skip")) o.skip = *n;
+    if (auto n = a.integer("limit")) o.limit = *n;
+    o.batch_size = read_batch_size(a);
+    o.max_time = a.max_time();
+    o.no_cursor_timeout = a.boolean("noCursorTimeout").value_or(false);
+    if (a.refused()) return a.refusal();
+    return all_documents(bucket.find(filter, o));
+  }
   return unsupported(str(op) + ": no such operation on a bucket");
 }
 

@@ -77,6 +77,12 @@ class builder {
                          std::span<const std::uint8_t> bytes) {
     return ok(try_append_binary(key, subtype, bytes));
   }
+  /// Appends a binary value (0x05, not the old subtype 0x02) of `size` bytes and returns them
+  /// for the caller to fill: data read straight into the document, with no copy in between
+  /// (GridFS chunks). Every byte must be written before the document is used; the span is valid
+  /// until the next append. Errors: invalid_key, too_large, invalid_value for subtype 0x02.
+  result<std::span<std::uint8_t>> try_append_binary_space(std::string_view key,
+                                                          std::uint8_t subtype, std::size_t size);
   /// Appends undefined (0x06, deprecated).
   builder& append_undefined(std::string_view key) { return ok(try_append_undefined(key)); }
   /// Appends an ObjectId (0x07).

@@ -110,7 +110,8 @@ class database {
   /// `client::run_command`.
   outcome<bson::document> run_command(bson::document_view command);
   /// As `run_command`, on a server that `where` selects (for commands that read: `dbStats`,
-  /// `collStats`, ...); the command is not retried.
+  /// `collStats`, ...); the command is not retried. Inside a transaction `where` must be the
+  /// primary (errc::invalid_argument otherwise, nothing sent).
   outcome<bson::document> run_command(bson::document_view command, const read_preference& where);
 
   /// Runs `command`, which opens a cursor (`find`, `aggregate`, `listCollections`,
