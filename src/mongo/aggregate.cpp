@@ -1,4 +1,4 @@
-// collection::aggregate (and database::aggregate), distinct, count, estimated_document_count and
+// collection::aggregate (and database::aggregate), distinct, estimated_document_count and
 // rename: the read commands of the CRUD specification beyond find, and renameCollection.
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/collection.hpp>
@@ -162,36 +162,6 @@ outcome<std::int64_t> collection::estimated_document_count(const read_options& o
   const auto count = n ? detail::as_integer(*n) : std::nullopt;
   if (!count) return failure(errc::unexpected_reply, "count reply without n");
   return *count;
-}
-
-outcome<std::int64_t> collection::count(bson::document_view filter, const count_options& options) {
-  if (options.skip < 0 || options.limit < 0) {
-    return failure(oid::errc::invalid_value, "count: skip and limit cannot be negative");
-  }
-  bson::builder cmd;
-  cmd.append_string("count", name_);
-  if (!filter.empty()) cmd.append_document("query", filter);
-  if (options.skip > 0) cmd.append_int64("skip", options.skip);
-  if (options.limit > 0) cmd.append_int64("limit", options.limit);
-  detail::append_hint(cmd, options.hint);
-  if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  append_max_time(cmd, options.max_time);
-  detail::append_comment(cmd, options.comment);
-  // Where count_documents reads: the operation's read preference, else the client's.
-  const auto* where =
-      options.read_preference ? &*options.read_preference : &state_->read_preference;
-  auto reply = detail::run_command(
-      *state_, db_, cmd.view(),
-      {.read = where,
-       .retry = detail::retry_kind::read,
-       .limit = detail::limit_of(options.timeout, ctx_.timeout),
-       .session = ctx_.session.get(),
-       .read_concern = options.read_concern ? &*options.read_concern : &ctx_.read_concern});
-  if (!reply) return reply.error();
-  const auto n = reply->view().find("n");
-  const auto counted = n ? detail::as_integer(*n) : std::nullopt;
-  if (!counted) return failure(errc::unexpected_reply, "count reply without n");
-  return *counted;
 }
 
 outcome<collection> collection::rename(std::string_view new_name, bool drop_target) {

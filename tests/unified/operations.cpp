@@ -501,6 +501,13 @@ class args {
     if (*n < 0) malformed("`timeoutMS` is negative");
     return std::chrono::milliseconds(*n);
   }
+  // A count of documents (skip, limit): oid lacks a negative one.
+  std::int64_t non_negative(std::string_view key) {
+    const auto n = integer(key);
+    if (!n) return 0;
+    if (*n < 0) lacks("negative", key);
+    return *n;
+  }
   // timeoutMode: "cursorLifetime" or "iteration".
   std::optional<mongo::timeout_mode> timeout_mode() {
     auto s = string("timeoutMode");
@@ -1031,10 +1038,7 @@ op_outcome cursor_result(mongo::outcome<mongo::cursor> cur, bool keep) {
 void read_query_options(args& a, mongo::find_options& o) {
   o.sort = a.document("sort");
   o.projection = a.document("projection");
-  if (auto n = a.integer("skip")) {
-    if (*n < 0) a.lacks("negative", "skip");
-    o.skip = *n;
-  }
+  o.skip = a.non_negative("skip");
   o.max_time = a.max_time();
   o.hint = a.hint();
   o.collation = a.document("collation");
@@ -1055,10 +1059,7 @@ op_outcome find_op(collection_context& c, args& a, std::string_view op) {
   mongo::find_options o;
   read_query_options(a, o);
   o.no_cursor_timeout = a.boolean("noCursorTimeout").value_or(false);
-  if (auto n = a.integer("limit")) {
-    if (*n < 0) a.lacks("negative", "limit");
-    o.limit = *n;
-  }
+  o.limit = a.non_negative("limit");
   o.batch_size = read_batch_size(a);
   o.timeout_mode = a.timeout_mode();
   if (auto type = a.string("cursorType")) {
@@ -1103,14 +1104,8 @@ op_outcome aggregate_op(collection_context& c, args& a) {
 op_outcome count_documents(collection_context& c, args& a, bool deprecated) {
   const auto filter = a.document("filter", !deprecated);
   mongo::count_options o;
-  if (auto n = a.integer("skip")) {
-    if (*n < 0) a.lacks("negative", "skip");
-    o.skip = *n;
-  }
-  if (auto n = a.integer("limit")) {
-    if (*n < 0) a.lacks("negative", "limit");
-    o.limit = *n;
-  }
+  o.skip = a.non_negative("skip");
+  o.limit = a.non_negative("limit");
   o.max_time = a.max_time();
   o.hint = a.hint();
   o.collation = a.document("collation");
