@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +32,15 @@ struct context {
   /// The `oid mongo` command's --config FILE and --password-stdin (add_uri_options).
   std::string config_file;
   bool password_stdin = false;
+  /// Its connection flags in mongo-tools' names (--uri, --host, --port, -u, -p, ...), which
+  /// make_client merges into the connection string.
+  struct connection_flags {
+    std::string uri, host, port, username, auth_database, auth_mechanism;
+    std::string tls_ca_file, tls_certificate_key_file;
+    std::optional<std::string> password;  // -p: "" when given without a value (asked for)
+    bool tls = false, tls_insecure = false, tls_allow_invalid_certificates = false,
+         tls_allow_invalid_hostnames = false;
+  } connection;
 
   /// Records that some input was bad: the run ends with exit_bad_input unless worse happened.
   void bad_input() {

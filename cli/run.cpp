@@ -27,7 +27,7 @@ std::string help_for(const CLI::App& target) {
 
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err) {
-  context ctx{in, out, err, exit_ok, {}, false};
+  context ctx{in, out, err, exit_ok, {}, false, {}};
   CLI::App app{
       "oid: MongoDB ObjectIds, BSON and a lean MongoDB client.\n"
       "With no command, prints one new ObjectId.",

@@ -89,6 +89,51 @@ TEST(MongoCliTest, PingWithCredentialsAndAWrongPassword) {
   EXPECT_EQ(refused.err.find(password), std::string::npos);
 }
 
+// mongo-tools' connection flags instead of a connection string, against the server with
+// passwords (MONGODB_AUTH_URI: mongodb://USER:PASSWORD@HOST:PORT/...).
+TEST(MongoCliTest, MongoToolsConnectionFlagsReachTheServer) {
+  std::string uri;
+  OID_SERVER_URI_OR_SKIP("MONGODB_AUTH_URI", uri);
+  const std::size_t scheme = std::string_view("mongodb://").size();
+  const auto colon = uri.find(':', scheme);
+  const auto at = uri.find('@');
+  const auto port_at = uri.find(':', at);
+  const auto slash = uri.find('/', at);
+  ASSERT_TRUE(colon != std::string::npos && at != std::string::npos &&
+              port_at != std::string::npos && slash != std::string::npos)
+      << uri;
+  const std::string user = uri.substr(scheme, colon - scheme);
+  const std::string password = uri.substr(colon + 1, at - colon - 1);
+  const std::string host = uri.substr(at + 1, port_at - at - 1);
+  const std::string port = uri.substr(port_at + 1, slash - port_at - 1);
+  ASSERT_EQ(user.find('%'), std::string::npos);  // used as they are below
+  ASSERT_EQ(password.find('%'), std::string::npos);
+
+  auto ok = run_cli({"mongo", "ping", "--host", host, "--port", port, "-u", user, "-p", password,
+                     "--authenticationDatabase", "admin"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(ok.out.find("server version"), std::string::npos) << ok.out;
+  // host:port in --host, and the user's password from the terminal's replacement, stdin.
+  auto piped = run_cli(
+      {"mongo", "ping", "--host", host + ":" + port, "--username", user, "--password-stdin"},
+      password + "\n");
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  // --uri is the URI argument.
+  auto by_uri = run_cli({"mongo", "ping", "--uri", uri});
+  EXPECT_EQ(by_uri.status, 0) << by_uri.err;
+  // A wrong password through -p is refused, and no message shows it.
+  auto wrong =
+      run_cli({"mongo", "ping", "--host", host, "--port", port, "-u", user, "-p", "Wr0ng-pw"});
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_NE(wrong.err.find("AuthenticationFailed"), std::string::npos) << wrong.err;
+  EXPECT_EQ(wrong.err.find("Wr0ng-pw"), std::string::npos) << wrong.err;
+  // Without --host, the server on localhost.
+  auto local = run_cli({"mongo", "ping", "--port", port, "-u", user, "-p", password});
+  if (host == "127.0.0.1" || host == "localhost") {
+    EXPECT_EQ(local.status, 0) << local.err;
+  }
+}
+
 // Against the TLS listener of MONGODB_TLS_URI (client certificate required; scripts/test.sh).
 TEST(MongoCliTest, PingOverTlsAndAnUntrustedServer) {
   std::string uri;

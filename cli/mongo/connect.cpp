@@ -521,6 +521,153 @@ void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri) {
       ->type_name("FILE");
   cmd.add_flag("--password-stdin", ctx.password_stdin,
                "Read the password from the first line of standard input (not a terminal)");
+  // mongo-tools' connection flags, merged into the connection string (make_client).
+  auto& f = ctx.connection;
+  const std::string group = "Connection (as mongo-tools take it)";
+  cmd.add_option("--uri", f.uri, "The connection string, as the URI argument")
+      ->type_name("URI")
+      ->group(group);
+  cmd.add_option("--host", f.host,
+                 "HOST[:PORT][,HOST...] or SETNAME/HOST[,HOST...] (default localhost)")
+      ->group(group);
+  cmd.add_option("--port", f.port, "The port of --host (default 27017)")->group(group);
+  cmd.add_option("-u,--username", f.username, "The user to authenticate as")->group(group);
+  cmd.add_option("-p,--password", f.password,
+                 "The password (asked for on the terminal when given without one; on the "
+                 "command line, ps shows it)")
+      ->expected(0, 1)
+      ->default_str("")
+      ->group(group);
+  cmd.add_option("--authenticationDatabase", f.auth_database, "The user's database (authSource)")
+      ->group(group);
+  cmd.add_option("--authenticationMechanism", f.auth_mechanism,
+                 "SCRAM-SHA-256, SCRAM-SHA-1, PLAIN or MONGODB-X509")
+      ->group(group);
+  cmd.add_flag("--tls,--ssl", f.tls, "Connect over TLS")->group(group);
+  cmd.add_option("--tlsCAFile,--sslCAFile", f.tls_ca_file, "CA certificates (PEM)")
+      ->type_name("FILE")
+      ->group(group);
+  cmd.add_option("--tlsCertificateKeyFile,--sslPEMKeyFile", f.tls_certificate_key_file,
+                 "The client's certificate and key (PEM)")
+      ->type_name("FILE")
+      ->group(group);
+  cmd.add_flag("--tlsInsecure", f.tls_insecure, "Check neither the certificate nor the host name")
+      ->group(group);
+  cmd.add_flag("--tlsAllowInvalidCertificates,--sslAllowInvalidCertificates",
+               f.tls_allow_invalid_certificates, "Accept any server certificate")
+      ->group(group);
+  cmd.add_flag("--tlsAllowInvalidHostnames,--sslAllowInvalidHostnames",
+               f.tls_allow_invalid_hostnames, "Accept a certificate for another host name")
+      ->group(group);
+}
+
+namespace {
+
+// Sets `field` to `value` from flag `flag`: a conflict with what the connection string says
+// (`given`: it was given, not the default) is an error naming both.
+template <typename T>
+std::optional<std::string> take(std::optional<T>& field, T value, std::string_view flag,
+                                std::string_view what, bool given) {
+  if (given && field && !(*field == value)) {
+    return std::string(flag) + " conflicts with the connection string's " + std::string(what) +
+           ": give one of them";
+  }
+  field = std::move(value);
+  return std::nullopt;
+}
+
+// The hosts of --host (HOST[:PORT],... or SETNAME/HOST,...) with --port, as a connection
+// string's; the replica set name in `set`.
+result<std::vector<mongo::host>, std::string> hosts_of(const context::connection_flags& f,
+                                                       std::string& set) {
+  std::string list = f.host.empty() ? "localhost" : f.host;
+  if (const auto slash = list.find('/'); slash != std::string::npos) {
+    set = list.substr(0, slash);
+    list.erase(0, slash + 1);
+    if (set.empty()) return std::string("--host: a replica set name before '/' is empty");
+  }
+  // A value with '@' may hold a password (USER:PASSWORD@HOST): never echoed.
+  if (list.find('@') != std::string::npos) {
+    return std::string(
+        "--host is not HOST[:PORT][,HOST[:PORT]...]: it holds '@' (give the user with "
+        "--username, the password with -p)");
+  }
+  auto parsed = mongo::uri::parse("mongodb://" + list + "/", mongo::uri_mode::strict);
+  if (!parsed || list.find('?') != std::string::npos) {
+    return "--host '" + printable(list) + "' is not HOST[:PORT][,HOST[:PORT]...]";
+  }
+  auto hosts = parsed->settings().hosts;
+  if (!f.port.empty()) {
+    unsigned long port = 0;
+    const bool digits = f.port.find_first_not_of("0123456789") == std::string::npos;
+    if (digits && f.port.size() <= 5) port = std::stoul(f.port);
+    if (port == 0 || port > 65535) return "--port '" + printable(f.port) + "' is not a port";
+    for (auto& h : hosts) {
+      if (h.port && *h.port != port) return std::string("--port conflicts with a port in --host");
+      h.port = static_cast<std::uint16_t>(port);
+    }
+  }
+  return hosts;
+}
+
+}  // namespace
+
+result<mongo::uri, std::string> with_connection_flags(const context::connection_flags& f,
+                                                      mongo::uri u, bool given) {
+  const bool any = !f.host.empty() || !f.port.empty() || !f.username.empty() || f.password ||
+                   !f.auth_database.empty() || !f.auth_mechanism.empty() || f.tls ||
+                   !f.tls_ca_file.empty() || !f.tls_certificate_key_file.empty() ||
+                   f.tls_insecure || f.tls_allow_invalid_certificates ||
+                   f.tls_allow_invalid_hostnames;
+  if (!any) return u;
+  auto s = u.settings();
+  std::optional<std::string> conflict;
+  const auto set = [&](auto& field, auto value, std::string_view flag, std::string_view what) {
+    if (!conflict) conflict = take(field, std::move(value), flag, what, given);
+  };
+  if (!f.host.empty() || !f.port.empty()) {
+    std::string set_name;
+    auto hosts = hosts_of(f, set_name);
+    if (!hosts) return std::move(hosts).error();
+    if (given && s.srv_name) return std::string("--host conflicts with the mongodb+srv:// name");
+    if (given && !(s.hosts == *hosts)) {
+      return std::string(f.host.empty() ? "--port" : "--host") +
+             " conflicts with the connection string's hosts: give one of them";
+    }
+    s.hosts = std::move(*hosts);
+    if (!set_name.empty()) set(s.replica_set, set_name, "--host SETNAME/...", "replicaSet");
+  }
+  if (!f.username.empty()) set(s.username, f.username, "--username", "user");
+  if (f.password && !f.password->empty()) {
+    set(s.password, mongo::secret(*f.password), "--password", "password");
+  }
+  if (!f.auth_database.empty())
+    set(s.auth_source, f.auth_database, "--authenticationDatabase", "authSource");
+  if (!f.auth_mechanism.empty()) {
+    set(s.auth_mechanism, f.auth_mechanism, "--authenticationMechanism", "authMechanism");
+  }
+  if (f.tls) set(s.tls, true, "--tls", "tls");
+  if (!f.tls_ca_file.empty()) set(s.tls_ca_file, f.tls_ca_file, "--tlsCAFile", "tlsCAFile");
+  if (!f.tls_certificate_key_file.empty()) {
+    set(s.tls_certificate_key_file, f.tls_certificate_key_file, "--tlsCertificateKeyFile",
+        "tlsCertificateKeyFile");
+  }
+  if (f.tls_insecure) set(s.tls_insecure, true, "--tlsInsecure", "tlsInsecure");
+  if (f.tls_allow_invalid_certificates) {
+    set(s.tls_allow_invalid_certificates, true, "--tlsAllowInvalidCertificates",
+        "tlsAllowInvalidCertificates");
+  }
+  if (f.tls_allow_invalid_hostnames) {
+    set(s.tls_allow_invalid_hostnames, true, "--tlsAllowInvalidHostnames",
+        "tlsAllowInvalidHostnames");
+  }
+  if (conflict) return std::move(*conflict);
+  if (f.password && !s.username) {
+    return std::string("--password, but no user: give --username (or USER@ in the URI)");
+  }
+  auto merged = mongo::uri::from(std::move(s));
+  if (!merged) return "the connection flags: " + merged.error().message;
+  return std::move(*merged);
 }
 
 // Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
@@ -539,14 +686,19 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
     }
     config = std::move(std::get<connection_config>(read));
   }
-  // The URI argument comes first, as mongo-tools' command-line options override the file.
-  const bool from_config = uri_text.empty() && config && config->uri;
-  const std::string_view text = from_config ? config->uri->reveal() : std::string_view(uri_text);
-  if (text.empty()) {
-    return usage_error(ctx,
-                       "no connection string: give it as the URI argument (mongodb://HOST/) or "
-                       "as uri: in --config FILE");
+  // --uri is the URI argument under mongo-tools' name: both, differing, is an error.
+  const auto& flags = ctx.connection;
+  if (!flags.uri.empty() && !uri_text.empty() && flags.uri != uri_text) {
+    return usage_error(ctx, "--uri and the URI argument differ: give one of them");
   }
+  const std::string& argument = flags.uri.empty() ? uri_text : flags.uri;
+  // The URI argument comes first, as mongo-tools' command-line options override the file; with
+  // neither, mongo-tools' default: the server on this machine's standard port.
+  const bool from_config = argument.empty() && config && config->uri;
+  const bool uri_given = from_config || !argument.empty();
+  const std::string_view text = from_config ? config->uri->reveal()
+                                : uri_given ? std::string_view(argument)
+                                            : std::string_view("mongodb://localhost:27017/");
   auto u = mongo::uri::parse(text, mongo::uri_mode::strict);
   if (!u) {
     ctx.err << "oid: " << printable(u.error().message) << " (at character " << u.error().offset + 1
@@ -555,6 +707,11 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
     return std::nullopt;
   }
   for (const auto& w : u->warnings()) ctx.err << "oid: warning: " << printable(w) << '\n';
+  if (auto merged = with_connection_flags(flags, std::move(*u), uri_given); merged) {
+    u = std::move(*merged);
+  } else {
+    return usage_error(ctx, merged.error());
+  }
 
   const bool x509 = u->auth_mechanism() == "MONGODB-X509";
   std::optional<mongo::secret> given;  // from --config FILE or standard input

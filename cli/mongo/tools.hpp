@@ -41,6 +41,11 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
 /// Adds to `cmd` the URI argument (bound to `uri`; optional, as --config FILE may hold it),
 /// --config FILE and --password-stdin (into `ctx`), which make_client reads (connect.cpp).
 void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri);
+/// `u` with mongo-tools' connection flags (--host, --port, -u, -p, --authenticationDatabase,
+/// --tls, ...) merged in. `given`: the connection string was given (not the default), and a flag
+/// that says otherwise than it is an error naming both.
+result<mongo::uri, std::string> with_connection_flags(const context::connection_flags& f,
+                                                      mongo::uri u, bool given);
 /// DB.COLL split at its first dot; throws CLI::ValidationError (a usage error) for anything else.
 std::pair<std::string, std::string> namespace_of(const std::string& ns);
 /// `text` as Extended JSON; nullopt (reported as NAME: what, at column N) when it is not.
