@@ -475,6 +475,57 @@ TEST_F(MongoToolsCliTest, ExportThenImportGivesTheSameDocuments) {
   EXPECT_EQ(coll("c").count_documents(extra.view()).value(), 2);
 }
 
+// Invocations written for mongodump, mongorestore, mongoexport and mongoimport, run with
+// `oid mongo` put in front of the subcommand: the same flags, the same result.
+TEST_F(MongoToolsCliTest, ScriptsWrittenForMongoToolsRunUnchanged) {
+  fill("c", 30);
+  const auto before = contents("c");
+  const std::string out = (dir_ / "dump").string(), json_file = (dir_ / "c.json").string();
+  fs::create_directories(dir_);
+  // mongodump --uri U -d DB -c COLL -o DIR --gzip -j 2
+  auto dumped = run_cli({"mongo", "dump", "--uri", uri_, "-d", db_, "-c", "c", "-o", out, "--gzip",
+                         "-j", "2", "--quiet"});
+  ASSERT_EQ(dumped.status, 0) << dumped.err;
+  EXPECT_TRUE(fs::exists(fs::path(out) / db_ / "c.bson.gz"));
+  // mongorestore --uri U --dir DIR --drop --stopOnError --numParallelCollections 2
+  //   --writeConcern "{w:'majority'}" --nsInclude 'DB.*'
+  auto restored = run_cli({"mongo", "restore", "--uri", uri_, "--dir", out, "--drop",
+                           "--stopOnError", "--numParallelCollections", "2", "--writeConcern",
+                           "{w:'majority'}", "--nsInclude", db_ + ".*", "--quiet"});
+  ASSERT_EQ(restored.status, 0) << restored.err;
+  EXPECT_EQ(contents("c"), before);
+  // mongoexport --uri U -d DB -c COLL -o FILE --jsonFormat canonical -q FILTER
+  auto exported = run_cli({"mongo", "export", "--uri", uri_, "-d", db_, "-c", "c", "-o", json_file,
+                           "--jsonFormat", "canonical", "-q", R"({"n": {"$lt": 10}})", "--quiet"});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  std::ifstream in(json_file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(lines(text).size(), 10u);
+  EXPECT_NE(text.find(R"("$numberInt")"), std::string::npos);  // canonical
+  // mongoimport --uri U -d DB -c COLL --file FILE --drop, and with the file as the positional
+  for (const bool positional : {false, true}) {
+    std::vector<std::string_view> args = {"mongo", "import", "--uri", uri_,    "-d",
+                                          db_,     "-c",     "copy",  "--drop"};
+    if (!positional) args.push_back("--file");
+    args.push_back(json_file);
+    auto imported = run_cli(args);
+    ASSERT_EQ(imported.status, 0) << imported.err;
+    EXPECT_EQ(coll("copy").count_documents().value(), 10);
+  }
+  // find and count take mongo-tools' -q for their filter.
+  auto counted = run_cli({"mongo", "count", uri_, db_ + ".copy", "-q", R"({"n": {"$gte": 5}})"});
+  EXPECT_EQ(counted.status, 0) << counted.err;
+  EXPECT_NE(counted.out.find("5"), std::string::npos) << counted.out;
+  // A namespace given twice, differently, and a write concern oid cannot read: refused.
+  auto both = run_cli({"mongo", "export", uri_, db_ + ".c", "-d", "other"});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("differ"), std::string::npos) << both.err;
+  auto bad =
+      run_cli({"mongo", "restore", "--uri", uri_, "--dir", out, "--writeConcern", "{w: 1, x: 2}"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("'x'"), std::string::npos) << bad.err;
+}
+
 TEST_F(MongoToolsCliTest, CsvExportAndImport) {
   insert("c", {json(R"({"_id": 1, "name": "plain", "n": 5, "x": 1.5})"),
                json(R"({"_id": 2, "name": "with, comma and \"quotes\"", "n": 6})"),

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -53,6 +54,21 @@ std::pair<std::string, std::string> namespace_of(const std::string& ns) {
     throw CLI::ValidationError("DB.COLL", "expected DATABASE.COLLECTION, got '" + ns + "'");
   }
   return {ns.substr(0, dot), ns.substr(dot + 1)};
+}
+
+std::pair<std::string, std::string> namespace_of(const std::string& ns, const std::string& db,
+                                                 const std::string& coll) {
+  if (ns.empty()) {
+    if (db.empty() || coll.empty()) {
+      throw CLI::ValidationError("DB.COLL", "give DB.COLL, or --db DB and --collection COLL");
+    }
+    return {db, coll};
+  }
+  auto split = namespace_of(ns);
+  if ((!db.empty() && db != split.first) || (!coll.empty() && coll != split.second)) {
+    throw CLI::ValidationError("DB.COLL", "'" + ns + "' and --db/--collection differ: give one");
+  }
+  return split;
 }
 
 namespace {
@@ -491,6 +507,89 @@ std::optional<mongo::read_concern> read_concern_argument(context& ctx, const std
   return std::nullopt;
 }
 
+std::optional<mongo::write_concern> write_concern_argument(context& ctx, const std::string& text) {
+  mongo::write_concern wc;
+  const auto bad = [&](std::string_view why) -> std::optional<mongo::write_concern> {
+    ctx.err << "oid: --writeConcern: " << quote(text) << " " << why
+            << " (majority, a number of members, a tag, or {w: N or 'tag', j: true, wtimeout: "
+               "MS})\n";
+    ctx.bad_input();
+    return std::nullopt;
+  };
+  const bool digits = !text.empty() && text.size() <= 9 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) {
+    wc.w = static_cast<std::int32_t>(std::stol(text));
+    return wc;
+  }
+  if (text.empty() || text.front() != '{') {
+    if (text.empty()) return bad("is empty");
+    wc.w_tag = text;
+    return wc;
+  }
+  // The document as mongo-tools' users write it: {w: 'majority', j: true, wtimeout: 500}, its
+  // keys quoted or not, its strings in single or double quotes. Read here rather than as
+  // Extended JSON, which wants keys in double quotes.
+  std::string_view rest(text);
+  rest.remove_prefix(1);
+  const auto skip_blanks = [&] {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+  };
+  // A quoted string or a bare word (letters, digits, '_', '-', '.').
+  const auto token = [&](std::string& out) {
+    skip_blanks();
+    out.clear();
+    if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) {
+      const char q = rest.front();
+      const auto close = rest.find(q, 1);
+      if (close == std::string_view::npos) return false;
+      out.assign(rest.substr(1, close - 1));
+      rest.remove_prefix(close + 1);
+      return true;
+    }
+    while (!rest.empty() && (std::isalnum(static_cast<unsigned char>(rest.front())) != 0 ||
+                             rest.front() == '_' || rest.front() == '-' || rest.front() == '.')) {
+      out += rest.front();
+      rest.remove_prefix(1);
+    }
+    return !out.empty();
+  };
+  std::string key, value;
+  while (true) {
+    skip_blanks();
+    if (!rest.empty() && rest.front() == '}') break;
+    const bool key_ok = token(key);
+    skip_blanks();
+    if (!key_ok || rest.empty() || rest.front() != ':')
+      return bad("is not {key: value, ...}");
+    rest.remove_prefix(1);
+    skip_blanks();
+    const bool quoted = !rest.empty() && (rest.front() == '\'' || rest.front() == '"');
+    if (!token(value)) return bad("is not {key: value, ...}");
+    const bool number =
+        !quoted && value.size() <= 9 && value.find_first_not_of("0123456789") == std::string::npos;
+    if (key == "w" && number) {
+      wc.w = static_cast<std::int32_t>(std::stol(value));
+    } else if (key == "w" && quoted) {
+      wc.w_tag = value;
+    } else if ((key == "j" || key == "journal" || key == "fsync") && !quoted &&
+               (value == "true" || value == "false")) {
+      wc.journal = value == "true";
+    } else if ((key == "wtimeout" || key == "wtimeoutMS") && number) {
+      wc.timeout = std::chrono::milliseconds(std::stol(value));
+    } else {
+      return bad("has a field oid does not read, or a value of the wrong type: '" + printable(key) +
+                 "'");
+    }
+    skip_blanks();
+    if (!rest.empty() && rest.front() == ',') rest.remove_prefix(1);
+  }
+  rest.remove_prefix(1);
+  skip_blanks();
+  if (!rest.empty()) return bad("has text after its closing brace");
+  return wc;
+}
+
 result<std::optional<std::chrono::sys_seconds>> time_argument(context& ctx, const std::string& name,
                                                               const std::string& text) {
   if (text.empty()) return std::optional<std::chrono::sys_seconds>();
@@ -634,7 +733,8 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     auto* cmd = mongo->add_subcommand("find", "Print matching documents as Extended JSON lines");
     add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
-    cmd->add_option("--filter", o->filter, "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
+    cmd->add_option("--filter,-q,--query", o->filter,
+                    "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
     cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
     cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
     // Not CLI::NonNegativeNumber: its message prints DBL_MAX in full.

@@ -272,7 +272,8 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
   {
     auto o = std::make_shared<crud_options>();
     auto* cmd = add(mongo, ctx, "count", "Print how many documents match", o);
-    cmd->add_option("--filter", o->filter, "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
+    cmd->add_option("--filter,-q,--query", o->filter,
+                    "Query filter as Extended JSON, e.g. '{\"n\": 1}'");
     cmd->add_option("--readConcern", o->read_concern,
                     "Read concern: local, available, majority, linearizable or snapshot (or "
                     "'{\"level\": \"majority\"}')");

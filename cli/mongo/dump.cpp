@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct dump_options {
-  std::string uri, db, collection, out, query, since, until;
+  std::string uri, db, collection, out = "dump", query, since, until;
   bool gzip = false;
   bool quiet = false;
   std::size_t jobs = 4;
@@ -275,14 +275,15 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx) {
   auto* cmd = mongo.add_subcommand(
       "dump", "Write collections to DIR/DB/COLL.bson and .metadata.json (mongodump's layout)");
   add_uri_options(*cmd, ctx, o->uri);
-  cmd->add_option("--db", o->db, "Only this database (default: all but local and config)");
-  cmd->add_option("--collection", o->collection, "Only this collection (needs --db)");
-  cmd->add_option("--out", o->out, "The directory to write to")->required();
+  cmd->add_option("-d,--db", o->db, "Only this database (default: all but local and config)");
+  cmd->add_option("-c,--collection", o->collection, "Only this collection (needs --db)");
+  cmd->add_option("-o,--out", o->out, "The directory to write to (default: dump)");
   cmd->add_flag("--gzip", o->gzip, "Compress the files (.bson.gz, .metadata.json.gz)");
-  cmd->add_option("--query", o->query, "Only documents matching this Extended JSON filter");
+  cmd->add_option("-q,--query", o->query, "Only documents matching this Extended JSON filter");
   cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
   cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
-  cmd->add_option("--jobs", o->jobs, "Collections dumped at once (default 4)")
+  cmd->add_option("-j,--jobs,--numParallelCollections", o->jobs,
+                  "Collections dumped at once (default 4)")
       ->check(CLI::Range(1, 64));
   cmd->add_flag("--quiet", o->quiet, "No progress, no line per collection; only the summary");
   cmd->final_callback([&ctx, o] { run_dump(ctx, *o); });

@@ -33,7 +33,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct restore_options {
-  std::string uri, dir;
+  std::string uri, dir = "dump", write_concern;
+  mongo::write_concern parsed_write_concern;  // of --writeConcern
   restore_filter filter;
   bool drop = false;
   bool no_index_restore = false;
@@ -207,6 +208,7 @@ bool restore_documents(mongo::collection& coll, const restore_options& o, restor
   batch_loader::settings settings;
   settings.max_bytes = 16 * 1024 * 1024;
   settings.insert.ordered = o.ordered;
+  settings.insert.write_concern = o.parsed_write_concern;
   if (o.w0) settings.insert.write_concern = mongo::write_concern::unacknowledged();
   const std::string file = j.data.string();
 
@@ -330,7 +332,18 @@ void restore_one(mongo::client& client, const restore_options& o, restore_job& j
   if (!o.no_index_restore && metadata && !restore_indexes(coll, j, meta)) j.failed = true;
 }
 
-void run_restore(context& ctx, const restore_options& o) {
+void run_restore(context& ctx, restore_options o) {
+  if (!o.write_concern.empty()) {
+    auto wc = write_concern_argument(ctx, o.write_concern);
+    if (!wc) return;
+    if (o.w0 && !(wc->w == 0)) {
+      ctx.err << "oid: mongo restore: --w0 and --writeConcern " << quote(o.write_concern)
+              << " differ: give one of them\n";
+      return ctx.bad_input();
+    }
+    o.parsed_write_concern = *wc;
+    o.w0 = o.w0 || !wc->is_acknowledged();  // w: 0 is --w0, with its summary
+  }
   auto plan = plan_restore(o.dir, o.filter);
   if (!plan.error.empty()) {
     ctx.err << "oid: mongo restore: " << printable(plan.error) << '\n';
@@ -443,7 +456,7 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   auto* cmd = mongo.add_subcommand(
       "restore", "Restore a directory in mongodump's layout (DIR/DB/COLL.bson[.gz], metadata)");
   add_uri_options(*cmd, ctx, o->uri);
-  cmd->add_option("DIR", o->dir, "The directory a dump wrote")->required();
+  cmd->add_option("DIR,--dir", o->dir, "The directory a dump wrote (default: dump)");
   cmd->add_flag("--drop", o->drop, "Drop each collection before restoring it");
   cmd->add_option("--nsInclude", o->filter.include,
                   "Only DB.COLL matching this pattern ('*': any text)")
@@ -451,15 +464,18 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   cmd->add_option("--nsExclude", o->filter.exclude, "Not DB.COLL matching this pattern")
       ->allow_extra_args(false);
   cmd->add_flag("--noIndexRestore", o->no_index_restore, "Do not create the metadata's indexes");
-  cmd->add_flag("--ordered", o->ordered,
+  cmd->add_flag("--ordered,--stopOnError,--maintainInsertionOrder", o->ordered,
                 "Insert in file order and stop a file at its first refused document");
   cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
+  cmd->add_option("--writeConcern", o->write_concern,
+                  "majority, a number, a tag, or {\"w\": ..., \"j\": true, \"wtimeout\": MS}");
   cmd->add_flag("--keep-going", o->keep_going,
                 "Skip a corrupt document whose length is sane and go on with the file");
   cmd->add_flag("--restoreDbUsersAndRoles", o->filter.users_and_roles,
                 "Also restore system.* collections (admin.system.users, admin.system.roles, ...): "
                 "they change who may log in and what they may do");
-  cmd->add_option("--jobs", o->jobs, "Collections restored at once (default 4)")
+  cmd->add_option("-j,--jobs,--numParallelCollections", o->jobs,
+                  "Collections restored at once (default 4)")
       ->check(CLI::Range(1, 64));
   cmd->add_flag("--quiet", o->quiet,
                 "No progress, no line per collection; only the errors and the summary");

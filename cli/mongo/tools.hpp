@@ -48,6 +48,10 @@ result<mongo::uri, std::string> with_connection_flags(const context::connection_
                                                       mongo::uri u, bool given);
 /// DB.COLL split at its first dot; throws CLI::ValidationError (a usage error) for anything else.
 std::pair<std::string, std::string> namespace_of(const std::string& ns);
+/// The same, or mongo-tools' --db and --collection when `ns` is empty; both given and differing
+/// is a usage error.
+std::pair<std::string, std::string> namespace_of(const std::string& ns, const std::string& db,
+                                                 const std::string& coll);
 /// `text` as Extended JSON; nullopt (reported as NAME: what, at column N) when it is not.
 std::optional<bson::document> json_argument(context& ctx, const std::string& name,
                                             const std::string& text);
@@ -59,6 +63,9 @@ result<std::optional<std::chrono::sys_seconds>> time_argument(context& ctx, cons
 /// mongo-tools take it, a document `{"level": "majority"}`; the default (none) for an empty text;
 /// nullopt when it is neither (reported, naming the flag).
 std::optional<mongo::read_concern> read_concern_argument(context& ctx, const std::string& text);
+/// --writeConcern as mongo-tools take it: majority, a number, a tag, or {"w": ..., "j": ...,
+/// "wtimeout": MS}; nullopt (reported) when it is none of these.
+std::optional<mongo::write_concern> write_concern_argument(context& ctx, const std::string& text);
 /// The filter of `--FILTER_NAME filter_text` (Extended JSON; empty: all) and `--since`/`--until`
 /// (the ObjectId `_id` time range, `created_between_filter`); nullopt when one is bad (reported).
 std::optional<bson::document> created_filter_argument(context& ctx, const std::string& filter_name,

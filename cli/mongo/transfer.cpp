@@ -50,13 +50,14 @@ std::vector<std::string> split_fields(const std::string& list) {
 // ---- export ---------------------------------------------------------------------------------
 
 struct export_options {
-  std::string uri, ns, type = "json", fields, query, sort, out;
+  std::string uri, ns, db, coll, type = "json", fields, query, sort, out, json_format;
   bool json_array = false, canonical = false, quiet = false;
   std::int64_t limit = 0;
 };
 
-void run_export(context& ctx, const export_options& o) {
-  const auto [db, coll_name] = namespace_of(o.ns);
+void run_export(context& ctx, export_options o) {
+  const auto [db, coll_name] = namespace_of(o.ns, o.db, o.coll);
+  if (!o.json_format.empty()) o.canonical = o.json_format == "canonical";
   const auto fields = split_fields(o.fields);
   const bool csv = o.type == "csv";
   if (csv && fields.empty()) {
@@ -164,7 +165,8 @@ void run_export(context& ctx, const export_options& o) {
 // ---- import ---------------------------------------------------------------------------------
 
 struct import_options {
-  std::string uri, ns, file, type = "json", fields, mode = "insert", upsert_fields = "_id";
+  std::string uri, ns, db, coll, file, type = "json", fields, mode = "insert",
+                                       upsert_fields = "_id";
   bool headerline = false, json_array = false, drop = false, quiet = false;
   bool columns_have_types = false;
 };
@@ -251,8 +253,10 @@ class importer {
   batch_loader loader_;
 };
 
-void run_import(context& ctx, const import_options& o) {
-  const auto [db, coll_name] = namespace_of(o.ns);
+void run_import(context& ctx, import_options o) {
+  // mongoimport -d DB -c COLL FILE: with both flags, the one positional is the file.
+  if (!o.db.empty() && !o.coll.empty() && !o.ns.empty() && o.file.empty()) std::swap(o.ns, o.file);
+  const auto [db, coll_name] = namespace_of(o.ns, o.db, o.coll);
   const bool json = o.type == "json";
   const std::vector<std::string> fields = split_fields(o.fields);
   if (!json && !o.headerline && fields.empty()) {
@@ -385,17 +389,21 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     auto* cmd = mongo.add_subcommand(
         "export", "Write a collection as Extended JSON lines, a JSON array, or CSV (mongoexport)");
     add_uri_options(*cmd, ctx, o->uri);
-    cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
+    cmd->add_option("DB.COLL", o->ns, "Database and collection (or --db and --collection)");
+    cmd->add_option("-d,--db", o->db, "The database (mongoexport's; or DB.COLL)");
+    cmd->add_option("-c,--collection", o->coll, "The collection (mongoexport's; or DB.COLL)");
     cmd->add_option("--type", o->type, "json (default) or csv")
         ->check(CLI::IsMember({"json", "csv"}));
-    cmd->add_option("--fields", o->fields, "Only these fields, f1,f2 (CSV: the columns)");
-    cmd->add_option("--query", o->query, "Only documents matching this Extended JSON filter");
+    cmd->add_option("-f,--fields", o->fields, "Only these fields, f1,f2 (CSV: the columns)");
+    cmd->add_option("-q,--query", o->query, "Only documents matching this Extended JSON filter");
     cmd->add_option("--sort", o->sort, "Sort order as Extended JSON");
     cmd->add_option("--limit", o->limit, "At most this many documents")
         ->check(CLI::Range(0, 1 << 30));
     cmd->add_flag("--jsonArray", o->json_array, "One JSON array instead of a document a line");
     cmd->add_flag("--canonical", o->canonical, "Canonical Extended JSON (default: relaxed)");
-    cmd->add_option("--out", o->out, "The file to write (default: standard output)");
+    cmd->add_option("--jsonFormat", o->json_format, "relaxed (default) or canonical")
+        ->check(CLI::IsMember({"relaxed", "canonical"}));
+    cmd->add_option("-o,--out", o->out, "The file to write (default: standard output)");
     cmd->add_flag("--quiet", o->quiet, "No progress line, no summary line on standard error");
     cmd->final_callback([&ctx, o] { run_export(ctx, *o); });
   }
@@ -404,12 +412,14 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     auto* cmd = mongo.add_subcommand(
         "import", "Insert, upsert or merge documents from JSON, CSV or TSV (mongoimport)");
     add_uri_options(*cmd, ctx, o->uri);
-    cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
-    cmd->add_option("FILE", o->file, "The file to read (default: standard input)");
+    cmd->add_option("DB.COLL", o->ns, "Database and collection (or --db and --collection)");
+    cmd->add_option("FILE,--file", o->file, "The file to read (default: standard input)");
+    cmd->add_option("-d,--db", o->db, "The database (mongoimport's; or DB.COLL)");
+    cmd->add_option("-c,--collection", o->coll, "The collection (mongoimport's; or DB.COLL)");
     cmd->add_option("--type", o->type, "json (default), csv or tsv")
         ->check(CLI::IsMember({"json", "csv", "tsv"}));
     cmd->add_flag("--headerline", o->headerline, "CSV/TSV: the first line names the fields");
-    cmd->add_option("--fields", o->fields, "CSV/TSV: the field names, f1,f2 (a.b: nested)");
+    cmd->add_option("-f,--fields", o->fields, "CSV/TSV: the field names, f1,f2 (a.b: nested)");
     cmd->add_flag("--columnsHaveTypes", o->columns_have_types,
                   "CSV/TSV: each name is NAME.TYPE(ARG): auto, binary(base64|base32|hex), "
                   "boolean, date(GO LAYOUT), date_ms(LAYOUT), date_oracle(LAYOUT), decimal, "
