@@ -560,8 +560,7 @@ std::optional<mongo::write_concern> write_concern_argument(context& ctx, const s
     if (!rest.empty() && rest.front() == '}') break;
     const bool key_ok = token(key);
     skip_blanks();
-    if (!key_ok || rest.empty() || rest.front() != ':')
-      return bad("is not {key: value, ...}");
+    if (!key_ok || rest.empty() || rest.front() != ':') return bad("is not {key: value, ...}");
     rest.remove_prefix(1);
     skip_blanks();
     const bool quoted = !rest.empty() && (rest.front() == '\'' || rest.front() == '"');
