@@ -1,9 +1,9 @@
 // oid bson dump | from-json | validate: BSON streams (mongodump .bson files) and Extended JSON.
 //
 // BSON input is read with bson::stream_reader, in bounded memory (the largest document allowed,
-// --max-size, 16 MiB by default). A length prefix that is not sane (below 5, above the limit, or
+// --maxSize, 16 MiB by default). A length prefix that is not sane (below 5, above the limit, or
 // past the end of the input) means the document boundaries are lost, and reading stops there
-// even with --keep-going; a bad document whose length is sane can be skipped.
+// even with --keepGoing; a bad document whose length is sane can be skipped.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,7 +83,7 @@ std::string describe(const error& e, const bson::stream_reader& r, std::size_t m
       return "impossible length prefix " + prefix + " (a document has at least 5)";
     case errc::too_large:
       return "length prefix " + prefix + " is above the limit of " + std::to_string(max_size) +
-             " bytes (--max-size)";
+             " bytes (--maxSize)";
     default: break;
     }
   }
@@ -263,9 +263,9 @@ void add_bson_commands(CLI::App& app, context& ctx) {
     cmd->add_option("--mode", o->mode, "relaxed (default) or canonical Extended JSON")
         ->check(CLI::IsMember({"canonical", "relaxed"}));
     cmd->add_flag("--pretty", o->pretty, "Indent each document over several lines");
-    cmd->add_flag("--keep-going", o->keep_going,
+    cmd->add_flag("--keepGoing,--keep-going", o->keep_going,
                   "After a bad document whose length is sane, go on with the next one");
-    cmd->add_option("--max-size", o->max_size, "Largest document accepted, in bytes (16 MiB)")
+    cmd->add_option("--maxSize,--max-size", o->max_size, "Largest document accepted, in bytes (16 MiB)")
         ->check(CLI::Range(std::size_t{5}, std::size_t{0x7FFFFFFF}));
     cmd->final_callback([&ctx, o] { run_dump(ctx, *o); });
   }
@@ -275,7 +275,7 @@ void add_bson_commands(CLI::App& app, context& ctx) {
         "from-json",
         "Write Extended JSON documents (one a line, or a JSON array) as a BSON stream to stdout");
     cmd->add_option("FILE", o->file, "A JSON file, or - for stdin (the default)");
-    cmd->add_flag("--ensure-id", o->ensure_id,
+    cmd->add_flag("--ensureId,--ensure-id", o->ensure_id,
                   "Put _id first in each document, with a new ObjectId where there is none");
     cmd->add_flag("--legacy", o->legacy,
                   "Also accept legacy Extended JSON ({\"$date\": <ms>}, $binary with $type, "
@@ -288,7 +288,7 @@ void add_bson_commands(CLI::App& app, context& ctx) {
     auto* cmd = bson->add_subcommand(
         "validate", "Check every document of a BSON stream; report each bad one and where");
     cmd->add_option("FILE", *file, "A .bson file, or - for stdin (the default)");
-    cmd->add_option("--max-size", *max_size, "Largest document accepted, in bytes (16 MiB)")
+    cmd->add_option("--maxSize,--max-size", *max_size, "Largest document accepted, in bytes (16 MiB)")
         ->check(CLI::Range(std::size_t{5}, std::size_t{0x7FFFFFFF}));
     cmd->final_callback([&ctx, file, max_size] { run_validate(ctx, *file, *max_size); });
   }

@@ -171,7 +171,7 @@ void add_check_unique_command(CLI::App& app, context& ctx) {
   cmd->add_option("--memory", o->memory_mib,
                   "MiB of ids to hold in memory before sorting to temporary files (default 256)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
-  cmd->add_option("--temp-dir", o->temp_dir,
+  cmd->add_option("--tempDir,--temp-dir", o->temp_dir,
                   "Directory for temporary files (default: $TMPDIR or /tmp)");
   cmd->final_callback([&ctx, o] { run_check_unique(ctx, *o); });
 }

@@ -29,7 +29,7 @@ struct context {
   std::ostream& out;
   std::ostream& err;
   int status = exit_ok;
-  /// The `oid mongo` command's --config FILE and --password-stdin (add_uri_options).
+  /// The `oid mongo` command's --config FILE and --passwordStdin (add_uri_options).
   std::string config_file;
   bool password_stdin = false;
   /// Its connection flags in mongo-tools' names (--uri, --host, --port, -u, -p, ...), which

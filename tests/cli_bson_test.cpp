@@ -94,7 +94,7 @@ TEST(CliBsonTest, DumpGarbage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "oid: bson dump: stdin: document 1 at byte 0: length prefix 1651663207 is above the "
-            "limit of 16777216 bytes (--max-size)\n");
+            "limit of 16777216 bytes (--maxSize)\n");
   const auto tiny = run_cli({"bson", "dump"}, std::string("\x04\x00\x00\x00\x00", 5));
   EXPECT_EQ(tiny.status, 1);
   EXPECT_NE(tiny.err.find("impossible length prefix 4"), std::string::npos);

@@ -327,7 +327,7 @@ TEST_F(MongoToolsCliTest, CorruptTruncatedAndBadMetadataFilesAreReportedWithThei
   auto again = run_cli({"mongo", "restore", uri_, dir_text_, "--drop", "--keep-going",
                         "--nsInclude", db_ + ".bad*", "--nsExclude", db_ + ".badmeta"});
   EXPECT_EQ(again.status, 1);
-  EXPECT_NE(again.err.find("skipped (--keep-going)"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("skipped (--keepGoing)"), std::string::npos) << again.err;
   EXPECT_EQ(again.err.find("truncated"), std::string::npos) << again.err;  // not included
   EXPECT_EQ(contents("badtype").size(), 2u);
   EXPECT_EQ(contents("badlength").size(), 1u);

@@ -290,7 +290,7 @@ TEST_F(MongoCliServerTest, FindTailFollowsACappedCollectionUntilIdle) {
   EXPECT_FALSE(plain.err.empty());
   auto lonely = run_cli({"mongo", "find", uri_, ns_, "--idle-timeout", "1"});
   EXPECT_EQ(lonely.status, 1);
-  EXPECT_NE(lonely.err.find("--idle-timeout goes with --tail"), std::string::npos) << lonely.err;
+  EXPECT_NE(lonely.err.find("--idleTimeout goes with --tail"), std::string::npos) << lonely.err;
 }
 
 // The built binary, interrupted: Ctrl-C (SIGINT) ends --tail with status 0 and what it printed.
@@ -324,7 +324,7 @@ TEST(MongoCliTest, AdminCommandsRefuseBadArgumentsWithoutAServer) {
   auto mode =
       run_cli({"mongo", "run", nowhere, "admin", R"({"ping": 1})", "--read-preference", "closest"});
   EXPECT_EQ(mode.status, 1);
-  EXPECT_NE(mode.err.find("--read-preference: unknown mode \"closest\""), std::string::npos)
+  EXPECT_NE(mode.err.find("--readPreference: unknown mode \"closest\""), std::string::npos)
       << mode.err;
   EXPECT_EQ(run_cli({"mongo", "run", nowhere, "admin"}).status, 2);  // no COMMAND
 }

@@ -152,7 +152,7 @@ void run_run(context& ctx, const run_cli_options& o) {
   if (!o.read_preference.empty()) {
     auto mode = mongo::read_mode_from_string(o.read_preference);
     if (!mode) {
-      ctx.err << "oid: --read-preference: unknown mode " << quote(o.read_preference)
+      ctx.err << "oid: --readPreference: unknown mode " << quote(o.read_preference)
               << " (primary, primaryPreferred, secondary, secondaryPreferred, nearest)\n";
       return ctx.bad_input();
     }
@@ -202,7 +202,7 @@ void add_mongo_admin_commands(CLI::App& mongo, context& ctx) {
     add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB", o->db, "The database the command runs on, e.g. admin")->required();
     cmd->add_option("COMMAND", o->command, "The command, e.g. '{\"dbStats\": 1}'")->required();
-    cmd->add_option("--read-preference", o->read_preference,
+    cmd->add_option("--readPreference,--read-preference", o->read_preference,
                     "Where a read command may run: primary (default), primaryPreferred, "
                     "secondary, secondaryPreferred, nearest");
     cmd->add_flag("--pretty", o->pretty, "One field per line, indented");

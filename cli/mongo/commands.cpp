@@ -748,17 +748,17 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     cmd->add_option("--readConcern", o->read_concern,
                     "Read concern: local, available, majority, linearizable or snapshot (or "
                     "'{\"level\": \"majority\"}')");
-    cmd->add_option("--batch-size", o->batch_size, "Documents per batch (default: the server's)")
+    cmd->add_option("--batchSize,--batch-size", o->batch_size, "Documents per batch (default: the server's)")
         ->check(CLI::Range(0, std::numeric_limits<std::int32_t>::max()));
     cmd->add_flag("--tail", o->tail,
                   "Follow a capped collection like tail -f: print new documents as they arrive, "
-                  "until Ctrl-C (or --idle-timeout)");
-    cmd->add_option("--idle-timeout", o->idle_timeout,
+                  "until Ctrl-C (or --idleTimeout)");
+    cmd->add_option("--idleTimeout,--idle-timeout", o->idle_timeout,
                     "With --tail: end after this many seconds without a new document")
         ->check(CLI::PositiveNumber);
     cmd->final_callback([&ctx, o] {
       if (o->idle_timeout > 0 && !o->tail) {
-        ctx.err << "oid: --idle-timeout goes with --tail\n";
+        ctx.err << "oid: --idleTimeout goes with --tail\n";
         return ctx.bad_input();
       }
       run_find(ctx, *o);

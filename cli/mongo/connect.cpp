@@ -1,5 +1,5 @@
 // The client of an `oid mongo` command: its connection string and password from the URI argument,
-// --config FILE, --password-stdin or a prompt on the terminal (connect.hpp).
+// --config FILE, --passwordStdin or a prompt on the terminal (connect.hpp).
 #include "mongo/connect.hpp"
 
 #include <fcntl.h>
@@ -445,7 +445,7 @@ std::optional<mongo::secret> read_password_from_terminal(std::ostream& prompt_to
   return password;
 }
 
-// --password-stdin: the first line of standard input, without its newline (and a '\r' before
+// --passwordStdin: the first line of standard input, without its newline (and a '\r' before
 // it), which may also be the input's end. Nothing past the newline is read, so a command that
 // reads documents from standard input finds them after it. nullopt, with `why`, when standard
 // input is a terminal, empty, unreadable, or the line is empty or longer than max_password (the
@@ -454,7 +454,7 @@ result<mongo::secret, std::string> read_password_line(context& ctx) {
   const bool real_stdin = &ctx.in == &std::cin;
   if (real_stdin && ::isatty(STDIN_FILENO) == 1) {
     return std::string(
-        "standard input is a terminal: leave out --password-stdin, and oid asks for the "
+        "standard input is a terminal: leave out --passwordStdin, and oid asks for the "
         "password without showing it");
   }
   // One byte at a time: from the descriptor itself for the real standard input (std::cin would
@@ -519,7 +519,7 @@ void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri) {
   cmd.add_option("--config", ctx.config_file,
                  "A YAML file as mongo-tools read it, with uri: and/or password: (chmod 600)")
       ->type_name("FILE");
-  cmd.add_flag("--password-stdin", ctx.password_stdin,
+  cmd.add_flag("--passwordStdin,--password-stdin", ctx.password_stdin,
                "Read the password from the first line of standard input (not a terminal)");
   // mongo-tools' connection flags, merged into the connection string (make_client).
   auto& f = ctx.connection;
@@ -671,7 +671,7 @@ result<mongo::uri, std::string> with_connection_flags(const context::connection_
 }
 
 // Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
-// The password: in the URI, in --config FILE, on standard input (--password-stdin), or, for a
+// The password: in the URI, in --config FILE, on standard input (--passwordStdin), or, for a
 // user name without any, asked for on a terminal; else a usage error saying how to give one.
 std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
                                          mongo::client_options options) {
@@ -727,10 +727,10 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
   }
   if (ctx.password_stdin) {
     if (u->password() || given) {
-      return usage_error(ctx, std::string("--password-stdin, but the password is already in ") +
+      return usage_error(ctx, std::string("--passwordStdin, but the password is already in ") +
                                   (given ? config_name : "the URI"));
     }
-    given_by = "--password-stdin";
+    given_by = "--passwordStdin";
   }
   if ((given || ctx.password_stdin) && !u->username()) {
     return usage_error(ctx, "a password from " + given_by +
@@ -742,7 +742,7 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
   }
   if (ctx.password_stdin) {
     auto line = read_password_line(ctx);
-    if (!line) return usage_error(ctx, "--password-stdin: " + line.error());
+    if (!line) return usage_error(ctx, "--passwordStdin: " + line.error());
     given = std::move(*line);
   }
   if (given && !u->password()) u->set_password(std::move(*given));
@@ -759,7 +759,7 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
           ctx, "the URI names user '" + printable(*u->username()) +
                    "' but no password, and standard input is not a terminal to ask for it on: "
                    "give it in a file (--config FILE, with password: ... and chmod 600) or on "
-                   "standard input (--password-stdin), or run oid from a terminal; or put it in "
+                   "standard input (--passwordStdin), or run oid from a terminal; or put it in "
                    "the URI (mongodb://USER:PASSWORD@HOST/, with '@', ':', '/' and '%' "
                    "percent-encoded), where ps and the shell's history show it");
     }

@@ -1,7 +1,7 @@
 // Where the `oid mongo` commands find their connection string and password without putting the
 // password on the command line (where `ps` and the shell's history show it): a `--config FILE`
 // in the format of mongo-tools' `--config` (YAML with `uri:` and `password:`), the first line of
-// standard input (`--password-stdin`), or a prompt on the terminal. make_client (tools.hpp)
+// standard input (`--passwordStdin`), or a prompt on the terminal. make_client (tools.hpp)
 // puts them together; add_uri_options gives every command the same options.
 #pragma once
 

@@ -308,7 +308,7 @@ void add_mongo_files_commands(CLI::App& mongo, context& ctx) {
     auto* cmd = add(*files, ctx, "put", "Store FILEs (named as their base name, or --name)", o);
     cmd->add_option("FILE", o->files, "Local files")->required();
     cmd->add_option("--name", o->name, "The stored name (one FILE only)");
-    cmd->add_option("--chunk-size", o->chunk_size, "Bytes per chunk (default 261120)")
+    cmd->add_option("--chunkSize,--chunk-size", o->chunk_size, "Bytes per chunk (default 261120)")
         ->check(CLI::Range(1, 16 * 1024 * 1024 - 1024));
     cmd->add_option("--metadata", o->metadata, "Extended JSON stored as the file's metadata");
     cmd->add_flag("--quiet", o->quiet, "No progress line");

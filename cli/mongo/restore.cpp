@@ -247,7 +247,7 @@ bool restore_documents(mongo::collection& coll, const restore_options& o, restor
       if (buf.compressed()) j.messages << " of the uncompressed data";
       if (const auto err = buf.error(); !err.empty()) j.messages << "; " << err;
       if (o.keep_going && reader.can_continue()) {
-        j.messages << "; skipped (--keep-going)\n";
+        j.messages << "; skipped (--keepGoing)\n";
         j.failed = true;
         continue;
       }
@@ -469,7 +469,7 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
   cmd->add_option("--writeConcern", o->write_concern,
                   "majority, a number, a tag, or {\"w\": ..., \"j\": true, \"wtimeout\": MS}");
-  cmd->add_flag("--keep-going", o->keep_going,
+  cmd->add_flag("--keepGoing,--keep-going", o->keep_going,
                 "Skip a corrupt document whose length is sane and go on with the file");
   cmd->add_flag("--restoreDbUsersAndRoles", o->filter.users_and_roles,
                 "Also restore system.* collections (admin.system.users, admin.system.roles, ...): "

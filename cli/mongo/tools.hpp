@@ -33,13 +33,13 @@ namespace oid::cli {
 /// Prints the failure's message and records bad input.
 void report(context& ctx, const mongo::failure& f);
 /// The client of `uri_text` (or of --config FILE's uri: when `uri_text` is empty), with the
-/// password of the URI, of --config FILE or of --password-stdin, else asking for one on a
+/// password of the URI, of --config FILE or of --passwordStdin, else asking for one on a
 /// terminal when the URI names a user without one; nullopt (reported, with the exit status set)
 /// when refused. Defined in connect.cpp.
 std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
                                          mongo::client_options options = {});
 /// Adds to `cmd` the URI argument (bound to `uri`; optional, as --config FILE may hold it),
-/// --config FILE and --password-stdin (into `ctx`), which make_client reads (connect.cpp).
+/// --config FILE and --passwordStdin (into `ctx`), which make_client reads (connect.cpp).
 void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri);
 /// `u` with mongo-tools' connection flags (--host, --port, -u, -p, --authenticationDatabase,
 /// --tls, ...) merged in. `given`: the connection string was given (not the default), and a flag
