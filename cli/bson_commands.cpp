@@ -265,7 +265,8 @@ void add_bson_commands(CLI::App& app, context& ctx) {
     cmd->add_flag("--pretty", o->pretty, "Indent each document over several lines");
     cmd->add_flag("--keepGoing,--keep-going", o->keep_going,
                   "After a bad document whose length is sane, go on with the next one");
-    cmd->add_option("--maxSize,--max-size", o->max_size, "Largest document accepted, in bytes (16 MiB)")
+    cmd->add_option("--maxSize,--max-size", o->max_size,
+                    "Largest document accepted, in bytes (16 MiB)")
         ->check(CLI::Range(std::size_t{5}, std::size_t{0x7FFFFFFF}));
     cmd->final_callback([&ctx, o] { run_dump(ctx, *o); });
   }
@@ -288,7 +289,8 @@ void add_bson_commands(CLI::App& app, context& ctx) {
     auto* cmd = bson->add_subcommand(
         "validate", "Check every document of a BSON stream; report each bad one and where");
     cmd->add_option("FILE", *file, "A .bson file, or - for stdin (the default)");
-    cmd->add_option("--maxSize,--max-size", *max_size, "Largest document accepted, in bytes (16 MiB)")
+    cmd->add_option("--maxSize,--max-size", *max_size,
+                    "Largest document accepted, in bytes (16 MiB)")
         ->check(CLI::Range(std::size_t{5}, std::size_t{0x7FFFFFFF}));
     cmd->final_callback([&ctx, file, max_size] { run_validate(ctx, *file, *max_size); });
   }

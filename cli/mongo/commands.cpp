@@ -748,7 +748,8 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     cmd->add_option("--readConcern", o->read_concern,
                     "Read concern: local, available, majority, linearizable or snapshot (or "
                     "'{\"level\": \"majority\"}')");
-    cmd->add_option("--batchSize,--batch-size", o->batch_size, "Documents per batch (default: the server's)")
+    cmd->add_option("--batchSize,--batch-size", o->batch_size,
+                    "Documents per batch (default: the server's)")
         ->check(CLI::Range(0, std::numeric_limits<std::int32_t>::max()));
     cmd->add_flag("--tail", o->tail,
                   "Follow a capped collection like tail -f: print new documents as they arrive, "
