@@ -52,7 +52,8 @@ class Command:
         """True for the commands that make new ids: `oid` alone, `oid new ...` and any with
         --ensureId (which gives a document without an _id a new one)."""
         words = self.text.split("#", 1)[0].split()
-        return words == ["oid"] or words[:2] == ["oid", "new"] or "--ensureId" in words or "--ensure-id" in words
+        return (words == ["oid"] or words[:2] == ["oid", "new"] or "--ensureId" in words
+                or "--ensure-id" in words)
 
 
 class Block:
