@@ -52,8 +52,16 @@ function(oid_add_module)
       RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
     # The modules of one oid come together: each requires the others at its own version.
     list(TRANSFORM M_DEPENDS REPLACE "(.+)" "oid-\\1 = ${PROJECT_VERSION}" OUTPUT_VARIABLE requires)
-    oid_write_pc(oid-${M_NAME} "${M_DESCRIPTION}" "${requires}" "-L\${libdir} -loid-${M_NAME}"
-                 "${M_PC_LIBS_PRIVATE}")
+    # A static library (the default) needs what it links on every link line, so `pkg-config
+    # --libs` must give it, not only `--static`; a shared one carries it in its own dependencies.
+    set(libs "-L\${libdir} -loid-${M_NAME}")
+    set(libs_private "${M_PC_LIBS_PRIVATE}")
+    if(NOT BUILD_SHARED_LIBS)
+      list(JOIN libs_private " " flags)
+      string(APPEND libs " ${flags}")
+      set(libs_private "")
+    endif()
+    oid_write_pc(oid-${M_NAME} "${M_DESCRIPTION}" "${requires}" "${libs}" "${libs_private}")
   endif()
 endfunction()
 
