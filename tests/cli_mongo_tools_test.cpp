@@ -143,9 +143,9 @@ TEST_F(MongoToolsCliTest, DumpDropRestoreGivesTheSameBytesAndIndexes) {
     if (gzip) args.push_back("--gzip");
     auto dump = run_cli(args);
     ASSERT_EQ(dump.status, 0) << dump.err;
-    EXPECT_EQ(dump.err, "");
-    EXPECT_NE(dump.out.find("dumped 305 documents"), std::string::npos) << dump.out;
-    EXPECT_NE(dump.out.find(db_ + ".c: 300 documents"), std::string::npos) << dump.out;
+    EXPECT_EQ(dump.out, "");  // its log is on standard error, as mongodump's
+    EXPECT_NE(dump.err.find("dumped 305 documents"), std::string::npos) << dump.err;
+    EXPECT_NE(dump.err.find(db_ + ".c: 300 documents"), std::string::npos) << dump.err;
     const std::string gz = gzip ? ".gz" : "";
     ASSERT_TRUE(fs::exists(file("c.bson" + gz)));
     ASSERT_TRUE(fs::exists(file("c.metadata.json" + gz)));
@@ -165,8 +165,8 @@ TEST_F(MongoToolsCliTest, DumpDropRestoreGivesTheSameBytesAndIndexes) {
     ASSERT_TRUE(client_->collection(db_, "other").drop().has_value());
     auto restore = run_cli({"mongo", "restore", uri_, dir_text_});
     ASSERT_EQ(restore.status, 0) << restore.err;
-    EXPECT_EQ(restore.err, "");
-    EXPECT_NE(restore.out.find("restored 305 documents"), std::string::npos) << restore.out;
+    EXPECT_EQ(restore.out, "");
+    EXPECT_NE(restore.err.find("restored 305 documents"), std::string::npos) << restore.err;
     EXPECT_EQ(contents("c"), before);
     EXPECT_EQ(contents("other").size(), 5u);
     EXPECT_EQ(index_names("c"), (std::vector<std::string>{"_id_", "n_1", "s_1_d_-1"}));
@@ -252,8 +252,8 @@ TEST_F(MongoToolsCliTest, DuplicatesAreReportedPerDocumentAndCounted) {
   }
   auto r = run_cli({"mongo", "restore", uri_, dir_text_, "--noIndexRestore"});
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find(db_ + ".c: 3 documents, 7 duplicate keys"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("7 duplicate keys, 0 other refusals"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(db_ + ".c: 3 documents, 7 duplicate keys"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("7 duplicate keys, 0 other refusals"), std::string::npos) << r.err;
   const std::string path = file("c.bson").string();
   EXPECT_NE(r.err.find(path + ": document 0 (offset 0): duplicate key"), std::string::npos)
       << r.err;
@@ -347,7 +347,7 @@ TEST_F(MongoToolsCliTest, TruncatedGzipIsReported) {
   const auto restored = contents("c").size();
   EXPECT_GT(restored, 0u);
   EXPECT_LT(restored, 200u);
-  EXPECT_NE(r.out.find(db_ + ".c: " + std::to_string(restored) + " documents (incomplete"),
+  EXPECT_NE(r.err.find(db_ + ".c: " + std::to_string(restored) + " documents (incomplete"),
             std::string::npos)
       << r.out;
 }
@@ -452,7 +452,7 @@ TEST_F(MongoToolsCliTest, ExportThenImportGivesTheSameDocuments) {
       const std::string target = db_ + ".copy";
       auto imported = run_cli({"mongo", "import", uri_, target, "--drop"}, exported.out);
       ASSERT_EQ(imported.status, 0) << imported.err;
-      EXPECT_NE(imported.out.find("imported 40 documents"), std::string::npos) << imported.out;
+      EXPECT_NE(imported.err.find("imported 40 documents"), std::string::npos) << imported.err;
       EXPECT_EQ(contents("copy"), before);
     }
   }
@@ -460,8 +460,8 @@ TEST_F(MongoToolsCliTest, ExportThenImportGivesTheSameDocuments) {
   auto exported = run_cli({"mongo", "export", uri_, ns});
   auto again = run_cli({"mongo", "import", uri_, ns}, exported.out);
   EXPECT_EQ(again.status, 1);
-  EXPECT_NE(again.out.find("imported 0 documents"), std::string::npos) << again.out;
-  EXPECT_NE(again.out.find("40 refused"), std::string::npos) << again.out;
+  EXPECT_NE(again.err.find("imported 0 documents"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("40 refused"), std::string::npos) << again.err;
   EXPECT_NE(again.err.find("stdin: document 40: duplicate key"), std::string::npos) << again.err;
   // --mode upsert replaces them; merge sets fields on them.
   auto upsert = run_cli({"mongo", "import", uri_, ns, "--mode", "upsert"}, exported.out);
@@ -539,7 +539,7 @@ TEST_F(MongoToolsCliTest, CsvExportAndImport) {
   auto imported = run_cli({"mongo", "import", uri_, db_ + ".copy", "--type", "csv", "--headerline"},
                           exported.out);
   ASSERT_EQ(imported.status, 0) << imported.err;
-  EXPECT_NE(imported.out.find("imported 3 documents"), std::string::npos) << imported.out;
+  EXPECT_NE(imported.err.find("imported 3 documents"), std::string::npos) << imported.err;
   // Empty cells are empty strings (as mongoimport makes them); the rest compare equal.
   auto cur = coll("copy").find({}, {});
   ASSERT_TRUE(cur.has_value());
@@ -605,9 +605,11 @@ TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
   auto quiet = oid::testing::run_shell("script -qec \"" + dump + " --quiet >/dev/null\" /dev/null");
   EXPECT_EQ(quiet.status, 0);
   EXPECT_EQ(quiet.out.find(" MB/s"), std::string::npos) << quiet.out;
+  // Not on a terminal: no progress line, the log lines alone.
   auto piped = oid::testing::run_shell(dump);
   EXPECT_EQ(piped.status, 0) << piped.err;
-  EXPECT_EQ(piped.err, "");
+  EXPECT_EQ(piped.err.find("\r"), std::string::npos) << piped.err;
+  EXPECT_EQ(piped.out, "");
 
   // export to a file: the line, then the summary; to the terminal itself: no line.
   const std::string json_file = (dir_ / "c.json").string();
@@ -631,7 +633,7 @@ TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
   EXPECT_EQ(to_terminal.out.find(" MB/s"), std::string::npos) << to_terminal.out;
   EXPECT_EQ(lines(to_terminal.out).size(), 4u) << to_terminal.out;  // 3 documents, the summary
 
-  // import from a file: of the file's size; stdout (the summary) sent to /dev/null.
+  // import from a file: of the file's size (its summary, on standard error too, follows).
   char total[64];
   std::snprintf(total, sizeof total, "1000 documents, %.1f / %.1f MB (100%%), ",
                 static_cast<double>(fs::file_size(json_file)) / 1e6,
@@ -646,13 +648,16 @@ TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
       oid::testing::run_shell("script -qec \"" + imp + " --drop --quiet >/dev/null\" /dev/null");
   EXPECT_EQ(quiet_import.status, 0);
   EXPECT_EQ(quiet_import.out, "");
+  // Not on a terminal: no progress; the summary alone on standard error, nothing on standard
+  // output (mongo-tools' way: logs on standard error).
   auto piped_import = oid::testing::run_shell(imp + " --drop");
   EXPECT_EQ(piped_import.status, 0) << piped_import.err;
-  EXPECT_EQ(piped_import.err, "");
-  EXPECT_EQ(piped_import.out.find("imported 1000 documents, " +
+  EXPECT_EQ(piped_import.out, "");
+  EXPECT_EQ(piped_import.err.find("imported 1000 documents, " +
                                   std::to_string(fs::file_size(json_file)) + " bytes of json, in "),
             0u)
-      << piped_import.out;
+      << piped_import.err;
+  EXPECT_EQ(lines(piped_import.err).size(), 1u) << piped_import.err;
 }
 
 // An error about one document, printed while the progress line shows, erases the line first
@@ -793,7 +798,7 @@ TEST_F(MongoToolsCliTest, RandomDocumentsOfEveryTypeRoundTrip) {
     fs::rename(dir_ / db_, dir_ / other);
     auto restore = run_cli({"mongo", "restore", uri_, dir_text_, "--drop"});
     EXPECT_EQ(restore.status, 0) << restore.err;
-    EXPECT_NE(restore.out.find("restored 200 documents"), std::string::npos) << restore.out;
+    EXPECT_NE(restore.err.find("restored 200 documents"), std::string::npos) << restore.err;
     EXPECT_EQ(canonical_documents(*client_, other, "r"), want);
     fs::remove_all(dir_ / other);
   }
@@ -826,7 +831,7 @@ TEST_F(MongoToolsCliTest, RandomDocumentsOfEveryTypeRoundTrip) {
   auto back = run_cli({"mongo", "import", uri_, db_ + ".flatcopy", "--type", "csv", "--headerline"},
                       csv.out);
   ASSERT_EQ(back.status, 0) << back.err;
-  EXPECT_NE(back.out.find("imported 100 documents"), std::string::npos) << back.out;
+  EXPECT_NE(back.err.find("imported 100 documents"), std::string::npos) << back.err;
   const auto flat_want = canonical_documents(*client_, db_, "flat");
   EXPECT_EQ(flat_want.size(), 100u);
   EXPECT_EQ(canonical_documents(*client_, db_, "flatcopy"), flat_want);
@@ -846,7 +851,7 @@ TEST_F(MongoToolsCliTest, ImportColumnsHaveTypes) {
       {"mongo", "import", uri_, db_ + ".t", "--type", "csv", "--headerline", "--columnsHaveTypes"},
       csv);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("imported 2 documents"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("imported 2 documents"), std::string::npos) << r.err;
   auto got = canonical_documents(*client_, db_, "t");
   ASSERT_EQ(got.size(), 2u);
   // Without _id in the CSV the server order is insertion order: _id made on the client.
@@ -883,8 +888,8 @@ TEST_F(MongoToolsCliTest, ImportColumnsHaveTypes) {
   has("stdin: line 2, column 3: \"2024-02-30\" is not date(2006-01-02) (field b.date(2006-01-02))");
   has("stdin: line 3, column 1: \"x\" is not int32() (field a.int32())");
   has("stdin: line 4, column 14: \"yes\" is not boolean() (field d.boolean())");
-  EXPECT_NE(bad.out.find("imported 2 documents"), std::string::npos) << bad.out;
-  EXPECT_NE(bad.out.find("0 refused, 3 bad input"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.err.find("imported 2 documents"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("0 refused, 3 bad input"), std::string::npos) << bad.err;
   EXPECT_EQ(contents("u").size(), 2u);
   // decimal(): only a bad value here (FerretDB refuses decimal128 and closes the connection).
   auto decimal = run_cli({"mongo", "import", uri_, db_ + ".u", "--type", "csv",

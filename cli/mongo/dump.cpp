@@ -250,22 +250,23 @@ void run_dump(context& ctx, const dump_options& o) {
     documents += j.documents;
     bytes += j.bytes;
     if (!o.quiet) {
-      ctx.out << printable(j.db + '.' + j.name) << ": ";
+      ctx.err << printable(j.db + '.' + j.name) << ": ";
       if (j.type == "view") {
-        ctx.out << "view (definition only)\n";
+        ctx.err << "view (definition only)\n";
       } else {
-        ctx.out << j.documents << " documents, " << j.bytes << " bytes\n";
+        ctx.err << j.documents << " documents, " << j.bytes << " bytes\n";
       }
     }
   }
   if (failed > 0) ctx.bad_input();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ctx.out << "dumped " << documents << " documents, " << bytes << " bytes, from "
+  if (o.quiet) return;  // errors only
+  ctx.err << "dumped " << documents << " documents, " << bytes << " bytes, from "
           << jobs.size() - failed << " of " << jobs.size() << " collections in " << std::fixed
           << std::setprecision(2) << seconds << " s";
-  if (failed > 0) ctx.out << "; " << failed << " failed";
-  ctx.out << '\n';
+  if (failed > 0) ctx.err << "; " << failed << " failed";
+  ctx.err << '\n';
 }
 
 }  // namespace
@@ -285,7 +286,8 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx) {
   cmd->add_option("-j,--jobs,--numParallelCollections", o->jobs,
                   "Collections dumped at once (default 4)")
       ->check(CLI::Range(1, 64));
-  cmd->add_flag("--quiet", o->quiet, "No progress, no line per collection; only the summary");
+  cmd->add_flag("--quiet", o->quiet,
+                "No progress, no line per collection, no summary: errors only");
   cmd->final_callback([&ctx, o] { run_dump(ctx, *o); });
 }
 

@@ -382,20 +382,21 @@ void run_restore(context& ctx, restore_options o) {
     refused += j->refused;
     if (j->failed || j->duplicates > 0 || j->refused > 0) ++failed;
     if (!o.quiet) {
-      ctx.out << printable(j->db + '.' + j->name) << ": " << j->documents << " documents";
-      if (j->duplicates > 0) ctx.out << ", " << j->duplicates << " duplicate keys";
-      if (j->refused > 0) ctx.out << ", " << j->refused << " refused";
-      if (j->failed) ctx.out << " (incomplete: see the errors)";
-      ctx.out << '\n';
+      ctx.err << printable(j->db + '.' + j->name) << ": " << j->documents << " documents";
+      if (j->duplicates > 0) ctx.err << ", " << j->duplicates << " duplicate keys";
+      if (j->refused > 0) ctx.err << ", " << j->refused << " refused";
+      if (j->failed) ctx.err << " (incomplete: see the errors)";
+      ctx.err << '\n';
     }
   }
   if (failed > 0) ctx.bad_input();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ctx.out << "restored " << documents << " documents, " << bytes << " bytes, to " << jobs.size()
+  if (o.quiet) return;  // errors only
+  ctx.err << "restored " << documents << " documents, " << bytes << " bytes, to " << jobs.size()
           << " collections in " << std::fixed << std::setprecision(2) << seconds << " s";
-  if (o.w0) ctx.out << " (w: 0, not acknowledged)";
-  ctx.out << "; " << duplicates << " duplicate keys, " << refused << " other refusals, " << failed
+  if (o.w0) ctx.err << " (w: 0, not acknowledged)";
+  ctx.err << "; " << duplicates << " duplicate keys, " << refused << " other refusals, " << failed
           << " collections with errors\n";
 }
 
@@ -478,7 +479,7 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
                   "Collections restored at once (default 4)")
       ->check(CLI::Range(1, 64));
   cmd->add_flag("--quiet", o->quiet,
-                "No progress, no line per collection; only the errors and the summary");
+                "No progress, no line per collection, no summary: errors only");
   cmd->final_callback([&ctx, o] { run_restore(ctx, *o); });
 }
 

@@ -376,7 +376,8 @@ void run_import(context& ctx, import_options o) {
   if (bad > 0 || imp.refused() > 0) ctx.bad_input();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ctx.out << "imported " << imp.written() << " documents, " << bytes << " bytes of " << o.type
+  if (o.quiet) return;  // errors only
+  ctx.err << "imported " << imp.written() << " documents, " << bytes << " bytes of " << o.type
           << ", in " << std::fixed << std::setprecision(2) << seconds << " s; " << imp.refused()
           << " refused, " << bad << " bad input\n";
 }
@@ -431,7 +432,7 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     cmd->add_option("--upsertFields", o->upsert_fields, "The fields to match on (default _id)");
     cmd->add_flag("--jsonArray", o->json_array, "Accepted: a JSON array is recognised anyway");
     cmd->add_flag("--drop", o->drop, "Drop the collection first");
-    cmd->add_flag("--quiet", o->quiet, "No progress line on a terminal");
+    cmd->add_flag("--quiet", o->quiet, "No progress line, no summary line on standard error");
     cmd->final_callback([&ctx, o] { run_import(ctx, *o); });
   }
 }
