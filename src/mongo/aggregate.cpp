@@ -20,23 +20,8 @@ void append_max_time(bson::builder& cmd, const std::optional<std::chrono::millis
   if (t) cmd.append_int64("maxTimeMS", t->count());
 }
 
-// distinct and count: on the primary unless the options say where, and retried once (retryable
-// reads).
-// `inherited`: the collection's timeoutMS.
-// `ctx`: the collection's timeoutMS, session and read concern.
-outcome<bson::document> retryable_read(detail::client_state& s, std::string_view db,
-                                       bson::document_view cmd, const read_options& options,
-                                       const detail::handle_context& ctx) {
-  static const read_preference primary{};
-  const auto* where = options.read_preference ? &*options.read_preference : &primary;
-  return detail::run_command(
-      s, db, cmd,
-      {.read = where,
-       .retry = detail::retry_kind::read,
-       .limit = detail::limit_of(options.timeout, ctx.timeout),
-       .session = ctx.session.get(),
-       .read_concern = options.read_concern ? &*options.read_concern : &ctx.read_concern});
-}
+// Where distinct and the estimated count read unless told: the primary.
+const read_preference primary{};
 
 void append_read_options(bson::builder& cmd, const read_options& options) {
   append_max_time(cmd, options.max_time);
@@ -143,7 +128,7 @@ outcome<bson::document> collection::distinct(std::string_view field, bson::docum
   cmd.append_document("query", filter);
   append_read_options(cmd, options);
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  auto reply = retryable_read(*state_, db_, cmd.view(), options, ctx_);
+  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_, primary);
   if (!reply) return reply.error();
   const auto values = reply->view().find("values");
   if (!values) return failure(errc::unexpected_reply, "distinct reply without values");
@@ -156,7 +141,7 @@ outcome<std::int64_t> collection::estimated_document_count(const read_options& o
   bson::builder cmd;
   cmd.append_string("count", name_);
   append_read_options(cmd, options);
-  auto reply = retryable_read(*state_, db_, cmd.view(), options, ctx_);
+  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_, primary);
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto count = n ? detail::as_integer(*n) : std::nullopt;

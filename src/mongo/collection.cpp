@@ -192,26 +192,6 @@ outcome<cursor> collection::find_created_between(std::chrono::sys_seconds from,
   return find(f->view(), options);
 }
 
-namespace {
-
-// Runs a count (count_documents' aggregate, or the count command): retryable, where the
-// operation's read preference says, else the client's; with the read concern asked, else the
-// handle's.
-outcome<bson::document> run_count(detail::client_state& s, std::string_view db,
-                                  const detail::handle_context& ctx, bson::document_view cmd,
-                                  const count_options& options) {
-  const auto* where = options.read_preference ? &*options.read_preference : &s.read_preference;
-  return detail::run_command(
-      s, db, cmd,
-      {.read = where,
-       .retry = detail::retry_kind::read,
-       .limit = detail::limit_of(options.timeout, ctx.timeout),
-       .session = ctx.session.get(),
-       .read_concern = options.read_concern ? &*options.read_concern : &ctx.read_concern});
-}
-
-}  // namespace
-
 outcome<std::int64_t> collection::count_documents(bson::document_view filter,
                                                   const count_options& options) {
   if (options.skip < 0 || options.limit < 0) {
@@ -237,7 +217,8 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter,
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   detail::append_comment(cmd, options.comment);
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
-  auto reply = run_count(*state_, db_, ctx_, cmd.view(), options);
+  auto reply =
+      detail::retryable_read(*state_, db_, cmd.view(), options, ctx_, state_->read_preference);
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
@@ -260,7 +241,8 @@ outcome<std::int64_t> collection::count(bson::document_view filter, const count_
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
   detail::append_comment(cmd, options.comment);
-  auto reply = run_count(*state_, db_, ctx_, cmd.view(), options);
+  auto reply =
+      detail::retryable_read(*state_, db_, cmd.view(), options, ctx_, state_->read_preference);
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto counted = n ? detail::as_integer(*n) : std::nullopt;

@@ -501,6 +501,15 @@ class args {
     if (*n < 0) malformed("`timeoutMS` is negative");
     return std::chrono::milliseconds(*n);
   }
+  // cursorType: nonTailable (the default), tailable or tailableAwait.
+  mongo::cursor_type cursor_type() {
+    const auto type = string("cursorType");
+    if (!type || *type == "nonTailable") return mongo::cursor_type::non_tailable;
+    if (*type == "tailable") return mongo::cursor_type::tailable;
+    if (*type == "tailableAwait") return mongo::cursor_type::tailable_await;
+    malformed("`cursorType` is not tailable, tailableAwait or nonTailable");
+    return mongo::cursor_type::non_tailable;
+  }
   // A count of documents (skip, limit): oid lacks a negative one.
   std::int64_t non_negative(std::string_view key) {
     const auto n = integer(key);
@@ -1062,15 +1071,7 @@ op_outcome find_op(collection_context& c, args& a, std::string_view op) {
   o.limit = a.non_negative("limit");
   o.batch_size = read_batch_size(a);
   o.timeout_mode = a.timeout_mode();
-  if (auto type = a.string("cursorType")) {
-    if (*type == "tailable") {
-      o.cursor_kind = mongo::cursor_type::tailable;
-    } else if (*type == "tailableAwait") {
-      o.cursor_kind = mongo::cursor_type::tailable_await;
-    } else if (*type != "nonTailable") {
-      a.malformed("`cursorType` is not tailable, tailableAwait or nonTailable");
-    }
-  }
+  o.cursor_kind = a.cursor_type();
   if (auto n = a.integer("maxAwaitTimeMS")) o.max_await_time = std::chrono::milliseconds(*n);
   if (a.refused()) return a.refusal();
   return cursor_result(c.coll.find(filter, o), op == "createFindCursor");
@@ -1439,15 +1440,7 @@ op_outcome run_database_operation(mongo::client& client, const database_entity& 
     o.batch_size = read_batch_size(a);
     if (auto n = a.integer("maxTimeMS")) o.max_time = std::chrono::milliseconds(*n);
     if (auto e = a.get("comment")) o.comment = *e;
-    if (auto type = a.string("cursorType")) {
-      if (*type == "tailable") {
-        o.cursor_kind = mongo::cursor_type::tailable;
-      } else if (*type == "tailableAwait") {
-        o.cursor_kind = mongo::cursor_type::tailable_await;
-      } else if (*type != "nonTailable") {
-        a.malformed("`cursorType` is not tailable, tailableAwait or nonTailable");
-      }
-    }
+    o.cursor_kind = a.cursor_type();
     o.timeout_mode = a.timeout_mode();
     if (auto rp = a.get("readPreference")) {
       auto d = rp->get_document();

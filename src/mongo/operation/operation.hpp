@@ -193,6 +193,23 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
 outcome<bson::document> run_command(client_state& s, std::string_view db, bson::document_view cmd,
                                     const operation& op);
 
+// A read command (count, distinct, counts' aggregate) run once and retried once (retryable
+// reads): where the operation's `options.read_preference` says, else `fallback`; with its
+// timeout and read concern, else the handle's (`ctx`).
+template <typename Options>
+outcome<bson::document> retryable_read(client_state& s, std::string_view db,
+                                       bson::document_view cmd, const Options& options,
+                                       const handle_context& ctx,
+                                       const mongo::read_preference& fallback) {
+  return run_command(
+      s, db, cmd,
+      {.read = options.read_preference ? &*options.read_preference : &fallback,
+       .retry = retry_kind::read,
+       .limit = limit_of(options.timeout, ctx.timeout),
+       .session = ctx.session.get(),
+       .read_concern = options.read_concern ? &*options.read_concern : &ctx.read_concern});
+}
+
 // The failure an ok: 1 write reply reports, if any: its writeErrors (duplicate_key when the
 // first is 11000, else server_error) or else its writeConcernError (write_concern_failed), with
 // `n` as `written` and the reply's errorLabels.
