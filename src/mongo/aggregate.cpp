@@ -20,7 +20,7 @@ void append_max_time(bson::builder& cmd, const std::optional<std::chrono::millis
   if (t) cmd.append_int64("maxTimeMS", t->count());
 }
 
-// Where distinct and the estimated count read unless told: the primary.
+// Where distinct and the estimated count read unless told, and where a pipeline that writes runs.
 const read_preference primary{};
 
 void append_read_options(bson::builder& cmd, const read_options& options) {
@@ -89,7 +89,6 @@ outcome<std::unique_ptr<cursor_state>> run_aggregate(const std::shared_ptr<clien
   detail::append_comment(cmd, options.comment);
   if (writes) state->effective(options.write_concern, ctx.session.get()).append_to(cmd);
   // A pipeline that writes ($out, $merge) is not retried, and runs on the primary.
-  static const read_preference primary{};
   const read_preference* where = writes                    ? &primary
                                  : options.read_preference ? &*options.read_preference
                                                            : nullptr;

@@ -5,7 +5,6 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
-#include "mongo/operation/write_checks.hpp"
 
 namespace oid::mongo {
 
