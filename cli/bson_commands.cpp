@@ -130,7 +130,7 @@ class progress {
 // ---- dump -----------------------------------------------------------------------------------
 
 struct dump_options {
-  std::string file;
+  std::string file, out_file;
   std::string mode = "relaxed";
   bool pretty = false;
   bool keep_going = false;
@@ -146,9 +146,19 @@ void run_dump(context& ctx, const dump_options& o) {
   bson::json_options jo;
   jo.mode = o.mode == "canonical" ? bson::json_mode::canonical : bson::json_mode::relaxed;
   jo.pretty = o.pretty;
-  output_buffer out(ctx.out);
+  std::ofstream file;
+  std::ostream* stream = &ctx.out;
+  if (!o.out_file.empty() && o.out_file != "-") {
+    file.open(o.out_file, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      ctx.err << "oid: bson dump: --outFile " << printable(o.out_file) << ": cannot create it\n";
+      return ctx.bad_input();
+    }
+    stream = &file;
+  }
+  output_buffer out(*stream);
   // A file's strings reach a terminal with what JSON leaves raw escaped (text_io.hpp).
-  const bool terminal = is_terminal(ctx.out);
+  const bool terminal = stream == &ctx.out && is_terminal(ctx.out);
   progress bar(ctx, in);
   std::string line;
   std::uint64_t printed = 0;
@@ -161,7 +171,7 @@ void run_dump(context& ctx, const dump_options& o) {
       line += '\n';
       out.write(terminal ? terminal_safe_json(line) : line);
       bar.update(reader.bytes_read(), ++printed);
-      if (!ctx.out) break;  // stdout closed: stop quietly
+      if (!*stream) break;  // stdout closed: stop quietly; a file: reported below
       continue;
     }
     out.flush();  // the good documents before the damage come first
@@ -170,6 +180,11 @@ void run_dump(context& ctx, const dump_options& o) {
             << '\n';
     ctx.bad_input();
     if (!reader.can_continue() || !o.keep_going) break;
+  }
+  out.flush();
+  if (file.is_open() && !file.flush()) {
+    ctx.err << "oid: bson dump: --outFile " << printable(o.out_file) << ": cannot write it\n";
+    ctx.bad_input();
   }
   bar.update(reader.bytes_read(), printed, true);
 }
@@ -259,7 +274,10 @@ void add_bson_commands(CLI::App& app, context& ctx) {
     auto o = std::make_shared<dump_options>();
     auto* cmd = bson->add_subcommand(
         "dump", "Print concatenated BSON documents as Extended JSON, one document a line");
-    cmd->add_option("FILE", o->file, "A .bson file, or - for stdin (the default)");
+    cmd->add_option("FILE,--bsonFile", o->file, "A .bson file, or - for stdin (the default)")
+        ->type_name("FILE");
+    cmd->add_option("--outFile", o->out_file, "Write to this file (default: standard output)")
+        ->type_name("FILE");
     cmd->add_option("--mode", o->mode, "relaxed (default) or canonical Extended JSON")
         ->check(CLI::IsMember({"canonical", "relaxed"}));
     cmd->add_flag("--pretty", o->pretty, "Indent each document over several lines");
@@ -275,7 +293,8 @@ void add_bson_commands(CLI::App& app, context& ctx) {
     auto* cmd = bson->add_subcommand(
         "from-json",
         "Write Extended JSON documents (one a line, or a JSON array) as a BSON stream to stdout");
-    cmd->add_option("FILE", o->file, "A JSON file, or - for stdin (the default)");
+    cmd->add_option("FILE", o->file, "A JSON file, or - for stdin (the default)")
+        ->type_name("FILE");
     cmd->add_flag("--ensureId,--ensure-id", o->ensure_id,
                   "Put _id first in each document, with a new ObjectId where there is none");
     cmd->add_flag("--legacy", o->legacy,
@@ -288,7 +307,7 @@ void add_bson_commands(CLI::App& app, context& ctx) {
     auto max_size = std::make_shared<std::size_t>(default_max_size);
     auto* cmd = bson->add_subcommand(
         "validate", "Check every document of a BSON stream; report each bad one and where");
-    cmd->add_option("FILE", *file, "A .bson file, or - for stdin (the default)");
+    cmd->add_option("FILE", *file, "A .bson file, or - for stdin (the default)")->type_name("FILE");
     cmd->add_option("--maxSize,--max-size", *max_size,
                     "Largest document accepted, in bytes (16 MiB)")
         ->check(CLI::Range(std::size_t{5}, std::size_t{0x7FFFFFFF}));

@@ -37,6 +37,7 @@ struct context {
   struct connection_flags {
     std::string uri, host, port, username, auth_database, auth_mechanism;
     std::string tls_ca_file, tls_certificate_key_file;
+    std::string read_preference;          // a mode, or {mode, tagSets, maxStalenessSeconds}
     std::optional<std::string> password;  // -p: "" when given without a value (asked for)
     bool tls = false, tls_insecure = false, tls_allow_invalid_certificates = false,
          tls_allow_invalid_hostnames = false;

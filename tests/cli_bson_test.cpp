@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
@@ -240,6 +241,35 @@ TEST(CliBsonBinaryTest, DumpsAFileAndPipesThroughFromJson) {
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos);
   std::remove(file.c_str());
+}
+
+// bsondump's --bsonFile and --outFile: the same output in a file, nothing on stdout; a file that
+// cannot be made is an error that names it, and a damaged input keeps what came before.
+TEST(CliBsonBinaryTest, DumpTakesBsondumpsFileFlags) {
+  const std::string in = temp_path("flags.bson"), out = temp_path("flags.json");
+  const std::string input = bytes_of(doc(1)) + bytes_of(doc(2));
+  std::ofstream(in, std::ios::binary) << input;
+  const std::string oid = std::string("'") + OID_BINARY + "'";
+  const auto dump = run_shell(oid + " bson dump --bsonFile " + in + " --outFile " + out);
+  EXPECT_EQ(dump.status, 0) << dump.err;
+  EXPECT_EQ(dump.out, "");
+  std::ifstream written(out, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(written)), {});
+  EXPECT_EQ(text, relaxed(doc(1)) + relaxed(doc(2)));
+
+  std::ofstream(in, std::ios::binary) << input.substr(0, input.size() - 1);
+  const auto damaged = run_shell(oid + " bson dump " + in + " --outFile=" + out);
+  EXPECT_EQ(damaged.status, 1);
+  std::ifstream again(out, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), {}), relaxed(doc(1)));
+
+  const auto nowhere =
+      run_shell(oid + " bson dump " + in + " --outFile " + temp_path("no/dir.json"));
+  EXPECT_EQ(nowhere.status, 1);
+  EXPECT_NE(nowhere.err.find("--outFile"), std::string::npos) << nowhere.err;
+  EXPECT_NE(nowhere.err.find("cannot create"), std::string::npos) << nowhere.err;
+  std::remove(in.c_str());
+  std::remove(out.c_str());
 }
 
 // The progress line (bytes, documents, rate) shows only when stderr is a terminal and the input is

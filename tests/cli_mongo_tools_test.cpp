@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "mongo/archive.hpp"
 #include "support/ci.hpp"
 #include "support/documents.hpp"
 #include "support/run_cli.hpp"
@@ -526,6 +528,44 @@ TEST_F(MongoToolsCliTest, ScriptsWrittenForMongoToolsRunUnchanged) {
   EXPECT_NE(bad.err.find("'x'"), std::string::npos) << bad.err;
 }
 
+// mongodump's --excludeCollection, --excludeCollectionsWithPrefix (each repeatable, with --db)
+// and --queryFile.
+TEST_F(MongoToolsCliTest, DumpExcludesCollectionsAndReadsTheQueryFromAFile) {
+  for (const char* name : {"keep", "skip", "tmp_a", "tmp_b", "other"}) fill(name, 3);
+  const std::string out = (dir_ / "dump").string(), query = (dir_ / "query.json").string();
+  auto dumped = run_cli({"mongo", "dump", uri_, "-d", db_, "-o", out, "--excludeCollection", "skip",
+                         "--excludeCollection", "other", "--excludeCollectionsWithPrefix", "tmp_",
+                         "--quiet"});
+  ASSERT_EQ(dumped.status, 0) << dumped.err;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(fs::path(out) / db_)) {
+    files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"keep.bson", "keep.metadata.json"}));
+
+  write_file(query, R"({"n": {"$gte": 1}})");
+  auto filtered = run_cli(
+      {"mongo", "dump", uri_, "-d", db_, "-c", "keep", "-o", out, "--queryFile", query, "--quiet"});
+  ASSERT_EQ(filtered.status, 0) << filtered.err;
+  EXPECT_EQ(read_bson_file(fs::path(out) / db_ / "keep.bson").size(), 2u);
+
+  // Without --db, with --collection, or with both --query and --queryFile: usage errors.
+  auto no_db = run_cli({"mongo", "dump", uri_, "--excludeCollection", "skip", "-o", out});
+  EXPECT_EQ(no_db.status, 2);
+  EXPECT_NE(no_db.err.find("need --db"), std::string::npos) << no_db.err;
+  auto with_c = run_cli({"mongo", "dump", uri_, "-d", db_, "-c", "keep",
+                         "--excludeCollectionsWithPrefix", "t", "-o", out});
+  EXPECT_EQ(with_c.status, 2);
+  auto both = run_cli({"mongo", "dump", uri_, "-d", db_, "-q", "{}", "--queryFile", query});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("--query and --queryFile"), std::string::npos) << both.err;
+  write_file(query, "{\"n\": ");
+  auto bad = run_cli({"mongo", "dump", uri_, "-d", db_, "--queryFile", query, "-o", out});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--queryFile " + query), std::string::npos) << bad.err;
+}
+
 TEST_F(MongoToolsCliTest, CsvExportAndImport) {
   insert("c", {json(R"({"_id": 1, "name": "plain", "n": 5, "x": 1.5})"),
                json(R"({"_id": 2, "name": "with, comma and \"quotes\"", "n": 6})"),
@@ -971,6 +1011,232 @@ TEST_F(MongoToolsCliTest, DottedCsvFieldsAreNestedDocuments) {
   EXPECT_EQ(empty.status, 1);
   EXPECT_NE(empty.err.find("\"a..b\": an empty field name"), std::string::npos) << empty.err;
   EXPECT_EQ(contents("n").size(), 1u);
+}
+
+// ---- --archive ----------------------------------------------------------------------------------
+
+// The documents of an archive's bytes, per DB.COLL, as their bytes, sorted; the namespaces' ends.
+struct archive_contents {
+  std::map<std::string, std::vector<std::string>> docs;
+  std::vector<std::string> ends;
+  std::string error;  // the first error, empty when none
+};
+
+archive_contents read_archive(const std::string& bytes) {
+  std::istringstream in(bytes);
+  oid::cli::archive::reader r(in);
+  archive_contents out;
+  if (auto p = r.read_prelude(); !p) {
+    out.error = p.error().message;
+    return out;
+  }
+  while (true) {
+    auto it = r.next();
+    if (!it) {
+      if (out.error.empty()) out.error = it.error().message;
+      if (!r.can_continue()) break;
+      continue;
+    }
+    if (it->kind == oid::cli::archive::item::end) break;
+    const auto& m = r.collections()[it->collection].meta;
+    if (it->kind == oid::cli::archive::item::namespace_end) {
+      out.ends.push_back(m.db + '.' + m.collection);
+    } else {
+      out.docs[m.db + '.' + m.collection].push_back(bytes_of(it->doc));
+    }
+  }
+  for (auto& [ns, d] : out.docs) std::sort(d.begin(), d.end());
+  std::sort(out.ends.begin(), out.ends.end());
+  return out;
+}
+
+TEST_F(MongoToolsCliTest, ArchiveFileDumpDropRestoreGivesTheSameBytesAndIndexes) {
+  fs::create_directories(dir_);
+  const std::string archive = (dir_ / "all.archive").string();
+  const std::string archive_flag = "--archive=" + archive;
+  for (const bool gzip : {false, true}) {
+    SCOPED_TRACE(gzip ? "gzip" : "plain");
+    fill("c", 300);
+    mongo::index_options unique;
+    unique.unique = true;
+    const auto n_key = json(R"({"n": 1})");
+    ASSERT_TRUE(coll("c").create_index(n_key.view(), unique).has_value());
+    fill("other", 5);
+    const auto before = contents("c");
+    const auto indexes_before = index_specs("c");
+
+    std::vector<std::string_view> args = {"mongo", "dump", uri_, "--db", db_, archive_flag};
+    if (gzip) args.push_back("--gzip");
+    auto dump = run_cli(args);
+    ASSERT_EQ(dump.status, 0) << dump.err;
+    EXPECT_EQ(dump.out, "");
+    EXPECT_NE(dump.err.find("dumped 305 documents"), std::string::npos) << dump.err;
+    EXPECT_FALSE(fs::exists(archive + ".partial"));
+    EXPECT_FALSE(fs::exists(dir_ / db_));  // no directory: the archive only
+    const auto bytes = oid::testing::read_file(archive);
+    if (gzip) {
+      ASSERT_GE(bytes.size(), 2u);
+      EXPECT_EQ(bytes.substr(0, 2), "\x1f\x8b");  // the whole archive is one gzip stream
+    } else {
+      // The documents exactly as the server sent them, each namespace ended with its CRC.
+      const auto got = read_archive(bytes);
+      EXPECT_EQ(got.error, "");
+      EXPECT_EQ(got.docs.at(db_ + ".c"), before);
+      EXPECT_EQ(got.docs.at(db_ + ".other").size(), 5u);
+      EXPECT_EQ(got.ends, (std::vector<std::string>{db_ + ".c", db_ + ".other"}));
+    }
+
+    ASSERT_TRUE(coll("c").drop().has_value());
+    const auto stale = json(R"({"stale": true})");
+    ASSERT_TRUE(coll("other").insert_one(stale.view()).has_value());
+    // gzip is recognized by its first bytes, with or without --gzip.
+    std::vector<std::string_view> restore_args = {"mongo", "restore", uri_, archive_flag, "--drop"};
+    if (gzip) restore_args.push_back("--gzip");
+    auto restore = run_cli(restore_args);
+    ASSERT_EQ(restore.status, 0) << restore.err;
+    EXPECT_EQ(restore.out, "");
+    EXPECT_NE(restore.err.find("restored 305 documents"), std::string::npos) << restore.err;
+    EXPECT_EQ(contents("c"), before);
+    EXPECT_EQ(contents("other").size(), 5u);  // --drop took the stale document away
+    EXPECT_EQ(index_specs("c"), indexes_before);
+
+    // Again without --drop: every document is a duplicate key, reported with its namespace and
+    // its offset in the (uncompressed) archive.
+    auto again = run_cli({"mongo", "restore", uri_, archive_flag, "--noIndexRestore"});
+    EXPECT_EQ(again.status, 1);
+    EXPECT_NE(again.err.find(archive + ": " + db_ + ".c: document 0 (offset "), std::string::npos)
+        << again.err;
+    EXPECT_NE(again.err.find("305 duplicate keys"), std::string::npos) << again.err;
+    ASSERT_TRUE(coll("c").drop().has_value());
+    ASSERT_TRUE(coll("other").drop().has_value());
+  }
+}
+
+TEST_F(MongoToolsCliTest, ArchiveOnStandardOutputPipesIntoRestore) {
+  fill("c", 200);
+  fill("d", 3);
+  const auto before = contents("c");
+  // In process: the archive is all that goes to standard output, the log goes to stderr.
+  auto dump = run_cli({"mongo", "dump", uri_, "-d", db_, "--archive"});
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  EXPECT_NE(dump.err.find("dumped 203 documents"), std::string::npos) << dump.err;
+  const auto got = read_archive(dump.out);
+  EXPECT_EQ(got.error, "");
+  EXPECT_EQ(got.docs.at(db_ + ".c"), before);
+  ASSERT_TRUE(coll("c").drop().has_value());
+  // A bare --archive before the URI takes nothing from it: standard input.
+  auto restore = run_cli({"mongo", "restore", "--archive", uri_, "--drop"}, dump.out);
+  ASSERT_EQ(restore.status, 0) << restore.err;
+  EXPECT_EQ(contents("c"), before);
+
+  // The built binary in a pipeline, plain and gzip-compressed (--archive=- is the same): the
+  // database dumped and restored over itself, without a duplicate key thanks to --drop.
+  for (const std::string gzip : {"", " --gzip"}) {
+    SCOPED_TRACE(gzip);
+    const std::string bin = OID_BINARY;
+    const auto piped = oid::testing::run_shell(
+        bin + " mongo dump " + uri_ + " -d " + db_ + " --archive" + gzip + " | " + bin +
+        " mongo restore " + uri_ + " --archive=- --drop --quiet");
+    EXPECT_EQ(piped.status, 0) << piped.err;
+    EXPECT_EQ(piped.out, "");
+    EXPECT_EQ(contents("c"), before);
+    EXPECT_EQ(contents("d").size(), 3u);
+  }
+}
+
+TEST_F(MongoToolsCliTest, ArchiveDumpFiltersAndRestoreFilters) {
+  fs::create_directories(dir_);
+  fill("c", 20);
+  fill("other", 4);
+  mongo::index_options sparse;
+  sparse.sparse = true;
+  const auto key = json(R"({"s": 1})");
+  ASSERT_TRUE(coll("c").create_index(key.view(), sparse).has_value());
+  const auto before = contents("c");
+  const std::string one = "--archive=" + (dir_ / "one.archive").string();
+  const std::string all = "--archive=" + (dir_ / "all.archive").string();
+
+  // -d DB -c COLL: only that collection in the archive.
+  auto dump = run_cli({"mongo", "dump", uri_, "-d", db_, "-c", "c", one, "--quiet"});
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  EXPECT_EQ(dump.err, "");
+  const auto got = read_archive(oid::testing::read_file((dir_ / "one.archive").string()));
+  EXPECT_EQ(got.ends, (std::vector<std::string>{db_ + ".c"}));
+  ASSERT_EQ(run_cli({"mongo", "dump", uri_, "-d", db_, all}).status, 0);
+
+  // --nsInclude and --nsExclude pick from the archive; --noIndexRestore, --writeConcern and
+  // --stopOnError are taken as with a directory.
+  ASSERT_TRUE(coll("c").drop().has_value());
+  ASSERT_TRUE(coll("other").drop().has_value());
+  auto restore =
+      run_cli({"mongo", "restore", uri_, all, "--nsInclude", db_ + ".*", "--nsExclude",
+               db_ + ".other", "--noIndexRestore", "--writeConcern", "majority", "--stopOnError"});
+  ASSERT_EQ(restore.status, 0) << restore.err;
+  EXPECT_EQ(contents("c"), before);
+  EXPECT_EQ(index_names("c"), (std::vector<std::string>{"_id_"}));
+  EXPECT_EQ(contents("other").size(), 0u);
+  auto other = run_cli({"mongo", "restore", uri_, all, "--nsInclude", db_ + ".other"});
+  ASSERT_EQ(other.status, 0) << other.err;
+  EXPECT_EQ(contents("other").size(), 4u);
+  EXPECT_EQ(other.err.find(db_ + ".c:"), std::string::npos) << other.err;
+
+  // Usage errors: an archive and a directory, --out and --archive.
+  auto both = run_cli({"mongo", "restore", uri_, dir_text_, all});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("--archive"), std::string::npos) << both.err;
+  auto out = run_cli({"mongo", "dump", uri_, "-d", db_, "--out", dir_text_, all});
+  EXPECT_EQ(out.status, 2);
+  EXPECT_NE(out.err.find("--archive"), std::string::npos) << out.err;
+}
+
+TEST_F(MongoToolsCliTest, ArchiveThatIsCutOrCorruptIsReportedAndWhatCameBeforeIsRestored) {
+  fs::create_directories(dir_);
+  fill("c", 100);
+  auto dump = run_cli({"mongo", "dump", uri_, "-d", db_, "-c", "c", "--archive", "--quiet"});
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  const std::string& whole = dump.out;
+  ASSERT_TRUE(coll("c").drop().has_value());
+
+  // Cut in the middle of the data: the documents before the cut go in, the error says where.
+  const std::size_t cut = whole.size() * 2 / 3;
+  std::size_t readable = 0;
+  {
+    std::istringstream in(whole.substr(0, cut));
+    oid::cli::archive::reader r(in);
+    ASSERT_TRUE(r.read_prelude().has_value());
+    while (true) {
+      auto it = r.next();
+      if (!it || it->kind != oid::cli::archive::item::document) break;
+      ++readable;
+    }
+  }
+  ASSERT_GT(readable, 10u);
+  auto cut_restore = run_cli({"mongo", "restore", uri_, "--archive"}, whole.substr(0, cut));
+  EXPECT_EQ(cut_restore.status, 1);
+  EXPECT_NE(cut_restore.err.find("standard input: " + db_ + ".c: the archive ends inside"),
+            std::string::npos)
+      << cut_restore.err;
+  EXPECT_NE(cut_restore.err.find("at byte " + std::to_string(cut)), std::string::npos)
+      << cut_restore.err;
+  EXPECT_NE(cut_restore.err.find("incomplete"), std::string::npos) << cut_restore.err;
+  EXPECT_EQ(contents("c").size(), readable);
+
+  // One byte of a document changed (still valid BSON): the CRC says so, naming the namespace.
+  std::string corrupt = whole;
+  const std::size_t at = corrupt.find("text \xc3\xa9 5");
+  ASSERT_NE(at, std::string::npos);
+  corrupt[at] = 'T';
+  auto crc = run_cli({"mongo", "restore", uri_, "--archive", "--drop"}, corrupt);
+  EXPECT_EQ(crc.status, 1);
+  EXPECT_NE(crc.err.find(db_ + ".c: the CRC-64"), std::string::npos) << crc.err;
+
+  // Not an archive at all (a .bson file's bytes): said, and nothing is written.
+  ASSERT_TRUE(coll("c").drop().has_value());
+  const auto empty = json("{}");
+  auto bson = run_cli({"mongo", "restore", uri_, "--archive"}, bytes_of(empty.view()));
+  EXPECT_EQ(bson.status, 1);
+  EXPECT_NE(bson.err.find("not a mongodump archive"), std::string::npos) << bson.err;
+  EXPECT_EQ(contents("c").size(), 0u);
 }
 
 }  // namespace

@@ -223,6 +223,108 @@ TEST_F(MongoCliServerTest, PingInsertFind) {
   EXPECT_EQ(lines(since.out).size(), 1u) << since.out;
 }
 
+// The rest of mongoexport's and mongoimport's flags for the same jobs (docs/command.md's flag
+// table): --skip, --pretty, --noHeaderLine, --fieldFile, --queryFile; --stopOnError (and
+// --maintainInsertionOrder), --writeConcern, --ignoreBlanks, --bypassDocumentValidation; and
+// --readPreference, which every command takes.
+TEST_F(MongoCliServerTest, ExportAndImportTakeMongoToolsRemainingFlags) {
+  const auto dir = std::filesystem::temp_directory_path() / ("oid_flags_" + ns_);
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  // --stopOnError: the duplicate stops the import; what came before it stays.
+  const std::string docs =
+      "{\"_id\": 1, \"a\": \"x\"}\n{\"_id\": 1}\n{\"_id\": 2, \"a\": \"y\"}\n"
+      "{\"_id\": 3, \"a\": \"z\"}\n";
+  for (const char* flag : {"--stopOnError", "--maintainInsertionOrder"}) {
+    auto stopped = run_cli({"mongo", "import", uri_, ns_, "--drop", flag}, docs);
+    EXPECT_EQ(stopped.status, 1) << flag;
+    EXPECT_NE(stopped.err.find("stdin: document 2: duplicate key"), std::string::npos)
+        << stopped.err;
+    EXPECT_NE(stopped.err.find("stopped at stdin: document 2; the 2 after it"), std::string::npos)
+        << stopped.err;
+    auto n = run_cli({"mongo", "count", uri_, ns_});
+    EXPECT_EQ(n.out, "1 documents\n") << flag;
+  }
+  // Without it, every other document goes in.
+  auto all = run_cli({"mongo", "import", uri_, ns_, "--drop", "--writeConcern", "{w: 1, j: true}",
+                      "--bypassDocumentValidation"},
+                     docs);
+  EXPECT_EQ(all.status, 1) << all.err;
+  EXPECT_EQ(run_cli({"mongo", "count", uri_, ns_}).out, "3 documents\n");
+  // A malformed line stops a --stopOnError import too; a bad --writeConcern is refused.
+  auto bad_line = run_cli({"mongo", "import", uri_, ns_ + "2", "--stopOnError", "--quiet"},
+                          "{\"_id\": 10}\n{nope\n{\"_id\": 11}\n");
+  EXPECT_EQ(bad_line.status, 1);
+  EXPECT_EQ(run_cli({"mongo", "count", uri_, ns_ + "2"}).out, "1 documents\n");
+  auto bad_wc = run_cli({"mongo", "import", uri_, ns_, "--writeConcern", "{w: "}, docs);
+  EXPECT_NE(bad_wc.status, 0);
+  EXPECT_NE(bad_wc.err.find("--writeConcern"), std::string::npos) << bad_wc.err;
+
+  // export: --skip and --pretty; --queryFile; --fieldFile with --noHeaderLine.
+  auto skipped = run_cli({"mongo", "export", uri_, ns_, "--sort", "{\"_id\": 1}", "--skip", "1",
+                          "--pretty", "--quiet"});
+  ASSERT_EQ(skipped.status, 0) << skipped.err;
+  EXPECT_EQ(skipped.out,
+            "{\n  \"_id\": 2,\n  \"a\": \"y\"\n}\n{\n  \"_id\": 3,\n  \"a\": \"z\"\n}\n");
+  const auto query = write("query.json", "{\"a\": {\"$gte\": \"y\"}}\n");
+  const auto fields = write("fields.txt", "_id\r\n\na\n");
+  auto csv = run_cli({"mongo", "export", uri_, ns_, "--type", "csv", "--fieldFile", fields,
+                      "--queryFile", query, "--noHeaderLine", "--sort", "{\"_id\": 1}", "--quiet"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out, "2,y\n3,z\n");
+  auto with_header = run_cli({"mongo", "export", uri_, ns_, "--type", "csv", "--fieldFile", fields,
+                              "--limit", "1", "--sort", "{\"_id\": 1}", "--quiet"});
+  EXPECT_EQ(with_header.out, "_id,a\n1,x\n");
+  auto both = run_cli({"mongo", "export", uri_, ns_, "-q", "{}", "--queryFile", query});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("--query and --queryFile"), std::string::npos) << both.err;
+  auto missing = run_cli({"mongo", "export", uri_, ns_, "--queryFile", (dir / "none").string()});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("cannot read the file"), std::string::npos) << missing.err;
+
+  // import --ignoreBlanks: empty CSV fields are left out rather than stored as "".
+  auto blanks = run_cli({"mongo", "import", uri_, ns_ + "3", "--type", "csv", "--headerline",
+                         "--ignoreBlanks", "--quiet"},
+                        "_id,a,b\n1,,x\n2,y,\n");
+  ASSERT_EQ(blanks.status, 0) << blanks.err;
+  auto imported = run_cli({"mongo", "find", uri_, ns_ + "3", "--sort", "{\"_id\": 1}"});
+  EXPECT_EQ(imported.out, "{\"_id\":1,\"b\":\"x\"}\n{\"_id\":2,\"a\":\"y\"}\n");
+
+  // --readPreference: a mode or mongo-tools' document; anything else is a usage error.
+  auto nearest = run_cli(
+      {"mongo", "export", uri_, ns_, "--readPreference", "nearest", "--quiet", "--limit", "1"});
+  EXPECT_EQ(nearest.status, 0) << nearest.err;
+  auto doc = run_cli({"mongo", "run", uri_, "admin", "{\"ping\": 1}", "--readPreference",
+                      "{\"mode\": \"secondaryPreferred\"}"});
+  EXPECT_EQ(doc.status, 0) << doc.err;
+  for (const std::string bad : {"sometimes", "{\"mod\": \"nearest\"}", "{\"mode\": 1}"}) {
+    auto refused = run_cli({"mongo", "export", uri_, ns_, "--readPreference", bad});
+    EXPECT_EQ(refused.status, 2) << bad;
+    EXPECT_NE(refused.err.find("--readPreference"), std::string::npos) << refused.err;
+  }
+  // It conflicts with the connection string's own.
+  auto conflict = run_cli(
+      {"mongo", "export",
+       uri_ + (uri_.find('?') == std::string::npos ? "?" : "&") + "readPreference=secondary", ns_,
+       "--readPreference", "nearest"});
+  EXPECT_EQ(conflict.status, 2);
+  EXPECT_NE(conflict.err.find("--readPreference conflicts with the connection string's "
+                              "readPreference"),
+            std::string::npos)
+      << conflict.err;
+
+  for (const auto& extra : {ns_ + "2", ns_ + "3"}) {
+    auto c = oid::mongo::client::create(uri_);
+    if (c)
+      (void)c->collection(extra.substr(0, extra.find('.')), extra.substr(extra.find('.') + 1))
+          .drop();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(MongoCliServerTest, DuplicateKeysPerDocumentAndUnordered) {
   const std::string input = "{\"_id\": 1}\n{\"_id\": 2}\n{\"_id\": 1}\n{\"_id\": 3}\n";
   auto unordered = run_cli({"mongo", "insert", uri_, ns_, "--unordered"}, input);
@@ -323,7 +425,7 @@ TEST(MongoCliTest, AdminCommandsRefuseBadArgumentsWithoutAServer) {
   EXPECT_NE(empty.err.find("names no command"), std::string::npos) << empty.err;
   auto mode =
       run_cli({"mongo", "run", nowhere, "admin", R"({"ping": 1})", "--read-preference", "closest"});
-  EXPECT_EQ(mode.status, 1);
+  EXPECT_EQ(mode.status, 2);  // a connection flag's usage error, as every command's
   EXPECT_NE(mode.err.find("--readPreference: unknown mode \"closest\""), std::string::npos)
       << mode.err;
   EXPECT_EQ(run_cli({"mongo", "run", nowhere, "admin"}).status, 2);  // no COMMAND

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "mongo/connect.hpp"
 #include "mongo/tools.hpp"
 #include "text_io.hpp"
 
@@ -133,7 +134,7 @@ void run_collections(context& ctx, const std::string& uri_text, const std::strin
 // ---- run ------------------------------------------------------------------------------------
 
 struct run_cli_options {
-  std::string uri, db, command, read_preference;
+  std::string uri, db, command;
   bool pretty = false, canonical = false;
 };
 
@@ -148,16 +149,16 @@ void run_run(context& ctx, const run_cli_options& o) {
     ctx.err << "oid: COMMAND: an empty document names no command, e.g. '{\"dbStats\": 1}'\n";
     return ctx.bad_input();
   }
+  // --readPreference (a connection flag, also the client's default) for this one command.
   std::optional<mongo::read_preference> where;
-  if (!o.read_preference.empty()) {
-    auto mode = mongo::read_mode_from_string(o.read_preference);
-    if (!mode) {
-      ctx.err << "oid: --readPreference: unknown mode " << quote(o.read_preference)
-              << " (primary, primaryPreferred, secondary, secondaryPreferred, nearest)\n";
-      return ctx.bad_input();
+  if (!ctx.connection.read_preference.empty()) {
+    auto rp = parse_read_preference(ctx.connection.read_preference);
+    if (!rp) {
+      ctx.err << "oid: " << rp.error() << '\n';
+      ctx.status = exit_usage;
+      return;
     }
-    where.emplace();
-    where->mode = *mode;
+    where = std::move(*rp);
   }
   auto c = make_client(ctx, o.uri);
   if (!c) return;
@@ -202,9 +203,6 @@ void add_mongo_admin_commands(CLI::App& mongo, context& ctx) {
     add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB", o->db, "The database the command runs on, e.g. admin")->required();
     cmd->add_option("COMMAND", o->command, "The command, e.g. '{\"dbStats\": 1}'")->required();
-    cmd->add_option("--readPreference,--read-preference", o->read_preference,
-                    "Where a read command may run: primary (default), primaryPreferred, "
-                    "secondary, secondaryPreferred, nearest");
     cmd->add_flag("--pretty", o->pretty, "One field per line, indented");
     cmd->add_flag("--canonical", o->canonical,
                   "Canonical Extended JSON (every number typed) instead of relaxed");

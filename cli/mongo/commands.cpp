@@ -480,6 +480,29 @@ std::optional<bson::document> json_argument(context& ctx, const std::string& nam
   return std::move(*d);
 }
 
+std::optional<std::string> read_argument_file(context& ctx, std::string_view flag,
+                                              const std::string& path) {
+  constexpr std::size_t max_size = 16 * 1024 * 1024;
+  std::ifstream file(path, std::ios::binary);
+  std::string text;
+  if (file) {
+    text.resize(max_size + 1);
+    file.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(file.gcount()));
+  }
+  if (!file && !file.eof()) {
+    ctx.err << "oid: " << flag << ' ' << printable(path) << ": cannot read the file\n";
+    ctx.status = exit_usage;
+    return std::nullopt;
+  }
+  if (text.size() > max_size) {
+    ctx.err << "oid: " << flag << ' ' << printable(path) << ": larger than 16 MiB\n";
+    ctx.status = exit_usage;
+    return std::nullopt;
+  }
+  return text;
+}
+
 std::optional<mongo::read_concern> read_concern_argument(context& ctx, const std::string& text) {
   static constexpr std::string_view levels[] = {"local", "available", "majority", "linearizable",
                                                 "snapshot"};
@@ -721,7 +744,8 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
         "insert", "Insert Extended JSON documents (one a line, or a JSON array); _id made here");
     add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB.COLL", o->ns, "Database and collection, e.g. shop.orders")->required();
-    cmd->add_option("FILE", o->file, "A JSON file, or - for stdin (the default)");
+    cmd->add_option("FILE", o->file, "A JSON file, or - for stdin (the default)")
+        ->type_name("FILE");
     cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
     cmd->add_flag("--unordered", o->unordered,
                   "Report refused documents (e.g. duplicate keys) and insert the rest");

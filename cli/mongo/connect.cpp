@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <oid/bson/json_reader.hpp>
 #include <vector>
 
 #include "mongo/tools.hpp"
@@ -544,6 +545,10 @@ void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri) {
                  "SCRAM-SHA-256, SCRAM-SHA-1, PLAIN or MONGODB-X509")
       ->group(group);
   cmd.add_flag("--tls,--ssl", f.tls, "Connect over TLS")->group(group);
+  cmd.add_option("--readPreference,--read-preference", f.read_preference,
+                 "Where reads go: primary (default), primaryPreferred, secondary, "
+                 "secondaryPreferred, nearest, or {\"mode\": ..., \"tagSets\": [...]}")
+      ->group(group);
   cmd.add_option("--tlsCAFile,--sslCAFile", f.tls_ca_file, "CA certificates (PEM)")
       ->type_name("FILE")
       ->group(group);
@@ -612,13 +617,62 @@ result<std::vector<mongo::host>, std::string> hosts_of(const context::connection
 
 }  // namespace
 
+result<mongo::read_preference, std::string> parse_read_preference(std::string_view text) {
+  const std::string modes =
+      " (primary, primaryPreferred, secondary, secondaryPreferred, nearest, or {\"mode\": ..., "
+      "\"tagSets\": [...], \"maxStalenessSeconds\": N})";
+  mongo::read_preference rp;
+  if (text.empty() || text.front() != '{') {
+    auto mode = mongo::read_mode_from_string(text);
+    if (!mode) return "--readPreference: unknown mode " + quote(text) + modes;
+    rp.mode = *mode;
+    return rp;
+  }
+  auto doc = bson::from_json(text);
+  if (!doc) return "--readPreference: " + std::string(doc.error().message()) + modes;
+  bool has_mode = false;
+  for (const auto& e : doc->view()) {
+    if (e.key() == "mode") {
+      const auto name = e.get_string();
+      auto mode = name ? mongo::read_mode_from_string(*name) : mongo::read_mode_from_string("");
+      if (!mode) return "--readPreference: \"mode\" is not a mode" + modes;
+      rp.mode = *mode;
+      has_mode = true;
+    } else if (e.key() == "tagSets") {
+      const auto sets = e.get_array();
+      if (!sets) return std::string("--readPreference: \"tagSets\" is not an array of documents");
+      for (const auto& set : *sets) {
+        const auto tags = set.get_document();
+        if (!tags) return std::string("--readPreference: \"tagSets\" holds a non-document");
+        mongo::tag_set ts;
+        for (const auto& tag : *tags) {
+          const auto value = tag.get_string();
+          if (!value) return "--readPreference: tag " + quote(tag.key()) + " is not a string";
+          ts.emplace_back(std::string(tag.key()), std::string(*value));
+        }
+        rp.tag_sets.push_back(std::move(ts));
+      }
+    } else if (e.key() == "maxStalenessSeconds") {
+      const auto n = e.get_int32();
+      if (!n || *n <= 0) {
+        return std::string("--readPreference: \"maxStalenessSeconds\" is not a positive int");
+      }
+      rp.max_staleness = std::chrono::seconds(*n);
+    } else {
+      return "--readPreference: unknown field " + quote(e.key()) + modes;
+    }
+  }
+  if (!has_mode) return "--readPreference: no \"mode\"" + modes;
+  return rp;
+}
+
 result<mongo::uri, std::string> with_connection_flags(const context::connection_flags& f,
                                                       mongo::uri u, bool given) {
   const bool any = !f.host.empty() || !f.port.empty() || !f.username.empty() || f.password ||
                    !f.auth_database.empty() || !f.auth_mechanism.empty() || f.tls ||
                    !f.tls_ca_file.empty() || !f.tls_certificate_key_file.empty() ||
                    f.tls_insecure || f.tls_allow_invalid_certificates ||
-                   f.tls_allow_invalid_hostnames;
+                   f.tls_allow_invalid_hostnames || !f.read_preference.empty();
   if (!any) return u;
   auto s = u.settings();
   std::optional<std::string> conflict;
@@ -660,6 +714,18 @@ result<mongo::uri, std::string> with_connection_flags(const context::connection_
   if (f.tls_allow_invalid_hostnames) {
     set(s.tls_allow_invalid_hostnames, true, "--tlsAllowInvalidHostnames",
         "tlsAllowInvalidHostnames");
+  }
+  if (!f.read_preference.empty()) {
+    auto rp = parse_read_preference(f.read_preference);
+    if (!rp) return std::move(rp).error();
+    set(s.read_preference_mode, rp->mode, "--readPreference", "readPreference");
+    if (!rp->tag_sets.empty()) {
+      set(s.read_preference_tags, rp->tag_sets, "--readPreference tagSets", "readPreferenceTags");
+    }
+    if (rp->max_staleness) {
+      set(s.max_staleness, *rp->max_staleness, "--readPreference maxStalenessSeconds",
+          "maxStalenessSeconds");
+    }
   }
   if (conflict) return std::move(*conflict);
   if (f.password && !s.username) {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/secret.hpp>
+#include <oid/result.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,5 +47,10 @@ std::variant<connection_config, config_error> parse_connection_config(std::strin
 /// root), or lets its group or others read, write or run it: the message says its mode and
 /// `chmod 600 PATH`, as ssh refuses such a key file. The bytes read are cleared afterwards.
 std::variant<connection_config, config_error> read_connection_config(const std::string& path);
+
+/// --readPreference as mongo-tools take it: a mode (primary, primaryPreferred, secondary,
+/// secondaryPreferred, nearest, in any case), or Extended JSON {"mode": ..., "tagSets": [{...},
+/// ...], "maxStalenessSeconds": N}. The error says what is wrong, naming the flag.
+result<mongo::read_preference, std::string> parse_read_preference(std::string_view text);
 
 }  // namespace oid::cli

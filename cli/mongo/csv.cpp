@@ -509,7 +509,7 @@ result<void, column_error> csv_columns::parse(const std::vector<std::string>& na
 }
 
 result<void, std::size_t> csv_columns::build(const std::vector<std::string>& record,
-                                             bson::builder& b) const {
+                                             bson::builder& b, bool ignore_blanks) const {
   for (std::size_t i = 0; i < program_.size(); ++i) {
     const auto& op = program_[i];
     if (op.kind == step::open) {
@@ -521,7 +521,7 @@ result<void, std::size_t> csv_columns::build(const std::vector<std::string>& rec
       }
     } else if (op.kind == step::close) {
       b.close();
-    } else if (op.column < record.size() &&
+    } else if (op.column < record.size() && !(ignore_blanks && record[op.column].empty()) &&
                !append_typed(b, op.key, columns_[op.column], record[op.column])) {
       return op.column;
     }

@@ -125,8 +125,10 @@ class csv_columns {
   const column& operator[](std::size_t i) const { return columns_[i]; }
 
   /// Appends the document of `record` (at most size() fields) to `b`; the error is the index of
-  /// the field that cannot be read as its column's type.
-  result<void, std::size_t> build(const std::vector<std::string>& record, bson::builder& b) const;
+  /// the field that cannot be read as its column's type. `ignore_blanks` (mongoimport's
+  /// --ignoreBlanks): empty fields are left out rather than stored as "".
+  result<void, std::size_t> build(const std::vector<std::string>& record, bson::builder& b,
+                                  bool ignore_blanks = false) const;
 
  private:
   struct step {

@@ -1,6 +1,8 @@
 // oid mongo dump: collections to files in mongodump's layout, DIR/DB/COLL.bson (the documents as
 // the server sent them, one after the other) and DIR/DB/COLL.metadata.json (indexes, options,
-// uuid, collection name and type, as canonical Extended JSON), optionally gzip-compressed.
+// uuid, collection name and type, as canonical Extended JSON), optionally gzip-compressed; or,
+// with --archive, to one mongodump archive (archive.hpp) in a file or on standard output.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -8,10 +10,13 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_writer.hpp>
 #include <oid/mongo/client.hpp>
+#include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "mongo/archive.hpp"
 #include "mongo/tools.hpp"
 #include "text_io.hpp"
 
@@ -21,7 +26,10 @@ namespace {
 namespace fs = std::filesystem;
 
 struct dump_options {
-  std::string uri, db, collection, out = "dump", query, since, until;
+  std::string uri, db, collection, out = "dump", query, query_file, since, until;
+  std::vector<std::string> exclude, exclude_prefixes;  // --excludeCollection[sWithPrefix]
+  std::string archive;  // --archive[=FILE]: "-" is standard output; empty: a directory
+  bool out_given = false;
   bool gzip = false;
   bool quiet = false;
   std::size_t jobs = 4;
@@ -93,6 +101,44 @@ std::string metadata_json(const dump_job& j, const std::vector<bson::document>& 
   return bson::to_json(m.view(), bson::json_mode::canonical);
 }
 
+// The collection's documents matching `filter`, each as the server sent it, to `put` (which
+// returns false, with j.error set, when it cannot take one). False, with j.error, when reading or
+// `put` failed.
+template <class Put>
+bool read_documents(mongo::collection& coll, bson::document_view filter, dump_job& j,
+                    progress_line& bar, Put&& put) {
+  auto cur = coll.find(filter);
+  if (!cur) {
+    j.error = "find: " + cur.error().message;
+    return false;
+  }
+  while (true) {
+    auto more = cur->next();
+    if (!more) {
+      j.error = "after " + std::to_string(j.documents) + " documents: " + more.error().message;
+      return false;
+    }
+    if (!*more) return true;
+    const auto doc = cur->current();
+    if (!put(std::span<const std::uint8_t>(doc.data(), doc.size()))) return false;
+    ++j.documents;
+    j.bytes += doc.size();
+    bar.add(1, doc.size());
+  }
+}
+
+// The collection's indexes (none for a view); false, with j.error, when listIndexes failed.
+bool list_indexes(mongo::collection& coll, dump_job& j, std::vector<bson::document>& indexes) {
+  if (j.type == "view") return true;
+  auto listed = coll.list_indexes();
+  if (!listed) {
+    j.error = "listIndexes: " + listed.error().message;
+    return false;
+  }
+  indexes = std::move(*listed);
+  return true;
+}
+
 void dump_one(mongo::client& client, const dump_options& o, bson::document_view filter, dump_job& j,
               progress_line& bar) {
   const fs::path dir = fs::path(o.out) / j.db;
@@ -100,14 +146,7 @@ void dump_one(mongo::client& client, const dump_options& o, bson::document_view 
   const std::string gz = o.gzip ? ".gz" : "";
   auto coll = client.collection(j.db, j.name);
   std::vector<bson::document> indexes;
-  if (j.type != "view") {
-    auto listed = coll.list_indexes();
-    if (!listed) {
-      j.error = "listIndexes: " + listed.error().message;
-      return;
-    }
-    indexes = std::move(*listed);
-  }
+  if (!list_indexes(coll, j, indexes)) return;
   // Views: only the metadata (the view's definition), as mongodump writes by default.
   if (j.type != "view") {
     file_sink data;
@@ -115,27 +154,12 @@ void dump_one(mongo::client& client, const dump_options& o, bson::document_view 
       j.error = data.error();
       return;
     }
-    auto cur = coll.find(filter);
-    if (!cur) {
-      j.error = "find: " + cur.error().message;
-      return;
-    }
-    while (true) {
-      auto more = cur->next();
-      if (!more) {
-        j.error = "after " + std::to_string(j.documents) + " documents: " + more.error().message;
-        return;
-      }
-      if (!*more) break;
-      const auto doc = cur->current();
-      if (!data.write({reinterpret_cast<const char*>(doc.data()), doc.size()})) {
-        j.error = data.error();
-        return;
-      }
-      ++j.documents;
-      j.bytes += doc.size();
-      bar.add(1, doc.size());
-    }
+    const bool read = read_documents(coll, filter, j, bar, [&](std::span<const std::uint8_t> d) {
+      if (data.write({reinterpret_cast<const char*>(d.data()), d.size()})) return true;
+      j.error = data.error();
+      return false;
+    });
+    if (!read) return;
     if (!data.commit()) {
       j.error = data.error();
       return;
@@ -149,13 +173,129 @@ void dump_one(mongo::client& client, const dump_options& o, bson::document_view 
   }
 }
 
+// The server's version, for the archive's header ("" when buildInfo does not say).
+std::string server_version(mongo::client& client) {
+  bson::builder cmd;
+  cmd.append_int32("buildInfo", 1);
+  auto info = client.run_command("admin", cmd.view());
+  if (!info) return {};
+  const auto v = info->view().find("version");
+  return std::string(v ? v->get_string().value_or("") : "");
+}
+
+// The jobs into one archive (--archive): the prelude (each collection's metadata, so indexes are
+// listed first), then the collections' documents on `o.jobs` threads, interleaved in segments of
+// about 1 MiB, each collection ended by its EOF and CRC. A collection that fails is left without
+// its EOF, so that a reader sees it unfinished; a file (--archive=FILE) is then not kept at all.
+// False when the archive could not be written.
+bool dump_archive(context& ctx, mongo::client& client, const dump_options& o,
+                  bson::document_view filter, std::vector<dump_job>& jobs, progress_line& bar) {
+  std::vector<archive::collection_metadata> prelude;
+  std::vector<dump_job*> listed;
+  for (auto& j : jobs) {
+    auto coll = client.collection(j.db, j.name);
+    std::vector<bson::document> indexes;
+    if (!list_indexes(coll, j, indexes)) continue;  // reported with the others; not in the archive
+    archive::collection_metadata m;
+    m.db = j.db;
+    m.collection = j.name;
+    m.metadata = metadata_json(j, indexes);
+    m.type = j.type;
+    prelude.push_back(std::move(m));
+    listed.push_back(&j);
+  }
+  archive::header h;
+  h.concurrent_collections = static_cast<std::int32_t>(o.jobs);
+  h.server_version = server_version(client);
+  h.tool_version = std::string("oid ") + OID_VERSION_STRING;
+
+  const bool to_stdout = o.archive == "-";
+  std::optional<stream_sink> out;
+  file_sink file;
+  if (to_stdout) {
+    out.emplace(ctx.out, o.gzip);
+  } else if (!file.open(o.archive, o.gzip)) {
+    ctx.err << "oid: mongo dump: " << printable(file.error()) << '\n';
+    return false;
+  }
+  const auto sink_error = [&] { return to_stdout ? out->error() : file.error(); };
+  archive::writer w(
+      [&](std::string_view bytes) { return to_stdout ? out->write(bytes) : file.write(bytes); });
+  if (!w.write_prelude(h, prelude)) {
+    ctx.err << "oid: mongo dump: " << printable(sink_error()) << '\n';
+    return false;
+  }
+  run_parallel(listed.size(), o.jobs, [&](std::size_t i) {
+    dump_job& j = *listed[i];
+    archive::namespace_writer ns(w, j.db, j.name);
+    auto coll = client.collection(j.db, j.name);
+    const auto put = [&](std::span<const std::uint8_t> d) {
+      if (ns.add(d)) return true;
+      j.error = "writing the archive failed";
+      return false;
+    };
+    // A view: its metadata, and an EOF with no data (what mongorestore needs to create it).
+    if (j.type != "view" && !read_documents(coll, filter, j, bar, put)) return;
+    if (!ns.finish()) j.error = "writing the archive failed";
+  });
+  const bool any_failed =
+      std::any_of(jobs.begin(), jobs.end(), [](const dump_job& j) { return !j.error.empty(); });
+  if (to_stdout) {
+    if (!out->finish()) {
+      ctx.err << "oid: mongo dump: " << printable(out->error()) << '\n';
+      return false;
+    }
+    return true;
+  }
+  if (any_failed) {
+    ctx.err << "oid: mongo dump: " << printable(o.archive)
+            << " not written: a collection could not be dumped whole\n";
+    return false;
+  }
+  if (!file.commit()) {
+    ctx.err << "oid: mongo dump: " << printable(file.error()) << '\n';
+    return false;
+  }
+  return true;
+}
+
 void run_dump(context& ctx, const dump_options& o) {
   if (!o.collection.empty() && o.db.empty()) {
     ctx.err << "oid: mongo dump: --collection needs --db\n";
     ctx.status = exit_usage;
     return;
   }
-  const auto filter = created_filter_argument(ctx, "--query", o.query, o.since, o.until);
+  if ((!o.exclude.empty() || !o.exclude_prefixes.empty()) &&
+      (o.db.empty() || !o.collection.empty())) {
+    ctx.err << "oid: mongo dump: --excludeCollection and --excludeCollectionsWithPrefix need "
+               "--db, and not --collection\n";
+    ctx.status = exit_usage;
+    return;
+  }
+  if (!o.query.empty() && !o.query_file.empty()) {
+    ctx.err << "oid: mongo dump: --query and --queryFile: give one of them\n";
+    ctx.status = exit_usage;
+    return;
+  }
+  if (!o.archive.empty() && o.out_given) {
+    ctx.err << "oid: mongo dump: --out and --archive: give one of them\n";
+    ctx.status = exit_usage;
+    return;
+  }
+  if (o.archive == "-" && is_terminal(ctx.out)) {
+    ctx.err << "oid: mongo dump: standard output is a terminal: give --archive=FILE, or redirect "
+               "it to a file or a pipe\n";
+    ctx.status = exit_usage;
+    return;
+  }
+  std::string query_name = "--query", query = o.query;
+  if (!o.query_file.empty()) {
+    auto text = read_argument_file(ctx, "--queryFile", o.query_file);
+    if (!text) return;
+    query_name = "--queryFile " + o.query_file;
+    query = std::move(*text);
+  }
+  const auto filter = created_filter_argument(ctx, query_name, query, o.since, o.until);
   if (!filter) return;
   auto client = make_client(ctx, o.uri);
   if (!client) return;
@@ -191,6 +331,11 @@ void run_dump(context& ctx, const dump_options& o) {
       auto j = job_of(db, entry.view());
       if (j.name.starts_with("system.")) continue;
       if (!o.collection.empty() && j.name != o.collection) continue;
+      if (std::find(o.exclude.begin(), o.exclude.end(), j.name) != o.exclude.end() ||
+          std::any_of(o.exclude_prefixes.begin(), o.exclude_prefixes.end(),
+                      [&](const std::string& p) { return j.name.starts_with(p); })) {
+        continue;
+      }
       if (const auto problem = collection_name_problem(db, j.name); !problem.empty()) {
         ctx.err << "oid: mongo dump: skipping collection " << quote(j.name) << " of database "
                 << printable(db) << ": " << problem << '\n';
@@ -207,7 +352,7 @@ void run_dump(context& ctx, const dump_options& o) {
   }
   // --out is the user's (a link there is followed); what is made inside it is 0700, and a
   // database's directory that is a symbolic link is refused, not followed.
-  {
+  if (o.archive.empty()) {
     std::error_code e;
     const fs::path out(o.out);
     if (!fs::is_directory(out, e)) {
@@ -217,11 +362,11 @@ void run_dump(context& ctx, const dump_options& o) {
         return ctx.bad_input();
       }
     }
-  }
-  for (const auto& db : dbs) {
-    if (const auto problem = make_private_directory(fs::path(o.out) / db); !problem.empty()) {
-      ctx.err << "oid: mongo dump: " << printable(problem) << '\n';
-      return ctx.bad_input();
+    for (const auto& db : dbs) {
+      if (const auto problem = make_private_directory(out / db); !problem.empty()) {
+        ctx.err << "oid: mongo dump: " << printable(problem) << '\n';
+        return ctx.bad_input();
+      }
     }
   }
 
@@ -236,8 +381,12 @@ void run_dump(context& ctx, const dump_options& o) {
       }
     }
     progress_line bar(ctx, o.quiet, 0, total);
-    run_parallel(jobs.size(), o.jobs,
-                 [&](std::size_t i) { dump_one(*client, o, filter->view(), jobs[i], bar); });
+    if (!o.archive.empty()) {
+      if (!dump_archive(ctx, *client, o, filter->view(), jobs, bar)) ctx.bad_input();
+    } else {
+      run_parallel(jobs.size(), o.jobs,
+                   [&](std::size_t i) { dump_one(*client, o, filter->view(), jobs[i], bar); });
+    }
   }
 
   std::uint64_t documents = 0, bytes = 0, failed = 0;
@@ -278,9 +427,21 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx) {
   add_uri_options(*cmd, ctx, o->uri);
   cmd->add_option("-d,--db", o->db, "Only this database (default: all but local and config)");
   cmd->add_option("-c,--collection", o->collection, "Only this collection (needs --db)");
-  cmd->add_option("-o,--out", o->out, "The directory to write to (default: dump)");
-  cmd->add_flag("--gzip", o->gzip, "Compress the files (.bson.gz, .metadata.json.gz)");
+  auto* out = cmd->add_option("-o,--out", o->out, "The directory to write to (default: dump)")
+                  ->type_name("DIR");
+  // As mongodump: FILE only after '=', so that a bare --archive never takes the next argument.
+  cmd->add_flag("--archive{-}", o->archive,
+                "One mongodump archive instead of a directory: --archive=FILE, or standard "
+                "output (--archive or --archive=-)")
+      ->type_name("[=FILE]");
+  cmd->add_flag("--gzip", o->gzip,
+                "Compress the files (.bson.gz, .metadata.json.gz), or the whole archive");
   cmd->add_option("-q,--query", o->query, "Only documents matching this Extended JSON filter");
+  cmd->add_option("--queryFile", o->query_file, "The --query filter, read from a file")
+      ->type_name("FILE");
+  cmd->add_option("--excludeCollection", o->exclude, "Not this collection of --db (repeatable)");
+  cmd->add_option("--excludeCollectionsWithPrefix", o->exclude_prefixes,
+                  "Not the collections of --db whose names start so (repeatable)");
   cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
   cmd->add_option("--until", o->until, "Only documents whose ObjectId _id is before this time");
   cmd->add_option("-j,--jobs,--numParallelCollections", o->jobs,
@@ -288,7 +449,10 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx) {
       ->check(CLI::Range(1, 64));
   cmd->add_flag("--quiet", o->quiet,
                 "No progress, no line per collection, no summary: errors only");
-  cmd->final_callback([&ctx, o] { run_dump(ctx, *o); });
+  cmd->final_callback([&ctx, o, out] {
+    o->out_given = out->count() > 0;
+    run_dump(ctx, *o);
+  });
 }
 
 }  // namespace oid::cli

@@ -1,7 +1,8 @@
 // oid mongo restore: a directory in mongodump's layout (DIR/DB/COLL.bson and
-// DIR/DB/COLL.metadata.json, each maybe gzip-compressed) back into a server: the collection's
-// options, its documents, then its indexes. Every refused document is reported with its file,
-// index and offset, and a corrupt or truncated file with the offset where reading stopped.
+// DIR/DB/COLL.metadata.json, each maybe gzip-compressed), or a mongodump archive (--archive,
+// archive.hpp), back into a server: the collection's options, its documents, then its indexes.
+// Every refused document is reported with its file (or namespace), index and offset, and a
+// corrupt or truncated file or archive with the offset where reading stopped.
 #include "mongo/restore.hpp"
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "mongo/archive.hpp"
 #include "mongo/loader.hpp"
 #include "mongo/tools.hpp"
 #include "text_io.hpp"
@@ -34,6 +36,9 @@ namespace fs = std::filesystem;
 
 struct restore_options {
   std::string uri, dir = "dump", write_concern;
+  std::string archive;  // --archive[=FILE]: "-" is standard input; empty: the directory
+  bool dir_given = false;
+  bool gzip = false;  // accepted as mongorestore takes it: compression is detected anyway
   mongo::write_concern parsed_write_concern;  // of --writeConcern
   restore_filter filter;
   bool drop = false;
@@ -194,6 +199,52 @@ bool create_collection(mongo::client& client, restore_job& j, bson::document_vie
   return true;
 }
 
+// How restore inserts: batches of up to 16 MiB, ordered or not, with the write concern asked for.
+batch_loader::settings loader_settings(const restore_options& o) {
+  batch_loader::settings settings;
+  settings.max_bytes = 16 * 1024 * 1024;
+  settings.insert.ordered = o.ordered;
+  settings.insert.write_concern = o.parsed_write_concern;
+  if (o.w0) settings.insert.write_concern = mongo::write_concern::unacknowledged();
+  return settings;
+}
+
+// Where each document of the pending batch came from: its offset in the (uncompressed) file or
+// archive, and its 0-based index in its collection's data.
+struct batch_places {
+  std::vector<std::uint64_t> offsets;
+  std::vector<std::size_t> indexes;
+};
+
+// The report of each batch into `j`: what went in, and each refused document with `where` (the
+// file, or the archive and namespace), its index and offset.
+batch_loader::report_fn batch_reporter(restore_job& j, const std::string& where,
+                                       batch_places& places, progress_line& bar) {
+  return [&j, where, &places, &bar](const loaded_batch& b) {
+    const auto& offsets = places.offsets;
+    const auto& indexes = places.indexes;
+    bar.add(b.documents.size(), b.bytes);
+    j.documents += b.inserted;
+    if (b.failed == nullptr && b.refused.empty()) j.bytes += b.bytes;
+    if (b.failed != nullptr) {
+      j.messages << "oid: " << where << ": inserting documents " << indexes.front() << " to "
+                 << indexes.back() << ": " << b.failed->message << '\n';
+    }
+    for (const auto& r : b.refused) {
+      j.messages << "oid: " << where << ": document " << indexes[r.index] << " (offset "
+                 << offsets[r.index] << "): " << (r.duplicate ? "duplicate key: " : "refused: ")
+                 << r.message << '\n';
+      ++(r.duplicate ? j.duplicates : j.refused);
+    }
+    if (b.stopped_at) {
+      j.messages << "oid: " << where << ": stopped at document " << indexes[*b.stopped_at]
+                 << " (--ordered); the documents after it are not restored\n";
+    }
+    places.offsets.clear();
+    places.indexes.clear();
+  };
+}
+
 // Inserts the documents of j.data in batches; reports each refused document and the place where
 // the file cannot be read on. False when the file stopped early.
 bool restore_documents(mongo::collection& coll, const restore_options& o, restore_job& j,
@@ -205,37 +256,11 @@ bool restore_documents(mongo::collection& coll, const restore_options& o, restor
   }
   std::istream in(&buf);
   bson::stream_reader reader(in);
-  batch_loader::settings settings;
-  settings.max_bytes = 16 * 1024 * 1024;
-  settings.insert.ordered = o.ordered;
-  settings.insert.write_concern = o.parsed_write_concern;
-  if (o.w0) settings.insert.write_concern = mongo::write_concern::unacknowledged();
   const std::string file = j.data.string();
-
-  std::vector<std::uint64_t> offsets;  // of each pending document in the (uncompressed) file
-  std::vector<std::size_t> indexes;    // and its 0-based index there
-  const auto report_batch = [&](const loaded_batch& b) {
-    bar.add(b.documents.size(), b.bytes);
-    j.documents += b.inserted;
-    if (b.failed == nullptr && b.refused.empty()) j.bytes += b.bytes;
-    if (b.failed != nullptr) {
-      j.messages << "oid: " << file << ": inserting documents " << indexes.front() << " to "
-                 << indexes.back() << ": " << b.failed->message << '\n';
-    }
-    for (const auto& r : b.refused) {
-      j.messages << "oid: " << file << ": document " << indexes[r.index] << " (offset "
-                 << offsets[r.index] << "): " << (r.duplicate ? "duplicate key: " : "refused: ")
-                 << r.message << '\n';
-      ++(r.duplicate ? j.duplicates : j.refused);
-    }
-    if (b.stopped_at) {
-      j.messages << "oid: " << file << ": stopped at document " << indexes[*b.stopped_at]
-                 << " (--ordered); the documents after it are not restored\n";
-    }
-    offsets.clear();
-    indexes.clear();
-  };
-  batch_loader loader(coll, settings, report_batch);
+  batch_places places;
+  batch_loader loader(coll, loader_settings(o), batch_reporter(j, file, places, bar));
+  auto& offsets = places.offsets;
+  auto& indexes = places.indexes;
 
   while (!loader.stopped()) {
     auto more = reader.next();
@@ -309,6 +334,25 @@ bool restore_indexes(mongo::collection& coll, restore_job& j, bson::document_vie
   return true;
 }
 
+// --drop, then the collection created with the metadata's options (when there is metadata).
+// False when the drop failed (j.failed set: nothing more is done); a refused create sets j.failed
+// and returns true (the documents may still go in, as mongorestore does).
+bool prepare_collection(mongo::client& client, const restore_options& o, restore_job& j) {
+  auto coll = client.collection(j.db, j.name);
+  if (o.drop) {
+    if (auto d = coll.drop(); !d) {
+      j.messages << "oid: " << j.db << '.' << j.name << ": drop: " << d.error().message << '\n';
+      j.failed = true;
+      return false;
+    }
+  }
+  const auto meta = j.meta ? j.meta->view() : bson::document_view();
+  bson::document_view options;
+  if (const auto opt = meta.find("options")) options = opt->get_document().value_or(options);
+  if (j.meta && !create_collection(client, j, options)) j.failed = true;
+  return true;
+}
+
 void restore_one(mongo::client& client, const restore_options& o, restore_job& j,
                  progress_line& bar) {
   if (j.failed) return;  // its metadata or its name was refused (said in j.messages)
@@ -317,20 +361,50 @@ void restore_one(mongo::client& client, const restore_options& o, restore_job& j
   const auto type = meta.find("type");
   const bool view = type && type->get_string().value_or("") == "view";
   auto coll = client.collection(j.db, j.name);
-  if (o.drop) {
-    if (auto d = coll.drop(); !d) {
-      j.messages << "oid: " << j.db << '.' << j.name << ": drop: " << d.error().message << '\n';
-      j.failed = true;
-      return;
-    }
-  }
-  bson::document_view options;
-  if (const auto opt = meta.find("options")) options = opt->get_document().value_or(options);
-  if (metadata && !create_collection(client, j, options)) j.failed = true;
+  if (!prepare_collection(client, o, j)) return;
   if (view) return;
   if (!j.data.empty() && !restore_documents(coll, o, j, bar)) j.failed = true;
   if (!o.no_index_restore && metadata && !restore_indexes(coll, j, meta)) j.failed = true;
 }
+
+// Each job's errors, a line per job and the summary (unless --quiet); exit status 1 when any
+// job failed or had a document refused.
+void report_jobs(context& ctx, const restore_options& o,
+                 const std::vector<std::unique_ptr<restore_job>>& jobs,
+                 std::chrono::steady_clock::time_point start) {
+  std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0, failed = 0;
+  for (const auto& j : jobs) {
+    ctx.err << printable(j->messages.str(), true);
+    documents += j->documents;
+    bytes += j->bytes;
+    duplicates += j->duplicates;
+    refused += j->refused;
+    if (j->failed || j->duplicates > 0 || j->refused > 0) ++failed;
+    if (!o.quiet) {
+      ctx.err << printable(j->db + '.' + j->name) << ": " << j->documents << " documents";
+      if (j->duplicates > 0) ctx.err << ", " << j->duplicates << " duplicate keys";
+      if (j->refused > 0) ctx.err << ", " << j->refused << " refused";
+      if (j->failed) ctx.err << " (incomplete: see the errors)";
+      ctx.err << '\n';
+    }
+  }
+  if (failed > 0) ctx.bad_input();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (o.quiet) return;  // errors only
+  ctx.err << "restored " << documents << " documents, " << bytes << " bytes, to " << jobs.size()
+          << " collections in " << std::fixed << std::setprecision(2) << seconds << " s";
+  if (o.w0) ctx.err << " (w: 0, not acknowledged)";
+  ctx.err << "; " << duplicates << " duplicate keys, " << refused << " other refusals, " << failed
+          << " collections with errors\n";
+}
+
+// Restores the archive of --archive (FILE, or standard input for "-"), reading it once from start
+// to end: each announced collection that passes the filters and the name checks is created (after
+// --drop) when its data or end first shows, its documents inserted in batches as they come, its
+// indexes created at its end. A corrupt or truncated archive stops the reading where it went
+// wrong, said with the namespace and the offset; what came before is restored.
+void run_archive_restore(context& ctx, const restore_options& o);
 
 void run_restore(context& ctx, restore_options o) {
   if (!o.write_concern.empty()) {
@@ -344,6 +418,7 @@ void run_restore(context& ctx, restore_options o) {
     o.parsed_write_concern = *wc;
     o.w0 = o.w0 || !wc->is_acknowledged();  // w: 0 is --w0, with its summary
   }
+  if (!o.archive.empty()) return run_archive_restore(ctx, o);
   auto plan = plan_restore(o.dir, o.filter);
   if (!plan.error.empty()) {
     ctx.err << "oid: mongo restore: " << printable(plan.error) << '\n';
@@ -373,31 +448,209 @@ void run_restore(context& ctx, restore_options o) {
                  [&](std::size_t i) { restore_one(*client, o, *jobs[i], bar); });
   }
 
-  std::uint64_t documents = 0, bytes = 0, duplicates = 0, refused = 0, failed = 0;
-  for (const auto& j : jobs) {
-    ctx.err << printable(j->messages.str(), true);
-    documents += j->documents;
-    bytes += j->bytes;
-    duplicates += j->duplicates;
-    refused += j->refused;
-    if (j->failed || j->duplicates > 0 || j->refused > 0) ++failed;
-    if (!o.quiet) {
-      ctx.err << printable(j->db + '.' + j->name) << ": " << j->documents << " documents";
-      if (j->duplicates > 0) ctx.err << ", " << j->duplicates << " duplicate keys";
-      if (j->refused > 0) ctx.err << ", " << j->refused << " refused";
-      if (j->failed) ctx.err << " (incomplete: see the errors)";
-      ctx.err << '\n';
+  report_jobs(ctx, o, jobs, start);
+}
+
+// One collection an archive announces, as the restore follows it through the archive.
+struct archive_target {
+  restore_job* job = nullptr;  // null: not restored (left out by a filter): its data is read past
+  std::optional<batch_loader> loader;  // once started, unless --drop failed or it is a view
+  batch_places places;
+  std::size_t index = 0;  // of the next document in the collection's data
+  bool started = false, ended = false, buckets_said = false;
+};
+
+void run_archive_restore(context& ctx, const restore_options& o) {
+  if (o.dir_given) {
+    ctx.err << "oid: mongo restore: a directory and --archive: give one of them (an archive "
+               "file is --archive=FILE)\n";
+    ctx.status = exit_usage;
+    return;
+  }
+  const bool from_stdin = o.archive == "-";
+  const std::string name = from_stdin ? "standard input" : o.archive;
+  source_buf file_buf;
+  std::optional<stream_source_buf> stdin_buf;
+  std::streambuf* buf = &file_buf;
+  if (from_stdin) {
+    buf = &stdin_buf.emplace(ctx.in);
+  } else if (!file_buf.open(o.archive)) {
+    ctx.err << "oid: mongo restore: " << printable(file_buf.error()) << '\n';
+    return ctx.bad_input();
+  }
+  std::istream in(buf);
+  // An error of the archive, with what the decompression said about it.
+  const auto archive_message = [&](const archive::archive_error& e) {
+    std::string m = "oid: " + name + ": " + e.message;
+    if (from_stdin ? stdin_buf->compressed() : file_buf.compressed()) {
+      m += " (offsets in the uncompressed data)";
+    }
+    const auto err = from_stdin ? stdin_buf->error() : file_buf.error();
+    if (!err.empty()) m += "; " + err;
+    return m;
+  };
+  archive::reader reader(in);
+  if (auto prelude = reader.read_prelude(); !prelude) {
+    ctx.err << printable(archive_message(prelude.error())) << '\n';
+    return ctx.bad_input();
+  }
+
+  // The plan, from the prelude alone: the namespace each collection is written to is the one
+  // the archive announces (its data is under that name), checked against MongoDB's rules like a
+  // directory's names, then the system.* rule and --nsInclude / --nsExclude.
+  const auto& entries = reader.collections();
+  std::vector<std::unique_ptr<restore_job>> jobs;
+  std::vector<archive_target> targets(entries.size());
+  std::string left_out;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    if (e.meta.db.empty() && e.meta.collection == "oplog") {  // mongodump --oplog's
+      left_out += "oid: mongo restore: " + name +
+                  ": the oplog (of mongodump --oplog) is not replayed: oid has no --oplogReplay\n";
+      continue;
+    }
+    auto j = std::make_unique<restore_job>();
+    j->db = e.meta.db;
+    j->name = e.meta.collection;
+    const std::string ns = j->db + '.' + j->name;
+    j->metadata = name + " (the metadata of " + ns + ")";  // for restore_indexes' messages
+    if (!e.problem.empty()) {
+      j->messages << "oid: " << name << ": " << quote(ns) << " not restored: " << e.problem << '\n';
+      j->failed = true;
+    } else if (!e.meta.metadata.empty()) {
+      auto doc = bson::from_json(e.meta.metadata);
+      if (!doc) {
+        const auto where = bson::position_of(e.meta.metadata, doc.error().offset);
+        j->messages << "oid: " << j->metadata.string() << ": line " << where.line << ", column "
+                    << where.column << ": " << doc.error().message()
+                    << " (not Extended JSON metadata); " << ns << " not restored\n";
+        j->failed = true;
+      } else {
+        j->meta = std::move(*doc);
+      }
+    }
+    if (!o.filter.users_and_roles && !j->failed && j->name.starts_with("system.")) {
+      left_out += "oid: mongo restore: " + ns +
+                  " not restored (system collections, users and roles among them, need "
+                  "--restoreDbUsersAndRoles)\n";
+      continue;
+    }
+    if (!o.filter.selects(ns)) continue;
+    if (!j->failed) targets[i].job = j.get();
+    jobs.push_back(std::move(j));
+  }
+  ctx.err << printable(left_out, true);
+  if (jobs.empty()) {
+    ctx.err << "oid: mongo restore: nothing to restore in " << printable(name) << '\n';
+    return ctx.bad_input();
+  }
+  auto client = make_client(ctx, o.uri);
+  if (!client) return;
+  const auto start = std::chrono::steady_clock::now();
+  std::string fatal;  // the error that stopped the reading
+  {
+    std::uint64_t total = 0;
+    if (!from_stdin) {
+      std::error_code e;
+      const auto size = fs::file_size(o.archive, e);
+      if (!e) total = size;
+    }
+    progress_line bar(ctx, o.quiet, total);
+    const auto begin = [&](archive_target& t) {
+      if (t.started || t.job == nullptr) return;
+      t.started = true;
+      restore_job& j = *t.job;
+      if (!prepare_collection(*client, o, j)) return;
+      const auto meta = j.meta ? j.meta->view() : bson::document_view();
+      const auto type = meta.find("type");
+      if (type && type->get_string().value_or("") == "view") return;
+      t.loader.emplace(client->collection(j.db, j.name), loader_settings(o),
+                       batch_reporter(j, name + ": " + j.db + '.' + j.name, t.places, bar));
+    };
+    const auto end = [&](archive_target& t) {
+      t.ended = true;
+      if (t.job == nullptr) return;
+      begin(t);  // an empty collection, or a view: its end is all there is
+      restore_job& j = *t.job;
+      if (t.loader && !t.loader->flush()) j.failed = true;
+      if (!o.no_index_restore && j.meta && t.loader) {
+        auto coll = client->collection(j.db, j.name);
+        if (!restore_indexes(coll, j, j.meta->view())) j.failed = true;
+      }
+    };
+    std::size_t last = static_cast<std::size_t>(-1);
+    while (true) {
+      auto next = reader.next();
+      if (!next) {
+        const auto& e = next.error();
+        // A bad document of a collection not restored is read past; of one restored, skipped
+        // with --keepGoing, else the end.
+        if (e.code == archive::archive_errc::invalid_document &&
+            (o.keep_going || targets[e.collection].job == nullptr)) {
+          auto& t = targets[e.collection];
+          ++t.index;
+          if (t.job == nullptr) continue;
+          t.job->messages << archive_message(e) << "; skipped (--keepGoing)\n";
+          t.job->failed = true;
+          continue;
+        }
+        if (e.code == archive::archive_errc::crc_mismatch) {
+          auto& t = targets[e.collection];
+          end(t);
+          if (t.job != nullptr) {
+            t.job->messages << archive_message(e) << '\n';
+            t.job->failed = true;
+          } else {
+            ctx.err << printable(archive_message(e)) << '\n';
+            ctx.bad_input();
+          }
+          continue;
+        }
+        fatal = archive_message(e) + "; the rest of the archive is not restored";
+        break;
+      }
+      if (next->kind == archive::item::end) break;
+      auto& t = targets[next->collection];
+      if (next->kind == archive::item::namespace_end) {
+        end(t);
+        continue;
+      }
+      // Batches are per collection and sent when the data moves to another collection, so an
+      // interleaved archive holds one collection's batch in memory at a time.
+      if (last != next->collection && last < targets.size() && targets[last].loader) {
+        targets[last].loader->flush();
+      }
+      last = next->collection;
+      const std::size_t index = t.index++;
+      if (t.job == nullptr) continue;
+      begin(t);
+      if (next->buckets) {
+        if (!t.buckets_said) {
+          t.job->messages << "oid: " << name << ": " << t.job->db << '.' << t.job->name
+                          << ": the timeseries' buckets (system.buckets." << t.job->name
+                          << ") are not restored: oid restores no bucket documents\n";
+          t.job->failed = true;
+          t.buckets_said = true;
+        }
+        continue;
+      }
+      if (!t.loader || t.loader->stopped()) continue;
+      t.places.offsets.push_back(next->offset);
+      t.places.indexes.push_back(index);
+      t.loader->add(bson::document(next->doc));
+    }
+    // What came before the error goes in; a collection not ended is incomplete.
+    for (auto& t : targets) {
+      if (t.job == nullptr || t.ended) continue;
+      if (t.loader) t.loader->flush();
+      t.job->failed = true;
     }
   }
-  if (failed > 0) ctx.bad_input();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (o.quiet) return;  // errors only
-  ctx.err << "restored " << documents << " documents, " << bytes << " bytes, to " << jobs.size()
-          << " collections in " << std::fixed << std::setprecision(2) << seconds << " s";
-  if (o.w0) ctx.err << " (w: 0, not acknowledged)";
-  ctx.err << "; " << duplicates << " duplicate keys, " << refused << " other refusals, " << failed
-          << " collections with errors\n";
+  if (!fatal.empty()) {
+    ctx.err << printable(fatal) << '\n';
+    ctx.bad_input();
+  }
+  report_jobs(ctx, o, jobs, start);
 }
 
 }  // namespace
@@ -457,7 +710,16 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   auto* cmd = mongo.add_subcommand(
       "restore", "Restore a directory in mongodump's layout (DIR/DB/COLL.bson[.gz], metadata)");
   add_uri_options(*cmd, ctx, o->uri);
-  cmd->add_option("DIR,--dir", o->dir, "The directory a dump wrote (default: dump)");
+  auto* dir = cmd->add_option("DIR,--dir", o->dir, "The directory a dump wrote (default: dump)")
+                  ->type_name("DIR");
+  // As mongorestore: FILE only after '=', so that a bare --archive never takes the next argument.
+  cmd->add_flag("--archive{-}", o->archive,
+                "Restore a mongodump archive instead of a directory: --archive=FILE, or standard "
+                "input (--archive or --archive=-); gzip-compressed or not")
+      ->type_name("[=FILE]");
+  cmd->add_flag("--gzip", o->gzip,
+                "Accepted as mongorestore takes it: compressed files and archives are recognized "
+                "by their content");
   cmd->add_flag("--drop", o->drop, "Drop each collection before restoring it");
   cmd->add_option("--nsInclude", o->filter.include,
                   "Only DB.COLL matching this pattern ('*': any text)")
@@ -480,7 +742,10 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
       ->check(CLI::Range(1, 64));
   cmd->add_flag("--quiet", o->quiet,
                 "No progress, no line per collection, no summary: errors only");
-  cmd->final_callback([&ctx, o] { run_restore(ctx, *o); });
+  cmd->final_callback([&ctx, o, dir] {
+    o->dir_given = dir->count() > 0;
+    run_restore(ctx, *o);
+  });
 }
 
 }  // namespace oid::cli

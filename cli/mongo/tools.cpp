@@ -328,4 +328,169 @@ source_buf::int_type source_buf::underflow() {
   return traits_type::to_int_type(buf_[0]);
 }
 
+// ---- stream_sink ----------------------------------------------------------------------------
+
+stream_sink::stream_sink(std::ostream& out, bool gzip) : out_(out) {
+  if (!gzip) return;
+  auto* z = new z_stream{};
+  // windowBits 15 + 16: a gzip wrapper (header and CRC-32 trailer), as gzip and gzwrite write.
+  if (deflateInit2(z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    delete z;
+    error_ = "cannot start compressing: out of memory";
+    return;
+  }
+  z_ = z;
+  buf_.resize(1 << 17);
+}
+
+stream_sink::~stream_sink() {
+  if (z_ != nullptr) {
+    deflateEnd(static_cast<z_stream*>(z_));
+    delete static_cast<z_stream*>(z_);
+  }
+}
+
+bool stream_sink::deflate_to_out(int flush) {
+  auto* z = static_cast<z_stream*>(z_);
+  int rc = Z_OK;
+  do {
+    z->next_out = reinterpret_cast<Bytef*>(buf_.data());
+    z->avail_out = static_cast<uInt>(buf_.size());
+    rc = deflate(z, flush);
+    if (rc == Z_STREAM_ERROR) {
+      error_ = "compressing failed";
+      return false;
+    }
+    const std::size_t n = buf_.size() - z->avail_out;
+    if (n > 0 && !out_.write(buf_.data(), static_cast<std::streamsize>(n))) {
+      error_ = "cannot write to standard output";
+      return false;
+    }
+  } while (z->avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+  return true;
+}
+
+bool stream_sink::write(std::string_view bytes) {
+  if (!error_.empty()) return false;
+  if (z_ == nullptr) {
+    if (!out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+      error_ = "cannot write to standard output";
+    }
+    return error_.empty();
+  }
+  auto* z = static_cast<z_stream*>(z_);
+  // deflate takes an unsigned count: large pieces go in parts.
+  while (!bytes.empty()) {
+    const auto n = static_cast<uInt>(std::min<std::size_t>(bytes.size(), 1u << 30));
+    z->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    z->avail_in = n;
+    if (!deflate_to_out(Z_NO_FLUSH)) return false;
+    bytes.remove_prefix(n);
+  }
+  return true;
+}
+
+bool stream_sink::finish() {
+  if (!error_.empty()) return false;
+  if (z_ != nullptr) {
+    auto* z = static_cast<z_stream*>(z_);
+    z->next_in = nullptr;
+    z->avail_in = 0;
+    if (!deflate_to_out(Z_FINISH)) return false;
+  }
+  if (!out_.flush()) error_ = "cannot write to standard output";
+  return error_.empty();
+}
+
+// ---- stream_source_buf ------------------------------------------------------------------------
+
+stream_source_buf::stream_source_buf(std::istream& in) : in_(in) { in_buf_.resize(1 << 17); }
+
+stream_source_buf::~stream_source_buf() {
+  if (z_ != nullptr) {
+    inflateEnd(static_cast<z_stream*>(z_));
+    delete static_cast<z_stream*>(z_);
+  }
+}
+
+std::size_t stream_source_buf::read_raw() {
+  if (in_begin_ < in_end_) return in_end_ - in_begin_;
+  in_begin_ = in_end_ = 0;
+  if (!in_.good()) return 0;
+  // readsome would not wait for a pipe; read waits for a full buffer or the end, as the archive
+  // reader does.
+  in_.read(in_buf_.data(), static_cast<std::streamsize>(in_buf_.size()));
+  in_end_ = static_cast<std::size_t>(in_.gcount());
+  if (in_end_ == 0 && in_.bad()) error_ = "reading standard input failed";
+  return in_end_;
+}
+
+stream_source_buf::int_type stream_source_buf::underflow() {
+  if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+  if (done_) return traits_type::eof();
+  if (!started_) {
+    started_ = true;
+    // Two bytes decide: gzip's magic 1f 8b. The first read may give only one (a slow pipe).
+    while (in_end_ < 2 && in_.good()) {
+      in_.read(in_buf_.data() + in_end_, static_cast<std::streamsize>(2 - in_end_));
+      in_end_ += static_cast<std::size_t>(in_.gcount());
+    }
+    compressed_ = in_end_ >= 2 && static_cast<unsigned char>(in_buf_[0]) == 0x1f &&
+                  static_cast<unsigned char>(in_buf_[1]) == 0x8b;
+    if (compressed_) {
+      auto* z = new z_stream{};
+      if (inflateInit2(z, 15 + 16) != Z_OK) {
+        delete z;
+        error_ = "cannot start decompressing: out of memory";
+        done_ = true;
+        return traits_type::eof();
+      }
+      z_ = z;
+      out_buf_.resize(1 << 17);
+    }
+  }
+  if (!compressed_) {
+    if (read_raw() == 0) {
+      done_ = true;
+      return traits_type::eof();
+    }
+    char* p = in_buf_.data() + in_begin_;
+    setg(p, p, p + (in_end_ - in_begin_));
+    in_begin_ = in_end_;
+    return traits_type::to_int_type(*p);
+  }
+  auto* z = static_cast<z_stream*>(z_);
+  while (true) {
+    if (read_raw() == 0) {
+      // The input ended: fine between gzip members, an early end inside one.
+      if (z->total_in != 0) error_ = "compressed data: unexpected end of file";
+      done_ = true;
+      return traits_type::eof();
+    }
+    z->next_in = reinterpret_cast<Bytef*>(in_buf_.data() + in_begin_);
+    z->avail_in = static_cast<uInt>(in_end_ - in_begin_);
+    z->next_out = reinterpret_cast<Bytef*>(out_buf_.data());
+    z->avail_out = static_cast<uInt>(out_buf_.size());
+    const int rc = inflate(z, Z_NO_FLUSH);
+    in_begin_ = in_end_ - z->avail_in;
+    const std::size_t n = out_buf_.size() - z->avail_out;
+    if (rc == Z_STREAM_END) {
+      // The member ended; another may follow (gzip -c a b > c), which must start with the magic.
+      inflateReset(z);
+      if (read_raw() > 0 && static_cast<unsigned char>(in_buf_[in_begin_]) != 0x1f) {
+        error_ = "compressed data: bytes after the end of the gzip stream";
+        done_ = true;
+      }
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      error_ = std::string("compressed data: ") + (z->msg != nullptr ? z->msg : "corrupt");
+      done_ = true;
+    }
+    if (n > 0) {
+      setg(out_buf_.data(), out_buf_.data(), out_buf_.data() + n);
+      return traits_type::to_int_type(out_buf_[0]);
+    }
+    if (done_) return traits_type::eof();
+  }
+}
+
 }  // namespace oid::cli

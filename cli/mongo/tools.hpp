@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <mutex>
 #include <oid/bson/document.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/read_concern.hpp>
 #include <optional>
+#include <ostream>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -55,6 +57,11 @@ std::pair<std::string, std::string> namespace_of(const std::string& ns, const st
 /// `text` as Extended JSON; nullopt (reported as NAME: what, at column N) when it is not.
 std::optional<bson::document> json_argument(context& ctx, const std::string& name,
                                             const std::string& text);
+/// The text of a file a flag names (--queryFile, --fieldFile): at most 16 MiB (a query or a
+/// list, never data); nullopt when it cannot be read or is larger (reported as a usage error
+/// naming the flag and the file).
+std::optional<std::string> read_argument_file(context& ctx, std::string_view flag,
+                                              const std::string& path);
 /// `text` as a time (parse_time): none for an empty text; the parse error for a bad one (already
 /// reported as NAME: invalid time ... at column N).
 result<std::optional<std::chrono::sys_seconds>> time_argument(context& ctx, const std::string& name,
@@ -213,6 +220,58 @@ class source_buf : public std::streambuf {
   std::vector<char> buf_;
   std::string error_;
   bool compressed_ = false;
+};
+
+/// Bytes to a stream (standard output, for an archive), gzip-compressed (zlib, the default
+/// level) or not; compressed output goes out in blocks of 128 KiB.
+class stream_sink {
+ public:
+  stream_sink(std::ostream& out, bool gzip);
+  ~stream_sink();
+  stream_sink(const stream_sink&) = delete;
+  stream_sink& operator=(const stream_sink&) = delete;
+
+  /// Appends `bytes`; false (with `error()`) when writing failed.
+  bool write(std::string_view bytes);
+  /// Ends the compressed stream and flushes the stream; false (with `error()`) when that failed.
+  bool finish();
+  const std::string& error() const noexcept { return error_; }
+
+ private:
+  bool deflate_to_out(int flush);
+  std::ostream& out_;
+  void* z_ = nullptr;  // z_stream, when compressing
+  std::vector<char> buf_;
+  std::string error_;
+};
+
+/// source_buf for a stream (standard input): data that starts with gzip's magic bytes (1f 8b) is
+/// decompressed (one gzip member after another, as gzip writes them), anything else read as it
+/// is. Compressed data that is corrupt or ends early reads as the end of the stream; `error()`
+/// then says so.
+class stream_source_buf : public std::streambuf {
+ public:
+  explicit stream_source_buf(std::istream& in);
+  ~stream_source_buf() override;
+  stream_source_buf(const stream_source_buf&) = delete;
+  stream_source_buf& operator=(const stream_source_buf&) = delete;
+
+  /// Empty, or what went wrong in the compressed data.
+  std::string error() const { return error_; }
+  /// True when the data is gzip-compressed (known once the first bytes are read).
+  bool compressed() const noexcept { return compressed_; }
+
+ protected:
+  int_type underflow() override;
+
+ private:
+  std::size_t read_raw();  // more compressed (or plain) input into in_buf_; 0 at its end
+  std::istream& in_;
+  void* z_ = nullptr;  // z_stream, when compressed
+  std::vector<char> in_buf_, out_buf_;
+  std::size_t in_begin_ = 0, in_end_ = 0;
+  bool started_ = false, compressed_ = false, done_ = false;
+  std::string error_;
 };
 
 }  // namespace oid::cli

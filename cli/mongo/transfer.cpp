@@ -36,6 +36,48 @@
 namespace oid::cli {
 namespace {
 
+// --fields f1,f2 or --fieldFile FILE (one field a line, as mongo-tools read it; blank lines and a
+// '\r' before the newline ignored); nullopt when both are given or the file is unreadable
+// (reported).
+std::optional<std::string> field_list(context& ctx, const std::string& fields,
+                                      const std::string& field_file) {
+  if (field_file.empty()) return fields;
+  if (!fields.empty()) {
+    ctx.err << "oid: --fields and --fieldFile: give one of them\n";
+    ctx.status = exit_usage;
+    return std::nullopt;
+  }
+  auto text = read_argument_file(ctx, "--fieldFile", field_file);
+  if (!text) return std::nullopt;
+  std::string list;
+  std::size_t start = 0;
+  while (start < text->size()) {
+    auto end = std::min(text->find('\n', start), text->size());
+    std::string_view line(text->data() + start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) (list += list.empty() ? "" : ",") += line;
+    start = end + 1;
+  }
+  return list;
+}
+
+// --query TEXT or --queryFile FILE, as Extended JSON; nullopt when both are given or either is
+// bad (reported).
+std::optional<bson::document> query_argument(context& ctx, const std::string& query,
+                                             const std::string& query_file) {
+  if (query_file.empty()) {
+    return query.empty() ? std::optional(bson::document()) : json_argument(ctx, "--query", query);
+  }
+  if (!query.empty()) {
+    ctx.err << "oid: --query and --queryFile: give one of them\n";
+    ctx.status = exit_usage;
+    return std::nullopt;
+  }
+  auto text = read_argument_file(ctx, "--queryFile", query_file);
+  if (!text) return std::nullopt;
+  return json_argument(ctx, "--queryFile " + query_file, *text);
+}
+
 std::vector<std::string> split_fields(const std::string& list) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -50,23 +92,27 @@ std::vector<std::string> split_fields(const std::string& list) {
 // ---- export ---------------------------------------------------------------------------------
 
 struct export_options {
-  std::string uri, ns, db, coll, type = "json", fields, query, sort, out, json_format;
-  bool json_array = false, canonical = false, quiet = false;
-  std::int64_t limit = 0;
+  std::string uri, ns, db, coll, type = "json", fields, field_file, query, query_file, sort, out,
+                                 json_format;
+  bool json_array = false, canonical = false, pretty = false, no_header_line = false, quiet = false;
+  std::int64_t limit = 0, skip = 0;
 };
 
 void run_export(context& ctx, export_options o) {
   const auto [db, coll_name] = namespace_of(o.ns, o.db, o.coll);
   if (!o.json_format.empty()) o.canonical = o.json_format == "canonical";
-  const auto fields = split_fields(o.fields);
+  const auto field_text = field_list(ctx, o.fields, o.field_file);
+  if (!field_text) return;
+  const auto fields = split_fields(*field_text);
   const bool csv = o.type == "csv";
   if (csv && fields.empty()) {
     ctx.err << "oid: mongo export: --type csv needs --fields\n";
     ctx.status = exit_usage;
     return;
   }
-  std::optional<bson::document> query = bson::document(), sort = bson::document();
-  if (!o.query.empty() && !(query = json_argument(ctx, "--query", o.query))) return;
+  std::optional<bson::document> query = query_argument(ctx, o.query, o.query_file);
+  if (!query) return;
+  std::optional<bson::document> sort = bson::document();
   if (!o.sort.empty() && !(sort = json_argument(ctx, "--sort", o.sort))) return;
   bson::builder projection;
   // CSV reads each column's path itself (at_path, which also indexes arrays: d.1.e): the server
@@ -100,6 +146,7 @@ void run_export(context& ctx, export_options o) {
   if (progress_line::shows(ctx, quiet) && query->empty()) {
     const auto n = client->collection(db, coll_name).estimated_document_count();
     if (n && *n > 0) total = static_cast<std::uint64_t>(*n);
+    total -= std::min(total, static_cast<std::uint64_t>(o.skip));
     if (o.limit > 0) total = std::min(total, static_cast<std::uint64_t>(o.limit));
   }
   const auto start = std::chrono::steady_clock::now();
@@ -107,19 +154,22 @@ void run_export(context& ctx, export_options o) {
   fo.projection = projection.view();
   fo.sort = sort->view();
   fo.limit = o.limit;
+  fo.skip = o.skip;
   auto cur = client->collection(db, coll_name).find(query->view(), fo);
   if (!cur) return report(ctx, cur.error());
   output_buffer buf(*out);
   std::string line;
-  const bson::json_mode mode = o.canonical ? bson::json_mode::canonical : bson::json_mode::relaxed;
-  if (csv) {
+  bson::json_options jo;
+  jo.mode = o.canonical ? bson::json_mode::canonical : bson::json_mode::relaxed;
+  jo.pretty = o.pretty;
+  if (csv && !o.no_header_line) {
     for (std::size_t i = 0; i < fields.size(); ++i) {
       if (i > 0) line += ',';
       append_csv_text(fields[i], line);
     }
     line += '\n';
     buf.write(line);
-  } else if (o.json_array) {
+  } else if (!csv && o.json_array) {
     buf.put('[');
   }
   std::uint64_t count = 0, bytes = 0;
@@ -138,7 +188,7 @@ void run_export(context& ctx, export_options o) {
       line += '\n';
     } else {
       if (o.json_array && count > 0) line += ',';
-      bson::to_json(doc, mode, line);
+      bson::to_json(doc, jo, line);
       if (!o.json_array) line += '\n';
     }
     if (terminal) line = csv ? printable(line, true) : terminal_safe_json(line);
@@ -165,10 +215,14 @@ void run_export(context& ctx, export_options o) {
 // ---- import ---------------------------------------------------------------------------------
 
 struct import_options {
-  std::string uri, ns, db, coll, file, type = "json", fields, mode = "insert",
-                                       upsert_fields = "_id";
+  std::string uri, ns, db, coll, file, type = "json", fields, field_file, mode = "insert",
+                                       upsert_fields = "_id", write_concern;
   bool headerline = false, json_array = false, drop = false, quiet = false;
-  bool columns_have_types = false;
+  bool columns_have_types = false, ignore_blanks = false, bypass_document_validation = false;
+  /// --stopOnError (or --maintainInsertionOrder): ordered inserts, and the first refused
+  /// document or bad input ends the import.
+  bool stop_on_error = false;
+  mongo::write_concern parsed_write_concern{};
 };
 
 // Writes the imported documents: inserts through the batched loader; upserts and merges one by one.
@@ -183,6 +237,7 @@ class importer {
 
   // Adds a document (`where` names its place for messages).
   void add(bson::document doc, std::string where) {
+    if (stopped()) return;
     if (o_.mode == "insert") {
       places_.push_back(std::move(where));
       loader_.add(std::move(doc));
@@ -200,6 +255,8 @@ class importer {
     }
     mongo::write_options wo;
     wo.upsert = true;
+    wo.write_concern = o_.parsed_write_concern;
+    if (o_.bypass_document_validation) wo.bypass_document_validation = true;
     bson::builder set;  // merge: {$set: the fields but _id}
     set.open_document("$set");
     for (const auto& e : doc.view()) {
@@ -218,17 +275,22 @@ class importer {
 
   void flush() { loader_.flush(); }
 
+  /// With --stopOnError, once a document was refused: nothing more is written.
+  bool stopped() const noexcept { return o_.stop_on_error && (loader_.stopped() || refused_ > 0); }
+
   std::uint64_t written() const noexcept { return written_ + loader_.inserted(); }
   std::uint64_t refused() const noexcept { return refused_ + loader_.refused(); }
 
  private:
-  // Unordered batches of 1,000 documents; a batch that fails as a whole counts as refused and the
-  // next one is tried.
-  static batch_loader::settings loader_settings() {
+  // Batches of 1,000 documents; unordered, and a batch that fails as a whole counts as refused
+  // and the next one is tried, unless --stopOnError: then ordered, and the first refusal stops.
+  batch_loader::settings loader_settings() const {
     batch_loader::settings s;
     s.max_bytes = UINT64_MAX;
-    s.insert.ordered = false;
-    s.stop_on_failure = false;
+    s.insert.ordered = o_.stop_on_error;
+    s.insert.write_concern = o_.parsed_write_concern;
+    if (o_.bypass_document_validation) s.insert.bypass_document_validation = true;
+    s.stop_on_failure = o_.stop_on_error;
     return s;
   }
 
@@ -240,6 +302,10 @@ class importer {
     for (const auto& r : b.refused) {
       ctx_.err << "oid: " << places_[r.index] << ": "
                << (r.duplicate ? "duplicate key: " : "refused: ") << printable(r.message) << '\n';
+    }
+    if (b.stopped_at && *b.stopped_at + 1 < b.documents.size()) {
+      ctx_.err << "oid: --stopOnError: stopped at " << places_[*b.stopped_at] << "; the "
+               << b.documents.size() - *b.stopped_at - 1 << " after it in its batch not written\n";
     }
     places_.clear();
   }
@@ -258,7 +324,14 @@ void run_import(context& ctx, import_options o) {
   if (!o.db.empty() && !o.coll.empty() && !o.ns.empty() && o.file.empty()) std::swap(o.ns, o.file);
   const auto [db, coll_name] = namespace_of(o.ns, o.db, o.coll);
   const bool json = o.type == "json";
-  const std::vector<std::string> fields = split_fields(o.fields);
+  const auto field_text = field_list(ctx, o.fields, o.field_file);
+  if (!field_text) return;
+  const std::vector<std::string> fields = split_fields(*field_text);
+  if (!o.write_concern.empty()) {
+    auto wc = write_concern_argument(ctx, o.write_concern);
+    if (!wc) return;
+    o.parsed_write_concern = *wc;
+  }
   if (!json && !o.headerline && fields.empty()) {
     ctx.err << "oid: mongo import: --type " << o.type << " needs --headerline or --fields\n";
     ctx.status = exit_usage;
@@ -316,10 +389,10 @@ void run_import(context& ctx, import_options o) {
         ctx.err << "oid: " << name << ": line " << where.line << ", column " << where.column << ": "
                 << more.error().message() << '\n';
         ++bad;
-        if (!reader.can_continue()) break;
+        if (!reader.can_continue() || o.stop_on_error) break;
         continue;
       }
-      if (!*more) break;
+      if (!*more || imp.stopped()) break;
       advance(reader.bytes_read());
       imp.add(std::move(doc), name + ": document " + std::to_string(++n));
       doc = bson::document();
@@ -335,9 +408,10 @@ void run_import(context& ctx, import_options o) {
       if (!got) {
         ctx.err << "oid: " << name << ": " << got.error() << '\n';
         ++bad;
+        if (o.stop_on_error) break;
         continue;
       }
-      if (!*got) break;
+      if (!*got || imp.stopped()) break;
       if (record.size() == 1 && record[0].empty()) continue;  // an empty line
       if (header) {
         if (auto parsed = columns.parse(record, o.columns_have_types); !parsed) {
@@ -354,16 +428,18 @@ void run_import(context& ctx, import_options o) {
         ctx.err << "oid: " << where << ": " << record.size() << " fields, but " << columns.size()
                 << " names\n";
         ++bad;
+        if (o.stop_on_error) break;
         continue;
       }
       bson::builder b;
-      if (auto built = columns.build(record, b); !built) {
+      if (auto built = columns.build(record, b, o.ignore_blanks); !built) {
         const std::size_t bad_field = built.error();
         ctx.err << "oid: " << name << ": " << reader.field_position(bad_field) << ": \""
                 << printable(record[bad_field]) << "\" is not "
                 << printable(columns[bad_field].type_text) << " (field "
                 << printable(columns[bad_field].name) << ")\n";
         ++bad;
+        if (o.stop_on_error) break;
         continue;
       }
       advance(reader.bytes_read());
@@ -396,15 +472,24 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     cmd->add_option("--type", o->type, "json (default) or csv")
         ->check(CLI::IsMember({"json", "csv"}));
     cmd->add_option("-f,--fields", o->fields, "Only these fields, f1,f2 (CSV: the columns)");
+    cmd->add_option("--fieldFile", o->field_file, "The fields, one a line (instead of --fields)")
+        ->type_name("FILE");
     cmd->add_option("-q,--query", o->query, "Only documents matching this Extended JSON filter");
+    cmd->add_option("--queryFile", o->query_file, "The --query filter, read from a file")
+        ->type_name("FILE");
     cmd->add_option("--sort", o->sort, "Sort order as Extended JSON");
+    cmd->add_option("--skip", o->skip, "Leave out this many documents first")
+        ->check(CLI::Range(0, 1 << 30));
     cmd->add_option("--limit", o->limit, "At most this many documents")
         ->check(CLI::Range(0, 1 << 30));
     cmd->add_flag("--jsonArray", o->json_array, "One JSON array instead of a document a line");
     cmd->add_flag("--canonical", o->canonical, "Canonical Extended JSON (default: relaxed)");
     cmd->add_option("--jsonFormat", o->json_format, "relaxed (default) or canonical")
         ->check(CLI::IsMember({"relaxed", "canonical"}));
-    cmd->add_option("-o,--out", o->out, "The file to write (default: standard output)");
+    cmd->add_flag("--pretty", o->pretty, "JSON: each document indented over several lines");
+    cmd->add_flag("--noHeaderLine", o->no_header_line, "CSV: no first line of field names");
+    cmd->add_option("-o,--out", o->out, "The file to write (default: standard output)")
+        ->type_name("FILE");
     cmd->add_flag("--quiet", o->quiet, "No progress line, no summary line on standard error");
     cmd->final_callback([&ctx, o] { run_export(ctx, *o); });
   }
@@ -414,13 +499,17 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
         "import", "Insert, upsert or merge documents from JSON, CSV or TSV (mongoimport)");
     add_uri_options(*cmd, ctx, o->uri);
     cmd->add_option("DB.COLL", o->ns, "Database and collection (or --db and --collection)");
-    cmd->add_option("FILE,--file", o->file, "The file to read (default: standard input)");
+    cmd->add_option("FILE,--file", o->file, "The file to read (default: standard input)")
+        ->type_name("FILE");
     cmd->add_option("-d,--db", o->db, "The database (mongoimport's; or DB.COLL)");
     cmd->add_option("-c,--collection", o->coll, "The collection (mongoimport's; or DB.COLL)");
     cmd->add_option("--type", o->type, "json (default), csv or tsv")
         ->check(CLI::IsMember({"json", "csv", "tsv"}));
     cmd->add_flag("--headerline", o->headerline, "CSV/TSV: the first line names the fields");
     cmd->add_option("-f,--fields", o->fields, "CSV/TSV: the field names, f1,f2 (a.b: nested)");
+    cmd->add_option("--fieldFile", o->field_file, "CSV/TSV: the field names, one a line")
+        ->type_name("FILE");
+    cmd->add_flag("--ignoreBlanks", o->ignore_blanks, "CSV/TSV: leave empty fields out");
     cmd->add_flag("--columnsHaveTypes", o->columns_have_types,
                   "CSV/TSV: each name is NAME.TYPE(ARG): auto, binary(base64|base32|hex), "
                   "boolean, date(GO LAYOUT), date_ms(LAYOUT), date_oracle(LAYOUT), decimal, "
@@ -432,6 +521,14 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     cmd->add_option("--upsertFields", o->upsert_fields, "The fields to match on (default _id)");
     cmd->add_flag("--jsonArray", o->json_array, "Accepted: a JSON array is recognised anyway");
     cmd->add_flag("--drop", o->drop, "Drop the collection first");
+    cmd->add_flag("--stopOnError,--maintainInsertionOrder", o->stop_on_error,
+                  "Insert in the input's order and stop at the first refused document or bad "
+                  "input (default: report each and go on)");
+    cmd->add_option("--writeConcern", o->write_concern,
+                    "majority, a number, a tag or {w: ..., j: ..., wtimeout: MS} (default: the "
+                    "server's)");
+    cmd->add_flag("--bypassDocumentValidation", o->bypass_document_validation,
+                  "Let the documents skip the collection's validator");
     cmd->add_flag("--quiet", o->quiet, "No progress line, no summary line on standard error");
     cmd->final_callback([&ctx, o] { run_import(ctx, *o); });
   }
