@@ -165,14 +165,16 @@ void add_check_unique_command(CLI::App& app, context& ctx) {
       "with its count, then a summary. Exit status 1 when there is a duplicate");
   cmd->add_option("files", o->files,
                   "Files of ids, one a line in hex or base64 (or raw 12-byte records with "
-                  "--binary); - or nothing: stdin");
+                  "--binary); - or nothing: stdin")
+      ->type_name("FILE");
   cmd->add_flag("--binary", o->binary, "Input is raw 12-byte records, back to back");
   cmd->add_option("--limit", o->limit, "List at most N duplicated ids (default: all)");
   cmd->add_option("--memory", o->memory_mib,
                   "MiB of ids to hold in memory before sorting to temporary files (default 256)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   cmd->add_option("--tempDir,--temp-dir", o->temp_dir,
-                  "Directory for temporary files (default: $TMPDIR or /tmp)");
+                  "Directory for temporary files (default: $TMPDIR or /tmp)")
+      ->type_name("DIR");
   cmd->final_callback([&ctx, o] { run_check_unique(ctx, *o); });
 }
 

@@ -49,6 +49,11 @@ struct context {
   }
 };
 
+/// The whole tree of commands and options that `run` parses, bound to `ctx`; `help_topic`
+/// receives the words after `oid help`. The manual pages and the shell completions are generated
+/// from the same tree (docgen.cpp), so they cannot drift from the command.
+std::unique_ptr<CLI::App> make_app(context& ctx, std::vector<std::string>& help_topic);
+
 /// Runs the command with `args` (without the program name) and returns the exit status.
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err);

@@ -25,24 +25,31 @@ std::string help_for(const CLI::App& target) {
 
 }  // namespace
 
+std::unique_ptr<CLI::App> make_app(context& ctx, std::vector<std::string>& help_topic) {
+  auto app = std::make_unique<CLI::App>(
+      "oid: MongoDB ObjectIds, BSON and a lean MongoDB client.\n"
+      "With no command, prints one new ObjectId.",
+      "oid");
+  app->set_version_flag("--version", "oid " OID_VERSION_STRING);
+  app->require_subcommand(0, 1);
+  app->fallthrough(false);
+  app->add_subcommand("help", "Show help for oid or for one command")
+      ->add_option("command", help_topic, "The command to explain");
+
+  add_id_commands(*app, ctx);
+  add_check_unique_command(*app, ctx);
+  add_bson_commands(*app, ctx);
+  add_mongo_commands(*app, ctx);
+  return app;
+}
+
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err) {
   context ctx{in, out, err, exit_ok, {}, false, {}};
-  CLI::App app{
-      "oid: MongoDB ObjectIds, BSON and a lean MongoDB client.\n"
-      "With no command, prints one new ObjectId.",
-      "oid"};
-  app.set_version_flag("--version", "oid " OID_VERSION_STRING);
-  app.require_subcommand(0, 1);
-  app.fallthrough(false);
-  auto* help = app.add_subcommand("help", "Show help for oid or for one command");
   std::vector<std::string> help_topic;
-  help->add_option("command", help_topic, "The command to explain");
-
-  add_id_commands(app, ctx);
-  add_check_unique_command(app, ctx);
-  add_bson_commands(app, ctx);
-  add_mongo_commands(app, ctx);
+  const std::unique_ptr<CLI::App> owner = make_app(ctx, help_topic);
+  CLI::App& app = *owner;
+  const CLI::App* help = app.get_subcommand("help");
 
   // CLI11 takes the arguments in reverse order.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -18,6 +18,8 @@ packages=(
   python3                                   # scripts/uniqueness_model.py (the uniqueness tests)
   nsd                                       # DNS server on loopback for the mongodb+srv:// tests
   curl ca-certificates                      # scripts/spec-data.sh: the specification suites
+  zsh man-db groff-base                     # the completion and manual page tests
+  dpkg-dev file                             # the Debian packages (CPack: dpkg-shlibdeps, file)
 )
 
 missing=()

@@ -306,7 +306,7 @@ void add_mongo_files_commands(CLI::App& mongo, context& ctx) {
   {
     auto o = std::make_shared<files_options>();
     auto* cmd = add(*files, ctx, "put", "Store FILEs (named as their base name, or --name)", o);
-    cmd->add_option("FILE", o->files, "Local files")->required();
+    cmd->add_option("FILE", o->files, "Local files")->required()->type_name("FILE");
     cmd->add_option("--name", o->name, "The stored name (one FILE only)");
     cmd->add_option("--chunkSize,--chunk-size", o->chunk_size, "Bytes per chunk (default 261120)")
         ->check(CLI::Range(1, 16 * 1024 * 1024 - 1024));
@@ -322,7 +322,8 @@ void add_mongo_files_commands(CLI::App& mongo, context& ctx) {
     cmd->add_option("--id", o->id, "The file's ObjectId instead of NAME");
     cmd->add_option("--revision", o->revision,
                     "0 the first stored, 1 the second, ..., -1 the newest (default)");
-    cmd->add_option("--out", o->out, "The local file (default: NAME), or - for stdout");
+    cmd->add_option("--out", o->out, "The local file (default: NAME), or - for stdout")
+        ->type_name("FILE");
     cmd->add_flag("--quiet", o->quiet, "No progress line");
     cmd->final_callback([&ctx, o] { run_get(ctx, *o); });
   }
