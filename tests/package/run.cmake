@@ -4,6 +4,8 @@
 #                     `pkg-config --libs oid` and with `pkg-config --static --libs oid`
 #   build-tree        find_package(oid) with oid_DIR set to the build tree (its export())
 #   add-subdirectory  add_subdirectory(oid's sources) inside the consumer's own build
+#   system            oid installed in the system (the Debian packages, deb_test.sh): build with
+#                     find_package(oid) and with pkg-config, no path given to either
 file(REMOVE_RECURSE ${OID_SCRATCH})
 set(prefix ${OID_SCRATCH}/prefix)
 separate_arguments(cxx_flags UNIX_COMMAND "${OID_CXX_FLAGS}")  # e.g. the sanitizers
@@ -58,6 +60,13 @@ if(OID_MODE STREQUAL "install")
   build_with_pkg_config(pkg-config)
   build_with_pkg_config(pkg-config-static --static)
   message(STATUS "consumer built and ran with find_package and with pkg-config (plain and --static)")
+elseif(OID_MODE STREQUAL "system")
+  build_with_cmake(system-find-package)
+  find_program(PKG_CONFIG pkg-config REQUIRED)
+  unset(ENV{PKG_CONFIG_PATH})
+  build_with_pkg_config(system-pkg-config)
+  build_with_pkg_config(system-pkg-config-static --static)
+  message(STATUS "consumer built and ran against the system's oid with find_package and pkg-config")
 elseif(OID_MODE STREQUAL "build-tree")
   build_with_cmake(build-tree -Doid_DIR=${OID_BUILD_DIR})
   message(STATUS "consumer built and ran with find_package from the build tree")
@@ -73,5 +82,5 @@ elseif(OID_MODE STREQUAL "add-subdirectory")
   endif()
   message(STATUS "consumer built and ran with oid added by add_subdirectory")
 else()
-  message(FATAL_ERROR "OID_MODE must be install, build-tree or add-subdirectory, not '${OID_MODE}'")
+  message(FATAL_ERROR "OID_MODE must be install, system, build-tree or add-subdirectory, not '${OID_MODE}'")
 endif()
