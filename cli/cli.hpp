@@ -32,6 +32,8 @@ struct context {
   /// The `oid mongo` command's --config FILE and --passwordStdin (add_uri_options).
   std::string config_file;
   bool password_stdin = false;
+  /// -v/--verbose (mongo-tools'; repeatable): also log how the command connects.
+  int verbose = 0;
   /// Its connection flags in mongo-tools' names (--uri, --host, --port, -u, -p, ...), which
   /// make_client merges into the connection string.
   struct connection_flags {

@@ -316,6 +316,16 @@ TEST_F(MongoCliServerTest, ExportAndImportTakeMongoToolsRemainingFlags) {
             std::string::npos)
       << conflict.err;
 
+  // -v (mongo-tools'): the connection string the flags made, on stderr, never the password.
+  auto verbose = run_cli({"mongo", "count", uri_, ns_, "-v"});
+  EXPECT_EQ(verbose.status, 0) << verbose.err;
+  EXPECT_EQ(verbose.err.rfind("oid: connecting to mongodb://", 0), 0u) << verbose.err;
+  auto with_password =
+      run_cli({"mongo", "ping", uri_, "-u", "bob", "-p", "s3cret-pw", "--verbose", "-v"});
+  EXPECT_NE(with_password.err.find("oid: connecting to mongodb://bob:<secret>@"), std::string::npos)
+      << with_password.err;
+  EXPECT_EQ(with_password.err.find("s3cret-pw"), std::string::npos) << with_password.err;
+
   for (const auto& extra : {ns_ + "2", ns_ + "3"}) {
     auto c = oid::mongo::client::create(uri_);
     if (c)

@@ -522,6 +522,8 @@ void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri) {
       ->type_name("FILE");
   cmd.add_flag("--passwordStdin,--password-stdin", ctx.password_stdin,
                "Read the password from the first line of standard input (not a terminal)");
+  cmd.add_flag("-v,--verbose", ctx.verbose,
+               "Also log the connection string used (never its password) on standard error");
   // mongo-tools' connection flags, merged into the connection string (make_client).
   auto& f = ctx.connection;
   const std::string group = "Connection (as mongo-tools take it)";
@@ -830,6 +832,11 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
                    "percent-encoded), where ps and the shell's history show it");
     }
     u->set_password(std::move(*password));
+  }
+  if (ctx.verbose > 0) {
+    // The connection string as the client will use it: the URI, the --config file and the
+    // connection flags merged. to_string() never holds the password (nor the key's).
+    ctx.err << "oid: connecting to " << printable(u->to_string()) << '\n';
   }
   auto c = mongo::client::create(*u, std::move(options));
   if (!c) {
