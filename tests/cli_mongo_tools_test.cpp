@@ -179,6 +179,66 @@ TEST_F(MongoToolsCliTest, DumpDropRestoreGivesTheSameBytesAndIndexes) {
   }
 }
 
+// mongorestore's --dryRun (everything read and checked, nothing connected to or written, from a
+// directory or an archive), --noOptionsRestore and --bypassDocumentValidation.
+TEST_F(MongoToolsCliTest, RestoreDryRunNoOptionsRestoreAndBypassDocumentValidation) {
+  const auto create = json(R"({"create": "capped", "capped": true, "size": 65536})");
+  ASSERT_TRUE(client_->run_command(db_, create.view()).has_value());
+  insert("capped", {json(R"({"_id": 1})"), json(R"({"_id": 2})"), json(R"({"_id": 3})")});
+  fill("c", 5);
+  const std::string archive = (dir_ / "all.archive").string();
+  ASSERT_EQ(run_cli({"mongo", "dump", uri_, "-d", db_, "-o", dir_text_, "--quiet"}).status, 0);
+  ASSERT_EQ(run_cli({"mongo", "dump", uri_, "-d", db_, "--archive=" + archive, "--quiet"}).status,
+            0);
+  const auto options_of = [&](std::string_view name) {
+    auto listed = client_->list_collections(db_);
+    EXPECT_TRUE(listed.has_value());
+    for (const auto& entry : listed.value_or(std::vector<document>{})) {
+      if (entry.view().find("name")->get_string().value_or("") != name) continue;
+      const auto o = entry.view().find("options");
+      return o ? oid::bson::to_json(o->get_document().value_or(oid::bson::document_view()))
+               : std::string("{}");
+    }
+    return std::string("(none)");
+  };
+  ASSERT_NE(options_of("capped").find("\"capped\":true"), std::string::npos)
+      << options_of("capped");
+  ASSERT_TRUE(coll("capped").drop().has_value());
+  ASSERT_TRUE(coll("c").drop().has_value());
+
+  // --dryRun connects to nothing: a URI where no server listens is never tried.
+  const std::string nowhere = "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200";
+  for (const std::string& source : {"--dir=" + dir_text_, "--archive=" + archive}) {
+    auto dry = run_cli({"mongo", "restore", nowhere, source, "--dryRun"});
+    EXPECT_EQ(dry.status, 0) << source << ": " << dry.err;
+    EXPECT_NE(dry.err.find("dry run: would restore 8 documents"), std::string::npos) << dry.err;
+    EXPECT_NE(dry.err.find(db_ + ".capped: 3 documents"), std::string::npos) << dry.err;
+  }
+  EXPECT_EQ(options_of("capped"), "(none)");  // nothing was written
+  EXPECT_EQ(options_of("c"), "(none)");
+  // A damaged file is found by the dry run, as by a restore.
+  const auto damaged = dir_ / "damaged";
+  fs::create_directories(damaged / db_);
+  const std::string bytes = oid::testing::read_file(file("c.bson").string());
+  write_file(damaged / db_ / "c.bson", bytes.substr(0, bytes.size() - 3));
+  auto dry_damaged = run_cli({"mongo", "restore", nowhere, damaged.string(), "--dryRun"});
+  EXPECT_EQ(dry_damaged.status, 1);
+  EXPECT_NE(dry_damaged.err.find("c.bson: document 4"), std::string::npos) << dry_damaged.err;
+
+  // --noOptionsRestore: the capped collection comes back as a plain one, its documents in it.
+  auto plain = run_cli({"mongo", "restore", uri_, dir_text_, "--noOptionsRestore",
+                        "--bypassDocumentValidation", "--nsInclude", db_ + ".*", "--quiet"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(options_of("capped").find("capped"), std::string::npos) << options_of("capped");
+  EXPECT_EQ(contents("capped").size(), 3u);
+  EXPECT_EQ(contents("c").size(), 5u);
+  // Without it, the options come back.
+  auto with_options = run_cli({"mongo", "restore", uri_, dir_text_, "--drop", "--quiet"});
+  ASSERT_EQ(with_options.status, 0) << with_options.err;
+  EXPECT_NE(options_of("capped").find("\"capped\":true"), std::string::npos)
+      << options_of("capped");
+}
+
 TEST_F(MongoToolsCliTest, SinceAndUntilSelectByTheIdsTime) {
   std::vector<document> docs;
   const char* times[] = {"2020-06-01",           "2021-01-01T00:00:00Z", "2021-06-01",

@@ -43,6 +43,9 @@ struct restore_options {
   restore_filter filter;
   bool drop = false;
   bool no_index_restore = false;
+  bool no_options_restore = false;  // collections created without the metadata's options
+  bool bypass_document_validation = false;
+  bool dry_run = false;  // read and check everything; connect to nothing, write nothing
   bool ordered = false;
   bool w0 = false;
   bool keep_going = false;
@@ -206,6 +209,7 @@ batch_loader::settings loader_settings(const restore_options& o) {
   settings.insert.ordered = o.ordered;
   settings.insert.write_concern = o.parsed_write_concern;
   if (o.w0) settings.insert.write_concern = mongo::write_concern::unacknowledged();
+  if (o.bypass_document_validation) settings.insert.bypass_document_validation = true;
   return settings;
 }
 
@@ -349,6 +353,11 @@ bool prepare_collection(mongo::client& client, const restore_options& o, restore
   const auto meta = j.meta ? j.meta->view() : bson::document_view();
   bson::document_view options;
   if (const auto opt = meta.find("options")) options = opt->get_document().value_or(options);
+  // --noOptionsRestore leaves a collection's options out; a view is nothing but its options.
+  const auto type = meta.find("type");
+  if (o.no_options_restore && !(type && type->get_string().value_or("") == "view")) {
+    options = bson::document_view();
+  }
   if (j.meta && !create_collection(client, j, options)) j.failed = true;
   return true;
 }
@@ -392,8 +401,9 @@ void report_jobs(context& ctx, const restore_options& o,
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.quiet) return;  // errors only
-  ctx.err << "restored " << documents << " documents, " << bytes << " bytes, to " << jobs.size()
-          << " collections in " << std::fixed << std::setprecision(2) << seconds << " s";
+  ctx.err << (o.dry_run ? "dry run: would restore " : "restored ") << documents << " documents, "
+          << bytes << " bytes, to " << jobs.size() << " collections in " << std::fixed
+          << std::setprecision(2) << seconds << " s";
   if (o.w0) ctx.err << " (w: 0, not acknowledged)";
   ctx.err << "; " << duplicates << " duplicate keys, " << refused << " other refusals, " << failed
           << " collections with errors\n";
@@ -405,6 +415,46 @@ void report_jobs(context& ctx, const restore_options& o,
 // indexes created at its end. A corrupt or truncated archive stops the reading where it went
 // wrong, said with the namespace and the offset; what came before is restored.
 void run_archive_restore(context& ctx, const restore_options& o);
+
+// --dryRun over a directory: each file read and every document checked as a restore would, and
+// what would be restored counted; no connection, no write.
+void dry_run_restore(context& ctx, const restore_options& o,
+                     const std::vector<std::unique_ptr<restore_job>>& jobs) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& j : jobs) {
+    if (j->failed || j->data.empty()) continue;
+    source_buf buf;
+    if (!buf.open(j->data)) {
+      j->messages << "oid: " << buf.error() << '\n';
+      j->failed = true;
+      continue;
+    }
+    std::istream in(&buf);
+    bson::stream_reader reader(in);
+    while (true) {
+      const auto more = reader.next();
+      if (more && !*more) break;
+      if (!more) {
+        // As restore_documents says it.
+        j->messages << "oid: " << j->data.string() << ": document " << reader.index()
+                    << " at offset " << reader.document_offset() << ": " << more.error().message()
+                    << " (offset " << more.error().offset << ")";
+        if (buf.compressed()) j->messages << " of the uncompressed data";
+        if (const auto err = buf.error(); !err.empty()) j->messages << "; " << err;
+        j->failed = true;
+        if (!o.keep_going || !reader.can_continue()) {
+          j->messages << "; the rest of the file would not be restored\n";
+          break;
+        }
+        j->messages << "; skipped (--keepGoing)\n";
+        continue;
+      }
+      ++j->documents;
+      j->bytes += reader.current().size();
+    }
+  }
+  report_jobs(ctx, o, jobs, start);
+}
 
 void run_restore(context& ctx, restore_options o) {
   if (!o.write_concern.empty()) {
@@ -432,6 +482,7 @@ void run_restore(context& ctx, restore_options o) {
             << " (expected DIR/DB/COLL.bson and DIR/DB/COLL.metadata.json)\n";
     return ctx.bad_input();
   }
+  if (o.dry_run) return dry_run_restore(ctx, o, jobs);
   auto client = make_client(ctx, o.uri);
   if (!client) return;
   const auto start = std::chrono::steady_clock::now();
@@ -544,8 +595,8 @@ void run_archive_restore(context& ctx, const restore_options& o) {
     ctx.err << "oid: mongo restore: nothing to restore in " << printable(name) << '\n';
     return ctx.bad_input();
   }
-  auto client = make_client(ctx, o.uri);
-  if (!client) return;
+  std::optional<mongo::client> client;  // none for --dryRun
+  if (!o.dry_run && !(client = make_client(ctx, o.uri))) return;
   const auto start = std::chrono::steady_clock::now();
   std::string fatal;  // the error that stopped the reading
   {
@@ -559,6 +610,7 @@ void run_archive_restore(context& ctx, const restore_options& o) {
     const auto begin = [&](archive_target& t) {
       if (t.started || t.job == nullptr) return;
       t.started = true;
+      if (o.dry_run) return;
       restore_job& j = *t.job;
       if (!prepare_collection(*client, o, j)) return;
       const auto meta = j.meta ? j.meta->view() : bson::document_view();
@@ -632,6 +684,11 @@ void run_archive_restore(context& ctx, const restore_options& o) {
           t.job->failed = true;
           t.buckets_said = true;
         }
+        continue;
+      }
+      if (o.dry_run) {
+        ++t.job->documents;
+        t.job->bytes += next->doc.size();
         continue;
       }
       if (!t.loader || t.loader->stopped()) continue;
@@ -727,6 +784,13 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   cmd->add_option("--nsExclude", o->filter.exclude, "Not DB.COLL matching this pattern")
       ->allow_extra_args(false);
   cmd->add_flag("--noIndexRestore", o->no_index_restore, "Do not create the metadata's indexes");
+  cmd->add_flag("--noOptionsRestore", o->no_options_restore,
+                "Create collections without the metadata's options (a view keeps its definition)");
+  cmd->add_flag("--bypassDocumentValidation", o->bypass_document_validation,
+                "Let the documents skip the collections' validators");
+  cmd->add_flag("--dryRun", o->dry_run,
+                "Read and check everything and say what would be restored; connect to nothing, "
+                "write nothing");
   cmd->add_flag("--ordered,--stopOnError,--maintainInsertionOrder", o->ordered,
                 "Insert in file order and stop a file at its first refused document");
   cmd->add_flag("--w0", o->w0, "Fire-and-forget (write concern w: 0): nothing is acknowledged");
