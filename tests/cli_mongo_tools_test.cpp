@@ -239,6 +239,58 @@ TEST_F(MongoToolsCliTest, RestoreDryRunNoOptionsRestoreAndBypassDocumentValidati
       << options_of("capped");
 }
 
+// mongorestore's -d DB DIR/DB (a database into another) and -d DB -c COLL FILE.bson (a file into
+// a collection, with the metadata beside it).
+TEST_F(MongoToolsCliTest, RestoreIntoAnotherDatabaseOrCollection) {
+  fill("c", 4);
+  mongo::index_options unique;
+  unique.unique = true;
+  const auto n_key = json(R"({"n": 1})");
+  ASSERT_TRUE(coll("c").create_index(n_key.view(), unique).has_value());
+  fill("d", 2);
+  ASSERT_EQ(run_cli({"mongo", "dump", uri_, "-d", db_, "-o", dir_text_, "--quiet"}).status, 0);
+  const std::string other = db_ + "_to";
+  const auto in_other = [&](std::string_view name) { return client_->collection(other, name); };
+  struct drop_other {
+    mongo::client& c;
+    std::string db;
+    ~drop_other() {
+      const auto drop = json(R"({"dropDatabase": 1})");
+      (void)c.run_command(db, drop.view());
+    }
+  } cleanup{*client_, other};
+
+  const std::string db_dir = (dir_ / db_).string();
+  auto whole = run_cli({"mongo", "restore", uri_, "-d", other, db_dir, "--quiet"});
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  EXPECT_EQ(in_other("c").count_documents().value(), 4);
+  EXPECT_EQ(in_other("d").count_documents().value(), 2);
+  EXPECT_EQ(oid::testing::index_names(in_other("c")), (std::vector<std::string>{"_id_", "n_1"}));
+
+  auto one = run_cli({"mongo", "restore", uri_, "--db", other, "--collection", "renamed",
+                      (dir_ / db_ / "c.bson").string(), "--quiet"});
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(in_other("renamed").count_documents().value(), 4);  // not into c: -c wins
+  EXPECT_EQ(oid::testing::index_names(in_other("renamed")),
+            (std::vector<std::string>{"_id_", "n_1"}));  // the metadata beside the file
+
+  // -c without -d, a directory with -c, a file without -c, and -d with an archive: refused.
+  EXPECT_EQ(run_cli({"mongo", "restore", uri_, "-c", "x", dir_text_}).status, 2);
+  auto dir_for_file = run_cli({"mongo", "restore", uri_, "-d", other, "-c", "x", db_dir});
+  EXPECT_EQ(dir_for_file.status, 1);
+  EXPECT_NE(dir_for_file.err.find("give a .bson or .bson.gz file"), std::string::npos)
+      << dir_for_file.err;
+  auto file_for_db =
+      run_cli({"mongo", "restore", uri_, "-d", other, (dir_ / db_ / "c.bson").string()});
+  EXPECT_EQ(file_for_db.status, 1);
+  EXPECT_NE(file_for_db.err.find("give a database's directory"), std::string::npos)
+      << file_for_db.err;
+  EXPECT_EQ(run_cli({"mongo", "restore", uri_, "-d", other, "--archive=x"}).status, 2);
+  auto bad_name = run_cli({"mongo", "restore", uri_, "-d", "a/b", db_dir});
+  EXPECT_EQ(bad_name.status, 1);
+  EXPECT_NE(bad_name.err.find("cannot contain '/'"), std::string::npos) << bad_name.err;
+}
+
 TEST_F(MongoToolsCliTest, SinceAndUntilSelectByTheIdsTime) {
   std::vector<document> docs;
   const char* times[] = {"2020-06-01",           "2021-01-01T00:00:00Z", "2021-06-01",

@@ -41,6 +41,7 @@ struct restore_options {
   bool gzip = false;  // accepted as mongorestore takes it: compression is detected anyway
   mongo::write_concern parsed_write_concern;  // of --writeConcern
   restore_filter filter;
+  restore_target target;  // -d, -c
   bool drop = false;
   bool no_index_restore = false;
   bool no_options_restore = false;  // collections created without the metadata's options
@@ -110,13 +111,44 @@ bool classify(const std::string& file, std::string& collection, bool& is_metadat
   return false;
 }
 
+using job_map = std::map<std::pair<std::string, std::string>, std::unique_ptr<restore_job>>;
+
+// The collections of one database directory `dir`, restored into database `db_name`, added to
+// `found`. A symbolic link where a file should be is not read (said in `skipped`). The error says
+// that the directory cannot be read.
+result<void, std::string> scan_database(const fs::path& dir, const std::string& db_name,
+                                        job_map& found, std::ostringstream& skipped) {
+  std::error_code f;
+  for (fs::directory_iterator file(dir, f), end; !f && file != end; file.increment(f)) {
+    std::string coll;
+    bool is_metadata = false;
+    if (!classify(file->path().filename().string(), coll, is_metadata)) continue;
+    std::error_code s;
+    if (file->is_symlink(s)) {
+      skipped << "oid: mongo restore: " << file->path().string()
+              << ": a symbolic link, not followed\n";
+      continue;
+    }
+    if (!file->is_regular_file(s)) continue;
+    auto& j = found[{db_name, coll}];
+    if (!j) {
+      j = std::make_unique<restore_job>();
+      j->db = db_name;
+      j->name = coll;
+    }
+    (is_metadata ? j->metadata : j->data) = file->path();
+  }
+  if (f) return "cannot read " + dir.string() + ": " + f.message();
+  return {};
+}
+
 // The jobs of DIR: one per collection of each database directory, in name order. A database
 // directory whose name MongoDB would refuse, and a symbolic link where a directory or a file
 // should be, are not read (each is said in `skipped`): nothing is read from outside DIR. The
 // error says which directory cannot be read.
 result<std::vector<std::unique_ptr<restore_job>>, std::string> find_jobs(
     const fs::path& dir, std::ostringstream& skipped) {
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<restore_job>> found;
+  job_map found;
   std::error_code e;
   for (fs::directory_iterator db(dir, e), end; !e && db != end; db.increment(e)) {
     std::error_code s;
@@ -132,27 +164,8 @@ result<std::vector<std::unique_ptr<restore_job>>, std::string> find_jobs(
               << '\n';
       continue;
     }
-    std::error_code f;
-    for (fs::directory_iterator file(db->path(), f); !f && file != end; file.increment(f)) {
-      std::string coll;
-      bool is_metadata = false;
-      if (!classify(file->path().filename().string(), coll, is_metadata)) continue;
-      if (file->is_symlink(s)) {
-        skipped << "oid: mongo restore: " << file->path().string()
-                << ": a symbolic link, not followed\n";
-        continue;
-      }
-      if (!file->is_regular_file(s)) continue;
-      auto& j = found[{db_name, coll}];
-      if (!j) {
-        j = std::make_unique<restore_job>();
-        j->db = db_name;
-        j->name = coll;
-      }
-      (is_metadata ? j->metadata : j->data) = file->path();
-    }
-    if (f) {
-      return "cannot read " + db->path().string() + ": " + f.message();
+    if (auto scanned = scan_database(db->path(), db_name, found, skipped); !scanned) {
+      return std::move(scanned).error();
     }
   }
   if (e) {
@@ -160,6 +173,50 @@ result<std::vector<std::unique_ptr<restore_job>>, std::string> find_jobs(
   }
   std::vector<std::unique_ptr<restore_job>> jobs;
   for (auto& [key, j] : found) jobs.push_back(std::move(j));
+  return jobs;
+}
+
+// The jobs of mongorestore's -d DB [-c COLL] PATH: with a collection, the one .bson file PATH (and
+// the metadata beside it, when there is one) into DB.COLL; without, the database directory PATH
+// into DB.
+result<std::vector<std::unique_ptr<restore_job>>, std::string> find_target_jobs(
+    const fs::path& path, const restore_target& target, std::ostringstream& skipped) {
+  if (const auto problem = database_name_problem(target.db); !problem.empty()) {
+    return "--db " + quote(target.db) + ": " + problem;
+  }
+  std::error_code e;
+  if (target.collection.empty()) {
+    if (!fs::is_directory(path, e)) {
+      return path.string() +
+             ": with --db (and no --collection), give a database's directory, "
+             "DIR/DB";
+    }
+    job_map found;
+    if (auto scanned = scan_database(path, target.db, found, skipped); !scanned) {
+      return std::move(scanned).error();
+    }
+    std::vector<std::unique_ptr<restore_job>> jobs;
+    for (auto& [key, j] : found) jobs.push_back(std::move(j));
+    return jobs;
+  }
+  std::string coll;
+  bool is_metadata = false;
+  const std::string file = path.filename().string();
+  if (!classify(file, coll, is_metadata) || is_metadata || !fs::is_regular_file(path, e)) {
+    return path.string() + ": with --collection, give a .bson or .bson.gz file";
+  }
+  auto j = std::make_unique<restore_job>();
+  j->db = target.db;
+  j->name = target.collection;
+  j->data = path;
+  const std::string stem = file.substr(0, file.rfind(".bson"));
+  for (const char* suffix : {".metadata.json", ".metadata.json.gz"}) {
+    const auto meta = path.parent_path() / (stem + suffix);
+    std::error_code s;
+    if (fs::is_regular_file(fs::symlink_status(meta, s))) j->metadata = meta;
+  }
+  std::vector<std::unique_ptr<restore_job>> jobs;
+  jobs.push_back(std::move(j));
   return jobs;
 }
 
@@ -468,8 +525,19 @@ void run_restore(context& ctx, restore_options o) {
     o.parsed_write_concern = *wc;
     o.w0 = o.w0 || !wc->is_acknowledged();  // w: 0 is --w0, with its summary
   }
+  if (!o.target.collection.empty() && o.target.db.empty()) {
+    ctx.err << "oid: mongo restore: --collection needs --db\n";
+    ctx.status = exit_usage;
+    return;
+  }
+  if (!o.archive.empty() && !o.target.db.empty()) {
+    ctx.err << "oid: mongo restore: --db and --collection name a directory's or a file's "
+               "collections, not an archive's: select those with --nsInclude\n";
+    ctx.status = exit_usage;
+    return;
+  }
   if (!o.archive.empty()) return run_archive_restore(ctx, o);
-  auto plan = plan_restore(o.dir, o.filter);
+  auto plan = plan_restore(o.dir, o.filter, o.target);
   if (!plan.error.empty()) {
     ctx.err << "oid: mongo restore: " << printable(plan.error) << '\n';
     return ctx.bad_input();
@@ -479,7 +547,8 @@ void run_restore(context& ctx, restore_options o) {
   auto& jobs = plan.jobs;
   if (jobs.empty()) {
     ctx.err << "oid: mongo restore: nothing to restore in " << o.dir
-            << " (expected DIR/DB/COLL.bson and DIR/DB/COLL.metadata.json)\n";
+            << (o.target.db.empty() ? " (expected DIR/DB/COLL.bson and DIR/DB/COLL.metadata.json)\n"
+                                    : " (expected DIR/COLL.bson and DIR/COLL.metadata.json)\n");
     return ctx.bad_input();
   }
   if (o.dry_run) return dry_run_restore(ctx, o, jobs);
@@ -712,10 +781,11 @@ void run_archive_restore(context& ctx, const restore_options& o) {
 
 }  // namespace
 
-restore_plan plan_restore(const fs::path& dir, const restore_filter& filter) {
+restore_plan plan_restore(const fs::path& dir, const restore_filter& filter,
+                          const restore_target& target) {
   restore_plan plan;
   std::ostringstream refused;
-  auto found = find_jobs(dir, refused);
+  auto found = target.db.empty() ? find_jobs(dir, refused) : find_target_jobs(dir, target, refused);
   plan.refused = refused.str();
   if (!found) {
     plan.error = std::move(found).error();
@@ -734,8 +804,11 @@ restore_plan plan_restore(const fs::path& dir, const restore_filter& filter) {
         j->failed = true;
         continue;
       }
+      // (--collection names the namespace itself.)
       const auto n = j->meta->view().find("collectionName");
-      if (n && n->get_string() && !n->get_string()->empty()) j->name = *n->get_string();
+      if (n && n->get_string() && !n->get_string()->empty() && target.collection.empty()) {
+        j->name = *n->get_string();
+      }
     }
     if (const auto problem = collection_name_problem(j->db, j->name); !problem.empty()) {
       j->messages << "oid: " << quote(j->name) << " in " << j->db << " not restored: " << problem
@@ -767,8 +840,13 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   auto* cmd = mongo.add_subcommand(
       "restore", "Restore a directory in mongodump's layout (DIR/DB/COLL.bson[.gz], metadata)");
   add_uri_options(*cmd, ctx, o->uri);
-  auto* dir = cmd->add_option("DIR,--dir", o->dir, "The directory a dump wrote (default: dump)")
+  auto* dir = cmd->add_option("DIR,--dir", o->dir,
+                              "The directory a dump wrote (default: dump); with --db, one "
+                              "database's directory; with --collection, one .bson file")
                   ->type_name("DIR");
+  cmd->add_option("-d,--db", o->target.db, "Restore DIR's one database (DIR/DB) into this one");
+  cmd->add_option("-c,--collection", o->target.collection,
+                  "Restore one .bson file into this collection of --db");
   // As mongorestore: FILE only after '=', so that a bare --archive never takes the next argument.
   cmd->add_flag("--archive{-}", o->archive,
                 "Restore a mongodump archive instead of a directory: --archive=FILE, or standard "

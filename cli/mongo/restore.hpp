@@ -49,7 +49,16 @@ struct restore_plan {
   std::string error;
 };
 
-/// The plan for `dir` (DIR/DB/COLL.bson[.gz] and COLL.metadata.json[.gz]) under `filter`.
-restore_plan plan_restore(const std::filesystem::path& dir, const restore_filter& filter);
+/// mongorestore's -d and -c: restore one database directory into `db`, or one .bson file into
+/// `db`.`collection`. Both empty: a whole dump directory, each database under its own name.
+struct restore_target {
+  std::string db, collection;
+};
+
+/// The plan for `dir` (DIR/DB/COLL.bson[.gz] and COLL.metadata.json[.gz]) under `filter`; with
+/// a `target` database, `dir` is one database's directory (DIR/DB), or with a target collection
+/// one .bson file (its metadata the .metadata.json beside it, when there is one).
+restore_plan plan_restore(const std::filesystem::path& dir, const restore_filter& filter,
+                          const restore_target& target = {});
 
 }  // namespace oid::cli
