@@ -274,6 +274,29 @@ TEST_F(MongoToolsCliTest, RestoreIntoAnotherDatabaseOrCollection) {
   EXPECT_EQ(oid::testing::index_names(in_other("renamed")),
             (std::vector<std::string>{"_id_", "n_1"}));  // the metadata beside the file
 
+  // --nsFrom/--nsTo, from the directory and from an archive; a bad pair is a usage error, and a
+  // name MongoDB would refuse is not restored.
+  const std::string archive = (dir_ / "all.archive").string();
+  ASSERT_EQ(run_cli({"mongo", "dump", uri_, "-d", db_, "--archive=" + archive, "--quiet"}).status,
+            0);
+  for (const std::string& source : {"--dir=" + dir_text_, "--archive=" + archive}) {
+    auto renamed = run_cli({"mongo", "restore", uri_, source, "--nsInclude", db_ + ".*", "--nsFrom",
+                            db_ + ".$name$", "--nsTo", other + ".from_$name$", "--quiet"});
+    ASSERT_EQ(renamed.status, 0) << source << ": " << renamed.err;
+    EXPECT_EQ(in_other("from_c").count_documents().value(), 4) << source;
+    EXPECT_EQ(in_other("from_d").count_documents().value(), 2) << source;
+    ASSERT_TRUE(in_other("from_c").drop().has_value());
+    ASSERT_TRUE(in_other("from_d").drop().has_value());
+  }
+  auto unpaired = run_cli({"mongo", "restore", uri_, dir_text_, "--nsFrom", db_ + ".*"});
+  EXPECT_EQ(unpaired.status, 2);
+  EXPECT_NE(unpaired.err.find("come in pairs"), std::string::npos) << unpaired.err;
+  auto bad_target = run_cli({"mongo", "restore", uri_, dir_text_, "--nsInclude", db_ + ".c",
+                             "--nsFrom", db_ + ".*", "--nsTo", "a/b.*"});
+  EXPECT_EQ(bad_target.status, 1);
+  EXPECT_NE(bad_target.err.find("not restored: --nsTo makes it \"a/b.c\""), std::string::npos)
+      << bad_target.err;
+
   // -c without -d, a directory with -c, a file without -c, and -d with an archive: refused.
   EXPECT_EQ(run_cli({"mongo", "restore", uri_, "-c", "x", dir_text_}).status, 2);
   auto dir_for_file = run_cli({"mongo", "restore", uri_, "-d", other, "-c", "x", db_dir});

@@ -41,7 +41,8 @@ struct restore_options {
   bool gzip = false;  // accepted as mongorestore takes it: compression is detected anyway
   mongo::write_concern parsed_write_concern;  // of --writeConcern
   restore_filter filter;
-  restore_target target;  // -d, -c
+  restore_target target;  // -d, -c; --nsFrom/--nsTo, from the two below
+  std::vector<std::string> ns_from, ns_to;
   bool drop = false;
   bool no_index_restore = false;
   bool no_options_restore = false;  // collections created without the metadata's options
@@ -109,6 +110,27 @@ bool classify(const std::string& file, std::string& collection, bool& is_metadat
     }
   }
   return false;
+}
+
+// The job renamed by --nsFrom/--nsTo; a new name MongoDB would refuse fails the job (said in its
+// messages).
+void rename_job(restore_job& j, const ns_renamer& renames) {
+  if (renames.empty()) return;
+  const std::string from = j.db + '.' + j.name;
+  const std::string to = renames.rename(from);
+  if (to == from) return;
+  const auto dot = to.find('.');
+  std::string problem = dot == std::string::npos ? "it has no '.' between database and collection"
+                                                 : database_name_problem(to.substr(0, dot));
+  if (problem.empty()) problem = collection_name_problem(to.substr(0, dot), to.substr(dot + 1));
+  if (!problem.empty()) {
+    j.messages << "oid: " << from << " not restored: --nsTo makes it " << quote(to) << ": "
+               << problem << '\n';
+    j.failed = true;
+    return;
+  }
+  j.db = to.substr(0, dot);
+  j.name = to.substr(dot + 1);
 }
 
 using job_map = std::map<std::pair<std::string, std::string>, std::unique_ptr<restore_job>>;
@@ -525,6 +547,13 @@ void run_restore(context& ctx, restore_options o) {
     o.parsed_write_concern = *wc;
     o.w0 = o.w0 || !wc->is_acknowledged();  // w: 0 is --w0, with its summary
   }
+  if (auto renames = ns_renamer::make(o.ns_from, o.ns_to); renames) {
+    o.target.renames = std::move(*renames);
+  } else {
+    ctx.err << "oid: mongo restore: " << printable(renames.error()) << '\n';
+    ctx.status = exit_usage;
+    return;
+  }
   if (!o.target.collection.empty() && o.target.db.empty()) {
     ctx.err << "oid: mongo restore: --collection needs --db\n";
     ctx.status = exit_usage;
@@ -656,6 +685,7 @@ void run_archive_restore(context& ctx, const restore_options& o) {
       continue;
     }
     if (!o.filter.selects(ns)) continue;
+    if (!j->failed) rename_job(*j, o.target.renames);
     if (!j->failed) targets[i].job = j.get();
     jobs.push_back(std::move(j));
   }
@@ -824,9 +854,133 @@ restore_plan plan_restore(const fs::path& dir, const restore_filter& filter,
                      "--restoreDbUsersAndRoles)\n";
     return true;
   });
-  // --nsInclude / --nsExclude on the DB.COLL that is written.
+  // --nsInclude / --nsExclude on the DB.COLL of the dump, then --nsFrom/--nsTo.
   std::erase_if(jobs, [&](const auto& j) { return !filter.selects(j->db + '.' + j->name); });
+  for (auto& j : jobs) {
+    if (!j->failed) rename_job(*j, target.renames);
+  }
   return plan;
+}
+
+namespace {
+
+// A --nsFrom or --nsTo pattern as pieces; the error names the flag and what is wrong.
+result<std::vector<ns_renamer::piece>, std::string> parse_ns_pattern(std::string_view flag,
+                                                                     std::string_view pattern) {
+  std::vector<ns_renamer::piece> pieces;
+  const auto literal = [&](char c) {
+    if (pieces.empty() || pieces.back().wildcard) pieces.push_back({false, {}});
+    pieces.back().text += c;
+  };
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      if (++i == pattern.size()) {
+        return std::string(flag) + " " + quote(pattern) + ": a '\\' at the end escapes nothing";
+      }
+      literal(pattern[i]);
+    } else if (c == '*') {
+      pieces.push_back({true, {}});
+    } else if (c == '$') {
+      const auto close = pattern.find('$', i + 1);
+      if (close == std::string_view::npos || close == i + 1) {
+        return std::string(flag) + " " + quote(pattern) +
+               ": a '$' opens a $name$ that is not closed (a literal '$' is '\\$')";
+      }
+      pieces.push_back({true, std::string(pattern.substr(i + 1, close - i - 1))});
+      i = close;
+    } else {
+      literal(c);
+    }
+  }
+  return pieces;
+}
+
+// Matches `text` against `pieces` from piece `p` and byte `at`, each wildcard taking the shortest
+// text that lets the rest match; the wildcards' texts in `captures`, in order.
+bool match_pieces(const std::vector<ns_renamer::piece>& pieces, std::size_t p,
+                  std::string_view text, std::size_t at, std::vector<std::string_view>& captures) {
+  if (p == pieces.size()) return at == text.size();
+  const auto& piece = pieces[p];
+  if (!piece.wildcard) {
+    if (text.substr(at, piece.text.size()) != piece.text) return false;
+    return match_pieces(pieces, p + 1, text, at + piece.text.size(), captures);
+  }
+  for (std::size_t end = at; end <= text.size(); ++end) {
+    captures.push_back(text.substr(at, end - at));
+    if (match_pieces(pieces, p + 1, text, end, captures)) return true;
+    captures.pop_back();
+  }
+  return false;
+}
+
+}  // namespace
+
+result<ns_renamer, std::string> ns_renamer::make(const std::vector<std::string>& from,
+                                                 const std::vector<std::string>& to) {
+  if (from.size() != to.size()) {
+    return "--nsFrom and --nsTo come in pairs: " + std::to_string(from.size()) + " --nsFrom, " +
+           std::to_string(to.size()) + " --nsTo";
+  }
+  ns_renamer r;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    auto f = parse_ns_pattern("--nsFrom", from[i]);
+    if (!f) return std::move(f).error();
+    auto t = parse_ns_pattern("--nsTo", to[i]);
+    if (!t) return std::move(t).error();
+    const auto stars = [](const std::vector<piece>& ps) {
+      return std::count_if(ps.begin(), ps.end(),
+                           [](const piece& p) { return p.wildcard && p.text.empty(); });
+    };
+    if (stars(*f) != stars(*t)) {
+      return "--nsTo " + quote(to[i]) + " has " + std::to_string(stars(*t)) +
+             " '*', its --nsFrom " + quote(from[i]) + " " + std::to_string(stars(*f));
+    }
+    for (const auto& p : *t) {
+      if (!p.wildcard || p.text.empty()) continue;
+      const bool known = std::any_of(
+          f->begin(), f->end(), [&](const piece& q) { return q.wildcard && q.text == p.text; });
+      if (!known) return "--nsTo " + quote(to[i]) + ": $" + p.text + "$ is not in its --nsFrom";
+    }
+    r.rules_.push_back({std::move(*f), std::move(*t)});
+  }
+  return r;
+}
+
+std::string ns_renamer::rename(const std::string& ns) const {
+  for (const auto& rule : rules_) {
+    std::vector<std::string_view> captures;  // one per wildcard of --nsFrom, in order
+    if (!match_pieces(rule.from, 0, ns, 0, captures)) continue;
+    // The capture of each '*' of --nsFrom, in order, and of each $name$.
+    std::vector<std::string_view> stars;
+    const auto named = [&](const std::string& name) {
+      std::size_t k = 0;
+      for (const auto& q : rule.from) {
+        if (!q.wildcard) continue;
+        if (q.text == name) return captures[k];
+        ++k;
+      }
+      return std::string_view();  // make() saw to it that the name is there
+    };
+    std::size_t k = 0;
+    for (const auto& q : rule.from) {
+      if (q.wildcard && q.text.empty()) stars.push_back(captures[k]);
+      if (q.wildcard) ++k;
+    }
+    std::string out;
+    std::size_t star = 0;
+    for (const auto& p : rule.to) {
+      if (!p.wildcard) {
+        out += p.text;
+      } else if (p.text.empty()) {
+        out += stars[star++];  // as many as --nsFrom has (make())
+      } else {
+        out += named(p.text);
+      }
+    }
+    return out;
+  }
+  return ns;
 }
 
 bool restore_filter::selects(const std::string& ns) const {
@@ -844,6 +998,10 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
                               "The directory a dump wrote (default: dump); with --db, one "
                               "database's directory; with --collection, one .bson file")
                   ->type_name("DIR");
+  cmd->add_option("--nsFrom", o->ns_from,
+                  "Rename DB.COLL matching this pattern ('*' or $name$: any text; repeatable)");
+  cmd->add_option("--nsTo", o->ns_to,
+                  "... to this one, its '*' and $name$ what --nsFrom's matched (one per --nsFrom)");
   cmd->add_option("-d,--db", o->target.db, "Restore DIR's one database (DIR/DB) into this one");
   cmd->add_option("-c,--collection", o->target.collection,
                   "Restore one .bson file into this collection of --db");

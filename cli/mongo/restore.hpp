@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <oid/bson/document.hpp>
+#include <oid/result.hpp>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -49,10 +50,41 @@ struct restore_plan {
   std::string error;
 };
 
+/// mongorestore's --nsFrom/--nsTo: namespaces renamed by patterns. In a pattern `*` matches any
+/// text (the shortest that lets the rest match) and `$name$` does the same and names it; `\`
+/// makes the next character literal. The `*`s of a --nsTo take what the --nsFrom's matched, in
+/// order, and its `$name$`s what the same names matched. The first pair whose --nsFrom matches
+/// renames a namespace.
+class ns_renamer {
+ public:
+  /// Pairs `from[i]` with `to[i]`. Errors: a different number of each, an unclosed `$`, a `\` at
+  /// the end, a --nsTo with another number of `*` than its --nsFrom or a `$name$` its --nsFrom
+  /// lacks.
+  static result<ns_renamer, std::string> make(const std::vector<std::string>& from,
+                                              const std::vector<std::string>& to);
+  /// `ns` renamed, or itself when no --nsFrom matches.
+  std::string rename(const std::string& ns) const;
+  bool empty() const noexcept { return rules_.empty(); }
+
+  /// A pattern's pieces: literal text, or a wildcard (`name` empty for `*`).
+  struct piece {
+    bool wildcard = false;
+    std::string text;  // the literal, or the variable's name
+  };
+
+ private:
+  struct rule {
+    std::vector<piece> from, to;
+  };
+  std::vector<rule> rules_;
+};
+
 /// mongorestore's -d and -c: restore one database directory into `db`, or one .bson file into
-/// `db`.`collection`. Both empty: a whole dump directory, each database under its own name.
+/// `db`.`collection`. Both empty: a whole dump directory, each database under its own name. And
+/// --nsFrom/--nsTo, applied after the filters (which see the names in the dump).
 struct restore_target {
   std::string db, collection;
+  ns_renamer renames;
 };
 
 /// The plan for `dir` (DIR/DB/COLL.bson[.gz] and COLL.metadata.json[.gz]) under `filter`; with
