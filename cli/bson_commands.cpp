@@ -131,11 +131,36 @@ class progress {
 
 struct dump_options {
   std::string file, out_file;
+  std::string type = "json";  // bsondump's --type: json, or debug (each element's type and size)
   std::string mode = "relaxed";
   bool pretty = false;
   bool keep_going = false;
   std::size_t max_size = default_max_size;
 };
+
+// bsondump --type=debug's purpose, in oid's words: a document's layout, one element a line with
+// its type, its size in bytes and its offset in the file, subdocuments and arrays indented.
+// (The document was validated: every length read here is within it.)
+void append_layout(bson::document_view doc, std::uint64_t offset, int depth, std::string& out) {
+  const auto* base = doc.data();
+  for (const auto& e : doc) {
+    const auto at = offset + static_cast<std::uint64_t>(e.raw().data() - base);
+    out.append(static_cast<std::size_t>(depth) * 4, ' ');
+    out += printable(e.key());
+    out += "  ";
+    out += bson::to_string(e.type());
+    out += "  ";
+    out += std::to_string(e.raw().size());
+    out += " bytes at ";
+    out += std::to_string(at);
+    out += '\n';
+    const auto nested = e.type() == bson::type::document ? e.get_document() : e.get_array();
+    if (nested) {
+      append_layout(*nested, offset + static_cast<std::uint64_t>(nested->data() - base), depth + 1,
+                    out);
+    }
+  }
+}
 
 void run_dump(context& ctx, const dump_options& o) {
   input in;
@@ -167,9 +192,18 @@ void run_dump(context& ctx, const dump_options& o) {
     if (more && !*more) break;
     if (more) {
       line.clear();
-      bson::to_json(reader.current(), jo, line);
-      line += '\n';
-      out.write(terminal ? terminal_safe_json(line) : line);
+      if (o.type == "debug") {
+        const auto doc = reader.current();
+        line = "document " + std::to_string(reader.index() + 1) + ": " +
+               std::to_string(doc.size()) + " bytes at " +
+               std::to_string(reader.document_offset()) + '\n';
+        append_layout(doc, reader.document_offset(), 1, line);
+        out.write(line);  // keys are made printable; the rest is ours
+      } else {
+        bson::to_json(reader.current(), jo, line);
+        line += '\n';
+        out.write(terminal ? terminal_safe_json(line) : line);
+      }
       bar.update(reader.bytes_read(), ++printed);
       if (!*stream) break;  // stdout closed: stop quietly; a file: reported below
       continue;
@@ -281,6 +315,10 @@ void add_bson_commands(CLI::App& app, context& ctx) {
     cmd->add_option("--mode", o->mode, "relaxed (default) or canonical Extended JSON")
         ->check(CLI::IsMember({"canonical", "relaxed"}));
     cmd->add_flag("--pretty", o->pretty, "Indent each document over several lines");
+    cmd->add_option("--type", o->type,
+                    "json (default), or debug: each document's layout, an element a line with "
+                    "its type, size and offset")
+        ->check(CLI::IsMember({"json", "debug"}));
     cmd->add_flag("--keepGoing,--keep-going", o->keep_going,
                   "After a bad document whose length is sane, go on with the next one");
     cmd->add_option("--maxSize,--max-size", o->max_size,

@@ -66,6 +66,28 @@ TEST(CliBsonTest, DumpPrintsOneDocumentPerLine) {
   EXPECT_EQ(p.out, oid::bson::to_json(one.view(), pretty) + "\n");
 }
 
+// bsondump's --type=debug: each document's layout, its keys made printable.
+TEST(CliBsonTest, DumpTypeDebugShowsEachElementsTypeSizeAndOffset) {
+  oid::bson::builder b;
+  b.append_int32("a", 1).append_string("s\x1b", "x");
+  b.open_array("arr").append_bool("0", true).close();
+  const auto first = std::move(b).extract();
+  oid::bson::builder c;
+  c.append_null("n");
+  const auto second = std::move(c).extract();
+  const auto r = run_cli({"bson", "dump", "--type", "debug"}, bytes_of(first) + bytes_of(second));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "document 1: 36 bytes at 0\n"
+            "    a  int  7 bytes at 4\n"            // type, "a", NUL, 4 bytes
+            "    s\\x1b  string  10 bytes at 11\n"  // the key's ESC shown, not sent
+            "    arr  array  14 bytes at 21\n"      // 1 + "arr" NUL + a 9-byte document
+            "        0  bool  4 bytes at 30\n"      // after the array's own length
+            "document 2: 8 bytes at 36\n"
+            "    n  null  3 bytes at 40\n");
+  EXPECT_EQ(run_cli({"bson", "dump", "--type", "yaml"}, bytes_of(first)).status, 2);
+}
+
 TEST(CliBsonTest, DumpEmptyInput) {
   const auto r = run_cli({"bson", "dump"});
   EXPECT_EQ(r.status, 0);

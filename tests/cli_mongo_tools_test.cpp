@@ -1066,6 +1066,50 @@ TEST_F(MongoToolsCliTest, ImportColumnsHaveTypes) {
   EXPECT_NE(bad.err.find("imported 2 documents"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("0 refused, 3 bad input"), std::string::npos) << bad.err;
   EXPECT_EQ(contents("u").size(), 2u);
+  // --parseGrace: stop ends the import at the bad line; skipField leaves the field out; autoCast
+  // reads it as an auto column would.
+  const std::string typed = "1,2024-01-31,true\n2,2024-02-30,true\nx,2024-01-01,1\n";
+  const std::string ns_g = db_ + ".g";  // the arguments below are views of it
+  const std::vector<std::string_view> typed_args = {"mongo",
+                                                    "import",
+                                                    uri_,
+                                                    ns_g,
+                                                    "--type",
+                                                    "csv",
+                                                    "--columnsHaveTypes",
+                                                    "--drop",
+                                                    "--fields",
+                                                    "a.int32(),b.date(2006-01-02),d.boolean()",
+                                                    "--quiet",
+                                                    "--parseGrace"};
+  const auto with_grace = [&](std::string_view grace) {
+    auto args = typed_args;
+    args.push_back(grace);
+    return run_cli(args, typed);
+  };
+  const auto stop = with_grace("stop");
+  EXPECT_EQ(stop.status, 1);
+  EXPECT_NE(stop.err.find("line 2, column 3"), std::string::npos) << stop.err;
+  EXPECT_NE(stop.err.find("nothing after it imported"), std::string::npos) << stop.err;
+  EXPECT_EQ(stop.err.find("line 3"), std::string::npos) << stop.err;
+  EXPECT_EQ(contents("g").size(), 1u);
+  const auto skip = with_grace("skipField");
+  EXPECT_EQ(skip.status, 0) << skip.err;
+  const auto count = [&](const std::string& filter) {
+    auto n = run_cli({"mongo", "count", uri_, db_ + ".g", "-q", filter});
+    EXPECT_EQ(n.status, 0) << n.err;
+    return n.out;
+  };
+  EXPECT_EQ(count("{}"), "3 documents\n");
+  EXPECT_EQ(count(R"({"b": {"$exists": false}, "a": 2})"), "1 documents\n");
+  EXPECT_EQ(count(R"({"a": {"$exists": false}, "d": true})"), "1 documents\n");
+  const auto cast = with_grace("autoCast");
+  EXPECT_EQ(cast.status, 0) << cast.err;
+  EXPECT_EQ(count("{}"), "3 documents\n");
+  EXPECT_EQ(count(R"({"a": "x"})"), "1 documents\n");
+  EXPECT_EQ(count(R"({"b": "2024-02-30"})"), "1 documents\n");
+  EXPECT_EQ(with_grace("sometimes").status, 2);
+
   // decimal(): only a bad value here (FerretDB refuses decimal128 and closes the connection).
   auto decimal = run_cli({"mongo", "import", uri_, db_ + ".u", "--type", "csv",
                           "--columnsHaveTypes", "--fields", "c.decimal()"},

@@ -509,7 +509,8 @@ result<void, column_error> csv_columns::parse(const std::vector<std::string>& na
 }
 
 result<void, std::size_t> csv_columns::build(const std::vector<std::string>& record,
-                                             bson::builder& b, bool ignore_blanks) const {
+                                             bson::builder& b, bool ignore_blanks,
+                                             grace on_bad) const {
   for (std::size_t i = 0; i < program_.size(); ++i) {
     const auto& op = program_[i];
     if (op.kind == step::open) {
@@ -523,7 +524,9 @@ result<void, std::size_t> csv_columns::build(const std::vector<std::string>& rec
       b.close();
     } else if (op.column < record.size() && !(ignore_blanks && record[op.column].empty()) &&
                !append_typed(b, op.key, columns_[op.column], record[op.column])) {
-      return op.column;
+      // append_typed appends nothing when it fails.
+      if (on_bad == grace::fail) return op.column;
+      if (on_bad == grace::auto_cast) append_csv_field(b, op.key, record[op.column]);
     }
   }
   return {};

@@ -124,11 +124,18 @@ class csv_columns {
   std::size_t size() const noexcept { return columns_.size(); }
   const column& operator[](std::size_t i) const { return columns_[i]; }
 
+  /// mongoimport's --parseGrace: what a field that cannot be read as its column's type does.
+  enum class grace {
+    fail,        ///< build() fails with the field's index (skipRow and stop, for the caller)
+    skip_field,  ///< the field is left out
+    auto_cast,   ///< the field is read as an `auto` column would read it
+  };
+
   /// Appends the document of `record` (at most size() fields) to `b`; the error is the index of
-  /// the field that cannot be read as its column's type. `ignore_blanks` (mongoimport's
-  /// --ignoreBlanks): empty fields are left out rather than stored as "".
+  /// the field that cannot be read as its column's type (with grace::fail). `ignore_blanks`
+  /// (mongoimport's --ignoreBlanks): empty fields are left out rather than stored as "".
   result<void, std::size_t> build(const std::vector<std::string>& record, bson::builder& b,
-                                  bool ignore_blanks = false) const;
+                                  bool ignore_blanks = false, grace on_bad = grace::fail) const;
 
  private:
   struct step {

@@ -219,6 +219,7 @@ struct import_options {
                                        upsert_fields = "_id", write_concern;
   bool headerline = false, json_array = false, drop = false, quiet = false;
   bool columns_have_types = false, ignore_blanks = false, bypass_document_validation = false;
+  std::string parse_grace = "skipRow";  // autoCast, skipField, skipRow or stop
   /// --stopOnError (or --maintainInsertionOrder): ordered inserts, and the first refused
   /// document or bad input ends the import.
   bool stop_on_error = false;
@@ -432,14 +433,19 @@ void run_import(context& ctx, import_options o) {
         continue;
       }
       bson::builder b;
-      if (auto built = columns.build(record, b, o.ignore_blanks); !built) {
+      const auto grace = o.parse_grace == "skipField"  ? csv_columns::grace::skip_field
+                         : o.parse_grace == "autoCast" ? csv_columns::grace::auto_cast
+                                                       : csv_columns::grace::fail;
+      if (auto built = columns.build(record, b, o.ignore_blanks, grace); !built) {
         const std::size_t bad_field = built.error();
         ctx.err << "oid: " << name << ": " << reader.field_position(bad_field) << ": \""
                 << printable(record[bad_field]) << "\" is not "
                 << printable(columns[bad_field].type_text) << " (field "
-                << printable(columns[bad_field].name) << ")\n";
+                << printable(columns[bad_field].name) << ")"
+                << (o.parse_grace == "stop" ? "; --parseGrace stop: nothing after it imported\n"
+                                            : "; the line is not imported\n");
         ++bad;
-        if (o.stop_on_error) break;
+        if (o.stop_on_error || o.parse_grace == "stop") break;
         continue;
       }
       advance(reader.bytes_read());
@@ -510,6 +516,10 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     cmd->add_option("--fieldFile", o->field_file, "CSV/TSV: the field names, one a line")
         ->type_name("FILE");
     cmd->add_flag("--ignoreBlanks", o->ignore_blanks, "CSV/TSV: leave empty fields out");
+    cmd->add_option("--parseGrace", o->parse_grace,
+                    "A typed field that does not parse (--columnsHaveTypes): skipRow (default: the "
+                    "line is reported and not imported), stop, skipField, autoCast (read as auto)")
+        ->check(CLI::IsMember({"autoCast", "skipField", "skipRow", "stop"}));
     cmd->add_flag("--columnsHaveTypes", o->columns_have_types,
                   "CSV/TSV: each name is NAME.TYPE(ARG): auto, binary(base64|base32|hex), "
                   "boolean, date(GO LAYOUT), date_ms(LAYOUT), date_oracle(LAYOUT), decimal, "
