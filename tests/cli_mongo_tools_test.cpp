@@ -118,6 +118,13 @@ class MongoToolsCliTest : public oid::testing::server_test {
     }
     insert(name, docs);
   }
+  // A unique index on n (fill()'s counter), as the round-trip tests restore it.
+  void unique_n_index(std::string_view name) {
+    mongo::index_options unique;
+    unique.unique = true;
+    const auto n_key = json(R"({"n": 1})");
+    ASSERT_TRUE(coll(name).create_index(n_key.view(), unique).has_value());
+  }
   fs::path file(std::string_view name) const { return dir_ / db_ / name; }
 
   fs::path dir_;
@@ -128,10 +135,7 @@ TEST_F(MongoToolsCliTest, DumpDropRestoreGivesTheSameBytesAndIndexes) {
   for (const bool gzip : {false, true}) {
     SCOPED_TRACE(gzip ? "gzip" : "plain");
     fill("c", 300);
-    mongo::index_options unique;
-    unique.unique = true;
-    const auto n_key = json(R"({"n": 1})");
-    ASSERT_TRUE(coll("c").create_index(n_key.view(), unique).has_value());
+    unique_n_index("c");
     mongo::index_options sparse;
     sparse.sparse = true;
     const auto sd_key = json(R"({"s": 1, "d": -1})");
@@ -243,10 +247,7 @@ TEST_F(MongoToolsCliTest, RestoreDryRunNoOptionsRestoreAndBypassDocumentValidati
 // a collection, with the metadata beside it).
 TEST_F(MongoToolsCliTest, RestoreIntoAnotherDatabaseOrCollection) {
   fill("c", 4);
-  mongo::index_options unique;
-  unique.unique = true;
-  const auto n_key = json(R"({"n": 1})");
-  ASSERT_TRUE(coll("c").create_index(n_key.view(), unique).has_value());
+  unique_n_index("c");
   fill("d", 2);
   ASSERT_EQ(run_cli({"mongo", "dump", uri_, "-d", db_, "-o", dir_text_, "--quiet"}).status, 0);
   const std::string other = db_ + "_to";
@@ -1236,10 +1237,7 @@ TEST_F(MongoToolsCliTest, ArchiveFileDumpDropRestoreGivesTheSameBytesAndIndexes)
   for (const bool gzip : {false, true}) {
     SCOPED_TRACE(gzip ? "gzip" : "plain");
     fill("c", 300);
-    mongo::index_options unique;
-    unique.unique = true;
-    const auto n_key = json(R"({"n": 1})");
-    ASSERT_TRUE(coll("c").create_index(n_key.view(), unique).has_value());
+    unique_n_index("c");
     fill("other", 5);
     const auto before = contents("c");
     const auto indexes_before = index_specs("c");
