@@ -16,6 +16,7 @@ packages=(
   python3-bson python3-pymongo              # BSON interoperability test (json_util needs pymongo)
   strace util-linux                         # system-call counting, unshare for the fleet test
   python3                                   # scripts/uniqueness_model.py (the uniqueness tests)
+  python3-venv                              # the Python package (python/): built and tested in a venv
   nsd                                       # DNS server on loopback for the mongodb+srv:// tests
   curl ca-certificates                      # scripts/spec-data.sh: the specification suites
   zsh man-db groff-base                     # the completion and manual page tests

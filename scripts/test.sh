@@ -150,6 +150,14 @@ password_in_log build/ci/Testing/Temporary/LastTest.log
 # What the unified test format suites did (docs/conformance.md keeps the table).
 python3 scripts/conformance.py build/ci/tests/unified
 
+step "the Python package (python/): built into a venv from PyPI's pinned tools, then pytest"
+# The BSON corpus, PyMongo round trips and fork safety through the Python API (docs/python.md).
+# Under CI=true the corpus test fails rather than skips when build/spec-data lacks it.
+python3 -m venv build/python-venv
+build/python-venv/bin/pip install -q pytest==8.4.2 pymongo==4.20.1
+build/python-venv/bin/pip install -q -C cmake.define.OID_WARNINGS_AS_ERRORS=ON ./python
+build/python-venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+
 if $quick; then
   step "formatting (clang-format 14)"
   git ls-files -- '*.hpp' '*.cpp' | xargs clang-format-14 --dry-run -Werror
