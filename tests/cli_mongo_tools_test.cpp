@@ -28,6 +28,7 @@
 #include "support/documents.hpp"
 #include "support/run_cli.hpp"
 #include "support/run_shell.hpp"
+#include "support/script_server.hpp"
 #include "support/server_test.hpp"
 
 namespace {
@@ -313,6 +314,68 @@ TEST_F(MongoToolsCliTest, RestoreIntoAnotherDatabaseOrCollection) {
   auto bad_name = run_cli({"mongo", "restore", uri_, "-d", "a/b", db_dir});
   EXPECT_EQ(bad_name.status, 1);
   EXPECT_NE(bad_name.err.find("cannot contain '/'"), std::string::npos) << bad_name.err;
+}
+
+// mongodump's --viewsAsCollections, against a scripted server (FerretDB has no views): a view's
+// documents are dumped as a collection's, without the view's definition and without asking for
+// its indexes, which a server refuses for a view.
+TEST(MongoToolsScriptTest, ViewsAsCollectionsDumpsAViewsDocuments) {
+  oid::testing::recording_server server(
+      [](const std::string& name, oid::bson::document_view body, std::size_t) {
+        oid::bson::builder b;
+        const auto target = body.begin()->get_string().value_or("");
+        if (name == "hello" || name == "isMaster") {
+          b.append_bool("isWritablePrimary", true).append_int32("maxWireVersion", 17);
+        } else if (name == "buildInfo") {
+          b.append_string("version", "7.0.0");
+        } else if (name == "listIndexes" && target == "v") {
+          b.append_double("ok", 0.0).append_string("errmsg",
+                                                   "Namespace d.v is a view, not a collection");
+          b.append_int32("code", 166).append_string("codeName", "CommandNotSupportedOnView");
+          return std::move(b).extract();
+        } else if (name == "listCollections" || name == "find" || name == "listIndexes") {
+          b.open_document("cursor").append_int64("id", 0).append_string("ns", "d.x");
+          b.open_array("firstBatch");
+          if (name == "listCollections") {
+            b.open_document("0").append_string("name", "c").append_string("type", "collection");
+            b.open_document("options").close().close();
+            b.open_document("1").append_string("name", "v").append_string("type", "view");
+            b.open_document("options").append_string("viewOn", "c");
+            b.open_array("pipeline").close().close().close();
+          } else if (name == "find") {
+            const int n = target == "v" ? 2 : 3;
+            for (int i = 0; i < n; ++i)
+              b.open_document(std::to_string(i)).append_int32("_id", i).close();
+          } else {
+            b.open_document("0").append_int32("v", 2).append_string("name", "_id_");
+            b.open_document("key").append_int32("_id", 1).close().close();
+          }
+          b.close().close();
+        }
+        b.append_double("ok", 1.0);
+        return std::move(b).extract();
+      });
+  const auto dir = fs::path(::testing::TempDir()) / ("oid_views_" + oid::generate().to_hex());
+  const std::string out = dir.string();
+  const auto read = [&](const char* name) {
+    return oid::testing::read_file((dir / "d" / name).string());
+  };
+
+  auto plain = run_cli({"mongo", "dump", server.uri(), "-d", "d", "-o", out, "--quiet"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_FALSE(fs::exists(dir / "d" / "v.bson"));  // a view: its definition only
+  EXPECT_NE(read("v.metadata.json").find(R"("viewOn":"c")"), std::string::npos);
+  fs::remove_all(dir);
+
+  auto views = run_cli(
+      {"mongo", "dump", server.uri(), "-d", "d", "-o", out, "--quiet", "--viewsAsCollections"});
+  ASSERT_EQ(views.status, 0) << views.err;
+  EXPECT_EQ(read_bson_file(dir / "d" / "v.bson").size(), 2u);
+  EXPECT_EQ(read_bson_file(dir / "d" / "c.bson").size(), 3u);
+  const auto meta = read("v.metadata.json");
+  EXPECT_EQ(meta.find("viewOn"), std::string::npos) << meta;
+  EXPECT_NE(meta.find(R"("type":"collection")"), std::string::npos) << meta;
+  fs::remove_all(dir);
 }
 
 TEST_F(MongoToolsCliTest, SinceAndUntilSelectByTheIdsTime) {

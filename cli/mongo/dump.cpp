@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 struct dump_options {
   std::string uri, db, collection, out = "dump", query, query_file, since, until;
   std::vector<std::string> exclude, exclude_prefixes;  // --excludeCollection[sWithPrefix]
+  bool views_as_collections = false;
   std::string archive;  // --archive[=FILE]: "-" is standard output; empty: a directory
   bool out_given = false;
   bool gzip = false;
@@ -39,7 +40,8 @@ struct dump_options {
 struct dump_job {
   std::string db, name, type;
   bson::document options;
-  std::string uuid;  // 32 hex digits, or empty
+  std::string uuid;        // 32 hex digits, or empty
+  bool from_view = false;  // a view dumped as a collection (--viewsAsCollections): no indexes
   std::uint64_t documents = 0, bytes = 0;
   std::string error;  // empty when the dump went well
 };
@@ -129,7 +131,7 @@ bool read_documents(mongo::collection& coll, bson::document_view filter, dump_jo
 
 // The collection's indexes (none for a view); false, with j.error, when listIndexes failed.
 bool list_indexes(mongo::collection& coll, dump_job& j, std::vector<bson::document>& indexes) {
-  if (j.type == "view") return true;
+  if (j.type == "view" || j.from_view) return true;
   auto listed = coll.list_indexes();
   if (!listed) {
     j.error = "listIndexes: " + listed.error().message;
@@ -343,6 +345,13 @@ void run_dump(context& ctx, const dump_options& o) {
         continue;
       }
       found = true;
+      // --viewsAsCollections: a view's documents, as a collection's without options or indexes.
+      if (o.views_as_collections && j.type == "view") {
+        j.type = "collection";
+        j.options = bson::document();
+        j.uuid.clear();
+        j.from_view = true;
+      }
       jobs.push_back(std::move(j));
     }
     if (!o.collection.empty() && !found) {
@@ -440,6 +449,8 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx) {
   cmd->add_option("--queryFile", o->query_file, "The --query filter, read from a file")
       ->type_name("FILE");
   cmd->add_option("--excludeCollection", o->exclude, "Not this collection of --db (repeatable)");
+  cmd->add_flag("--viewsAsCollections", o->views_as_collections,
+                "Dump each view's documents as a collection's (default: its definition only)");
   cmd->add_option("--excludeCollectionsWithPrefix", o->exclude_prefixes,
                   "Not the collections of --db whose names start so (repeatable)");
   cmd->add_option("--since", o->since, "Only documents whose ObjectId _id is from this time on");
