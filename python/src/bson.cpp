@@ -6,9 +6,8 @@
 //
 // Large inputs are processed with the GIL released, so that other Python threads run meanwhile.
 // That needs bytes no other thread can change: a `bytes` object (immutable) or a `str` (its
-// UTF-8 form is cached inside it, immutable too) is read in place; any other buffer (bytearray,
-// memoryview, array) is copied first, since to_json trusts bytes that validate() accepted and
-// a concurrent write between the two could send it past the end.
+// UTF-8 form is cached inside it, immutable too) is read in place; any other buffer is copied
+// first (buffers.hpp).
 #include <Python.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "buffers.hpp"
 #include "errors.hpp"
 
 namespace oid::python {
@@ -30,62 +30,6 @@ namespace oid::python {
 namespace {
 
 using namespace nb::literals;
-
-// Above this many bytes the GIL is released: releasing and taking it back costs about a
-// microsecond when another thread waits for it, a few percent of validating 16 KiB.
-constexpr std::size_t release_gil_above = 16 * 1024;
-
-// The bytes of a bytes-like argument, read in place or copied as the top of this file says.
-class input_bytes {
- public:
-  input_bytes(nb::handle obj, const char* function) {
-    if (PyUnicode_Check(obj.ptr())) {
-      raise(PyExc_TypeError, std::string(function) + "() takes BSON as bytes, not str");
-    }
-    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_SIMPLE) != 0) throw nb::python_error();
-    held_ = true;
-    const auto* p = static_cast<const std::uint8_t*>(view_.buf);
-    const auto n = static_cast<std::size_t>(view_.len);
-    if (n > release_gil_above && !PyBytes_Check(obj.ptr())) {
-      copy_.assign(p, p + n);
-      bytes_ = copy_;
-      PyBuffer_Release(&view_);
-      held_ = false;
-    } else {
-      bytes_ = {p, n};
-    }
-  }
-  ~input_bytes() {
-    if (held_) PyBuffer_Release(&view_);
-  }
-  input_bytes(const input_bytes&) = delete;
-  input_bytes& operator=(const input_bytes&) = delete;
-
-  std::span<const std::uint8_t> bytes() const { return bytes_; }
-  std::string_view text() const {
-    return {reinterpret_cast<const char*>(bytes_.data()), bytes_.size()};
-  }
-  bool large() const { return bytes_.size() > release_gil_above; }
-
- private:
-  Py_buffer view_{};
-  bool held_ = false;
-  std::vector<std::uint8_t> copy_;
-  std::span<const std::uint8_t> bytes_;
-};
-
-// Runs `f` with the GIL released when `large`. `f` must not touch Python objects; a C++
-// exception it throws (std::bad_alloc) takes the GIL back on the way out.
-template <class F>
-auto run(bool large, F&& f) {
-  if (large) {
-    nb::gil_scoped_release unlocked;
-    return f();
-  }
-  return f();
-}
-
-std::string at_byte(std::size_t offset) { return " at byte " + std::to_string(offset); }
 
 oid::bson::json_options json_options_of(std::string_view mode, nb::handle indent) {
   oid::bson::json_options options;
@@ -165,7 +109,7 @@ nb::object from_json(nb::handle text, bool legacy) {
 
 }  // namespace
 
-void bind_bson(nb::module_& m) {
+nb::module_ bind_bson(nb::module_& m) {
   nb::module_ bson = m.def_submodule("bson", "BSON bytes and MongoDB Extended JSON.");
   bson.def("validate", &validate, "data"_a,
            R"(Checks that `data` (bytes or another buffer) is exactly one valid BSON document:
@@ -184,6 +128,7 @@ bytes). `legacy=True` also takes the legacy forms ({"$binary": "...", "$type": "
 {"$regex": ..., "$options": ...}, {"$date": <ms>}). Raises oid.Error: invalid_json,
 invalid_extended_json, invalid_utf8, invalid_key, too_deep, too_large, with `offset` the byte in
 the UTF-8 text and its line and column in the message. Releases the GIL above 16 KiB.)");
+  return bson;
 }
 
 }  // namespace oid::python

@@ -54,15 +54,31 @@ const char* errc_name(const std::error_code& code) noexcept {
   return "unknown";
 }
 
-void raise_error(const oid::error& e, const std::string& detail) {
+namespace {
+// A new oid.Error (or ValueError, when _oid is imported on its own) for `e`.
+nb::object make_error(const oid::error& e, const std::string& detail) {
   const std::string message = e.message() + detail;
-  if (error_class == nullptr) raise(PyExc_ValueError, message);  // _oid imported on its own
+  if (error_class == nullptr) raise(PyExc_ValueError, message);
   PyObject* exc = PyObject_CallFunction(error_class, "ssn", message.c_str(), errc_name(e.code),
                                         static_cast<Py_ssize_t>(e.offset));
   if (exc == nullptr) throw nb::python_error();  // the constructor itself failed: report that
-  PyErr_SetObject(error_class, exc);
-  Py_DECREF(exc);
+  return nb::steal(exc);
+}
+
+[[noreturn]] void raise_object(nb::handle exc) {
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
   throw nb::python_error();
+}
+}  // namespace
+
+void raise_error(const oid::error& e, const std::string& detail) {
+  raise_object(make_error(e, detail));
+}
+
+void raise_error(const oid::error& e, const std::string& detail, std::size_t index) {
+  nb::object exc = make_error(e, detail);
+  exc.attr("index") = index;
+  raise_object(exc);
 }
 
 void raise(PyObject* type, const std::string& message) {

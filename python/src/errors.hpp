@@ -27,6 +27,10 @@ const char* errc_name(const std::error_code& code) noexcept;
 /// caller knows (" at position 5", " at byte 12 (line 1, column 13)"), or why.
 [[noreturn]] void raise_error(const oid::error& e, const std::string& detail);
 
+/// `raise_error` for the document at 0-based `index` of a stream (oid.bson.iter_file,
+/// iter_json_lines): the exception also has the attribute `index`.
+[[noreturn]] void raise_error(const oid::error& e, const std::string& detail, std::size_t index);
+
 /// `raise_error` for a code without an offset.
 [[noreturn]] inline void raise_error(oid::errc code, const std::string& detail) {
   raise_error(oid::error{make_error_code(code), 0}, detail);

@@ -8,5 +8,8 @@ NB_MODULE(_oid, m) {
   m.def("_set_error_class", &oid::python::set_error_class, nanobind::arg("cls"),
         "Tells the extension which ValueError subclass to raise (oid.Error).");
   oid::python::bind_ids(m);
-  oid::python::bind_bson(m);
+  nanobind::module_ bson = oid::python::bind_bson(m);
+  oid::python::bind_codec(bson);
+  oid::python::bind_readers(bson);
+  oid::python::bind_id64(m);
 }

@@ -1,11 +1,15 @@
 """Random documents of every common type, made and encoded by PyMongo's bson, through oid:
 oid validates PyMongo's bytes, oid's canonical Extended JSON reads back to the same bytes in oid
 and in PyMongo's json_util, and PyMongo's canonical Extended JSON reads to the same bytes in oid.
-The seed is printed with a failure (OID_TEST_SEED=<seed> repeats a run)."""
+oid.bson.dumps writes the bytes bson.encode writes, byte for byte, and oid.bson.loads reads them
+to what bson.decode gives (with tz_aware=True: oid's datetimes are aware). The seed is printed
+with a failure (OID_TEST_SEED=<seed> repeats a run)."""
 
+import collections
 import datetime
 import os
 import random
+import re
 
 import pytest
 
@@ -16,6 +20,9 @@ bson = pytest.importorskip("bson")
 from bson import json_util  # noqa: E402
 from bson.binary import Binary  # noqa: E402
 from bson.code import Code  # noqa: E402
+from bson.codec_options import CodecOptions  # noqa: E402
+from bson.datetime_ms import DatetimeMS  # noqa: E402
+from bson.dbref import DBRef  # noqa: E402
 from bson.decimal128 import Decimal128  # noqa: E402
 from bson.int64 import Int64  # noqa: E402
 from bson.max_key import MaxKey  # noqa: E402
@@ -25,6 +32,7 @@ from bson.timestamp import Timestamp  # noqa: E402
 
 UTC = datetime.timezone.utc
 SEED = int(os.environ.get("OID_TEST_SEED", random.SystemRandom().randrange(1 << 32)))
+AWARE = CodecOptions(tz_aware=True)
 CANONICAL = json_util.JSONOptions(json_mode=json_util.JSONMode.CANONICAL, tz_aware=True,
                                   tzinfo=UTC)
 
@@ -41,12 +49,50 @@ def random_double(rng):
     ])
 
 
-def random_value(rng, depth):
+# Python values PyMongo encodes that are not what its decoder gives back: dumps must write them
+# as bson.encode does, and loads read the bytes as bson.decode does.
+PYTHON_KINDS = ["int", "bigint", "bytes", "naive", "offset", "pattern", "scope", "dbref", "tuple",
+                "ordered", "datetime_ms"]
+
+
+def random_python_value(rng, kind, depth):
+    if kind == "int":
+        return rng.choice([0, -1, (1 << 31) - 1, -(1 << 31), 1 << 31, -(1 << 31) - 1])
+    if kind == "bigint":
+        return rng.randrange(-(1 << 63), 1 << 63)
+    if kind == "bytes":
+        return rng.randbytes(rng.randrange(10))
+    if kind == "naive":  # microseconds, floored to milliseconds by both
+        return datetime.datetime(1, 1, 1) + datetime.timedelta(
+            microseconds=rng.randrange(315537897600000000))
+    if kind == "offset":
+        tz = datetime.timezone(datetime.timedelta(minutes=rng.randrange(-1439, 1440)))
+        return datetime.datetime(1000, 1, 2, tzinfo=tz) + datetime.timedelta(
+            microseconds=rng.randrange(10 ** 17))
+    if kind == "pattern":
+        return re.compile(random_string(rng).replace("\u0000", "").replace("\\", ""),
+                          rng.choice([0, re.I, re.M | re.S, re.X | re.I]))
+    if kind == "scope":
+        return Code(random_string(rng), random_document(rng, depth + 1) if depth < 3 else {})
+    if kind == "dbref":
+        return DBRef("coll", random_value(rng, 3), rng.choice([None, "db"]), n=1)
+    if kind == "tuple":
+        return tuple(random_value(rng, depth + 1) for _ in range(rng.randrange(3)))
+    if kind == "ordered":
+        return collections.OrderedDict(random_document(rng, depth + 1))
+    return DatetimeMS(rng.randrange(-(1 << 40), 1 << 40))
+
+
+def random_value(rng, depth, python=False):
     kinds = ["int32", "int64", "double", "str", "bool", "none", "datetime", "oid", "binary",
              "decimal", "timestamp", "regex", "code", "minkey", "maxkey"]
     if depth < 3:
         kinds += ["doc", "list"]
+    if python:
+        kinds += PYTHON_KINDS
     kind = rng.choice(kinds)
+    if kind in PYTHON_KINDS:
+        return random_python_value(rng, kind, depth)
     if kind == "int32":
         return rng.randrange(-(1 << 31), 1 << 31)
     if kind == "int64":
@@ -81,14 +127,16 @@ def random_value(rng, depth):
     if kind == "maxkey":
         return MaxKey()
     if kind == "doc":
-        return random_document(rng, depth + 1)
-    return [random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+        return random_document(rng, depth + 1, python)
+    return [random_value(rng, depth + 1, python) for _ in range(rng.randrange(4))]
 
 
-def random_document(rng, depth=0):
+def random_document(rng, depth=0, python=False):
     doc = {}
     for _ in range(rng.randrange(6)):
-        doc[random_string(rng).replace("\u0000", "") or "k"] = random_value(rng, depth)
+        doc[random_string(rng).replace("\u0000", "") or "k"] = random_value(rng, depth, python)
+    if python and depth == 0 and rng.random() < 0.3:  # anywhere: both write it first
+        doc["_id"] = random_value(rng, 2, python)
     return doc
 
 
@@ -108,3 +156,16 @@ def test_random_documents_round_trip_with_pymongo():
         # same bytes back; it must be stable: read and written again, the same text.
         relaxed = oid.bson.to_json(data, "relaxed")
         assert oid.bson.to_json(oid.bson.from_json(relaxed), "relaxed") == relaxed, context
+
+
+def test_dumps_and_loads_match_pymongo_byte_for_byte():
+    rng = random.Random(SEED)
+    for n in range(1000):
+        doc = random_document(rng, python=n % 2 == 1)
+        context = f"seed {SEED}, document {n}: {doc!r}"
+        data = bson.encode(doc)
+        assert oid.bson.dumps(doc) == data, context
+        loaded = oid.bson.loads(data)
+        assert loaded == bson.decode(data, codec_options=AWARE), context
+        assert oid.bson.dumps(loaded) == data, context  # what loads makes, dumps writes back
+        assert bson.encode(loaded) == data, context  # and so does PyMongo (oid.ObjectId too)

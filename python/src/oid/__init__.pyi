@@ -1,8 +1,9 @@
 # Type stubs of the package `oid` (the extension oid._oid and its Python wrapper).
 import datetime
-from typing import Any, Literal, Union, overload
+from typing import Any, Literal, Optional, Union, overload
 
 from . import bson as bson
+from . import id64 as id64
 
 _Time = Union[datetime.datetime, datetime.date, int, float, str]
 
@@ -11,6 +12,7 @@ class Error(ValueError):
 
     code: str
     offset: int
+    index: Optional[int]
     def __init__(self, message: str, code: str, offset: int) -> None: ...
 
 class ObjectId:
