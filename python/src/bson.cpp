@@ -90,11 +90,7 @@ nb::object from_json(nb::handle text, bool legacy) {
       raise_error(doc.error(), at_byte(doc.error().offset) + " (line " + std::to_string(pos.line) +
                                    ", column " + std::to_string(pos.column) + ")");
     }
-    const auto bytes = doc->bytes();
-    nb::object out = nb::steal(PyBytes_FromStringAndSize(
-        reinterpret_cast<const char*>(bytes.data()), static_cast<Py_ssize_t>(bytes.size())));
-    if (!out.is_valid()) throw nb::python_error();
-    return out;
+    return new_bytes(doc->bytes());
   };
   if (PyUnicode_Check(text.ptr())) {
     Py_ssize_t n = 0;

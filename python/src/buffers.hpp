@@ -67,6 +67,15 @@ class input_bytes {
   std::span<const std::uint8_t> bytes_;
 };
 
+/// A new `bytes` object holding `data`; a failed allocation raises (MemoryError), never returns an
+/// empty handle.
+inline nb::object new_bytes(std::span<const std::uint8_t> data) {
+  nb::object out = nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(data.data()),
+                                                       static_cast<Py_ssize_t>(data.size())));
+  if (!out.is_valid()) throw nb::python_error();
+  return out;
+}
+
 /// Runs `f` with the GIL released when `large`. `f` must not touch Python objects; a C++
 /// exception it throws (std::bad_alloc) takes the GIL back on the way out.
 template <class F>

@@ -290,8 +290,10 @@ class encoder {
       if (marker_of_document(doc) == raw_document_marker) {
         nb::object raw = attr(doc, "raw");
         (void)raw_document(doc);
-        return nb::steal(
+        nb::object copy = nb::steal(
             PyBytes_FromStringAndSize(PyBytes_AS_STRING(raw.ptr()), PyBytes_GET_SIZE(raw.ptr())));
+        if (!copy.is_valid()) throw nb::python_error();
+        return copy;
       }
       if (!PyDict_Check(doc) && !is_instance(doc, objects.mapping)) {
         raise(PyExc_TypeError, "dumps() takes a dict or another Mapping, not " + type_name(doc));
@@ -302,11 +304,7 @@ class encoder {
       if (f.type == nullptr) raise_error(f.error, f.message + where);
       raise(f.type, f.message + where);
     }
-    const auto view = b_.view();
-    nb::object out = nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(view.data()),
-                                                         static_cast<Py_ssize_t>(view.size())));
-    if (!out.is_valid()) throw nb::python_error();
-    return out;
+    return new_bytes(b_.view().bytes());
   }
 
  private:
@@ -647,12 +645,7 @@ class decoder {
     return out;
   }
 
-  static nb::object bytes(std::span<const std::uint8_t> b) {
-    nb::object out = nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(b.data()),
-                                                         static_cast<Py_ssize_t>(b.size())));
-    if (!out.is_valid()) throw nb::python_error();
-    return out;
-  }
+  static nb::object bytes(std::span<const std::uint8_t> b) { return new_bytes(b); }
 
   static nb::object checked(PyObject* o) {
     if (o == nullptr) throw nb::python_error();

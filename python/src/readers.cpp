@@ -180,8 +180,7 @@ class bson_file_reader {
     }
     const auto doc = reader_.current();
     if (raw_) {
-      return nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(doc.data()),
-                                                 static_cast<Py_ssize_t>(doc.size())));
+      return new_bytes(doc.bytes());
     }
     return decode_at(doc, reader_.document_offset(), reader_.index());
   }
@@ -230,8 +229,7 @@ class json_lines_reader {
     }
     const auto bytes = doc_.bytes();
     if (raw_) {
-      return nb::steal(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(bytes.data()),
-                                                 static_cast<Py_ssize_t>(bytes.size())));
+      return new_bytes(bytes);
     }
     // The offset of an error in the dict's making (a datetime Python cannot hold) is in the
     // document's BSON form; the error's `index` names the document.
