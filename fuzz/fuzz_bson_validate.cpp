@@ -5,7 +5,9 @@
 // Unchecked iteration over the raw input must stay in bounds too. Validation checks keys and text
 // eight and sixteen bytes at a time while they are ASCII: what it accepts with UTF-8 checks must
 // be exactly what it accepts without them and whose every key and text passes check_utf8, the
-// byte-at-a-time decoder, and it must reject the rest with invalid_utf8.
+// byte-at-a-time decoder, and it must reject the rest with invalid_utf8. validate_many (a cursor
+// batch's interleaved walks) must find the input, among valid documents, exactly when
+// validate_prefix rejects it, with room after it in the buffer and without.
 #include <cstdint>
 #include <cstdlib>
 #include <oid/bson/builder.hpp>
@@ -13,6 +15,9 @@
 #include <oid/bson/view.hpp>
 #include <span>
 #include <string_view>
+#include <vector>
+
+#include "bson/detail/validate.hpp"
 
 namespace {
 
@@ -126,15 +131,38 @@ void check(std::span<const std::uint8_t> bytes, const validate_options& options)
   }
 }
 
+// The input as the third of five documents, the others valid, then `padding` bytes.
+void check_many(std::span<const std::uint8_t> bytes, const validate_options& options) {
+  builder b;
+  b.append_int32("a", 1).append_string("text", "a string that is valid");
+  const auto good = b.view().bytes();
+  const auto alone = validate_prefix(bytes, options);
+  const bool valid = alone && alone->size() == bytes.size();
+  for (const std::size_t padding : {0, 96}) {
+    std::vector<std::uint8_t> buffer;
+    std::vector<detail::doc_span> docs;
+    for (int i = 0; i < 5; ++i) {
+      const auto d = i == 2 ? bytes : good;
+      docs.push_back(
+          {static_cast<std::uint32_t>(buffer.size()), static_cast<std::uint32_t>(d.size())});
+      buffer.insert(buffer.end(), d.begin(), d.end());
+    }
+    buffer.resize(buffer.size() + padding, 0x80);
+    if (detail::validate_many(buffer, docs, options) != (valid ? 5u : 2u)) std::abort();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> bytes(data, size);
   validate_options options;
   check(bytes, options);
+  check_many(bytes, options);
   options.check_utf8 = false;
   options.max_depth = 5;
   check(bytes, options);
+  check_many(bytes, options);
   validate_options lax;
   lax.check_utf8 = false;
   if (const auto loose = validate(bytes, lax); loose) {
