@@ -29,6 +29,10 @@ def cpu_seconds():
     return u.ru_utime + u.ru_stime
 
 
+def sys_seconds():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -123,11 +127,11 @@ def main():
         if name not in wanted:
             continue
         setup()
-        walls, cpus, docs = [], [], 0
+        walls, cpus, syss, docs = [], [], [], 0
         for i in range(a.warmup + a.iterations):
             before()
             results = [0] * a.threads
-            cpu0, t0 = cpu_seconds(), time.perf_counter()
+            cpu0, sys0, t0 = cpu_seconds(), sys_seconds(), time.perf_counter()
             if a.threads == 1:
                 results[0] = run(0)
             else:
@@ -138,19 +142,22 @@ def main():
                     th.start()
                 for th in pool:
                     th.join()
-            t1, cpu1 = time.perf_counter(), cpu_seconds()
+            t1, cpu1, sys1 = time.perf_counter(), cpu_seconds(), sys_seconds()
             docs = sum(results)
             if i >= a.warmup:
                 walls.append(t1 - t0)
                 cpus.append(cpu1 - cpu0)
+                syss.append(sys1 - sys0)
         wall = statistics.median(walls)
         total_ops = ops * a.threads
         mb = op_bytes * total_ops / 1e6
         cpu_us = statistics.median(cpus) / total_ops * 1e6
+        sys_us = statistics.median(syss) / total_ops * 1e6
         if a.json:
             print(json.dumps({"client": "pymongo", "task": name, "threads": a.threads, "ops": ops,
                               "iterations": a.iterations, "mb": mb, "wall_s": wall,
-                              "mbps": mb / wall, "cpu_us_per_op": cpu_us, "docs": docs}),
+                              "mbps": mb / wall, "cpu_us_per_op": cpu_us, "sys_us_per_op": sys_us,
+                              "docs": docs}),
                   flush=True)
         else:
             print(f"{name:<18} {mb / wall:8.2f} MB/s  wall {wall:9.4f} s  cpu {cpu_us:9.2f} us/op  "

@@ -251,6 +251,9 @@ import json, os, sys
 import statistics
 
 rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    if "sys_us_per_op" in r:  # what the client's own code cost, the kernel's part apart
+        r["user_us_per_op"] = r["cpu_us_per_op"] - r["sys_us_per_op"]
 clients = sys.argv[2].split(",")
 tasks = ["run_command", "find_one", "insert_one_small", "insert_one_large", "find_many",
          "insert_many_small", "insert_many_large"]
@@ -261,7 +264,8 @@ for r in rows:
 get = {}
 for key, rs in by_key.items():
     m = dict(rs[0])
-    for f in ("mbps", "cpu_us_per_op", "wall_s", "server_cpu_us_per_op"):
+    for f in ("mbps", "cpu_us_per_op", "wall_s", "server_cpu_us_per_op", "sys_us_per_op",
+              "user_us_per_op"):
         if all(f in r for r in rs):
             m[f] = statistics.median(r[f] for r in rs)
     m["runs"] = {r["run"]: r for r in rs}
@@ -272,7 +276,8 @@ def spread(server, task, peer, field):
     o, p = get.get((server, 1, task, "oid")), get.get((server, 1, task, peer))
     if not o or not p:
         return "-"
-    rs = [o["runs"][k][field] / p["runs"][k][field] for k in o["runs"] if k in p["runs"]]
+    rs = [o["runs"][k][field] / p["runs"][k][field] for k in o["runs"]
+          if k in p["runs"] and field in o["runs"][k] and p["runs"][k].get(field)]
     return f"{min(rs):.2f}-{max(rs):.2f}" if len(rs) > 1 else "-"
 
 def table(title, header, lines):
@@ -309,6 +314,33 @@ for server, what in (("canned", "canned server (wall time is the driver's)"),
         lines.append(line)
     table(f"1 thread, {what}: MB/s (higher is better), CPU us per operation (lower is better); "
           "oid/peer ratios: MB/s above 1 and CPU below 1 favour oid", header, lines)
+
+    # The same runs' CPU split into user space (the client's own code) and system (the kernel:
+    # receive copies, wake-ups, page faults), where the client reports both.
+    split = [c for c in shown
+             if any("user_us_per_op" in (get.get((server, 1, t, c)) or {}) for t in tasks)]
+    if "oid" not in split:
+        continue
+    header = ["task"] + [f"{c} user / sys us/op" for c in split] + \
+             [f"oid/{p} user" for p in split if p != "oid"] + \
+             [f"oid/{p} CPU" for p in split if p != "oid"] + ["oid/libmongoc user, runs"]
+    lines = []
+    for t in tasks:
+        rs = [get.get((server, 1, t, c)) for c in split]
+        if not any(rs):
+            continue
+        oid = get.get((server, 1, t, "oid"))
+        line = [t] + [f"{r['user_us_per_op']:,.2f} / {r['sys_us_per_op']:,.2f}"
+                      if r and "user_us_per_op" in r else "-" for r in rs]
+        for key in ("user_us_per_op", "cpu_us_per_op"):
+            for p in [c for c in split if c != "oid"]:
+                r = get.get((server, 1, t, p))
+                ok = oid and r and r.get(key) and key in oid
+                line.append(f"{oid[key] / r[key]:.2f}x" if ok else "-")
+        line.append(spread(server, t, "libmongoc", "user_us_per_op"))
+        lines.append(line)
+    table(f"1 thread, {what}: CPU us per operation, user space / system (lower is better); "
+          "oid/peer ratios below 1 favour oid", header, lines)
 
 cores = os.cpu_count() or 1
 

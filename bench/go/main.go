@@ -64,6 +64,13 @@ func cpuSeconds() float64 {
 	return float64(u.Utime.Sec+u.Stime.Sec) + float64(u.Utime.Usec+u.Stime.Usec)/1e6
 }
 
+// The system (kernel) part of cpuSeconds.
+func sysSeconds() float64 {
+	var u syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return float64(u.Stime.Sec) + float64(u.Stime.Usec)/1e6
+}
+
 func median(v []float64) float64 {
 	sort.Float64s(v)
 	n := len(v)
@@ -220,11 +227,11 @@ func main() {
 
 	for _, t := range chosen {
 		t.setup()
-		var walls, cpus []float64
+		var walls, cpus, syss []float64
 		var docs int64
 		for i := 0; i < *warmup+*iterations; i++ {
 			t.before()
-			cpu0 := cpuSeconds()
+			cpu0, sys0 := cpuSeconds(), sysSeconds()
 			t0 := time.Now()
 			if *threads == 1 {
 				docs = t.run()
@@ -242,20 +249,23 @@ func main() {
 				}
 			}
 			wall := time.Since(t0).Seconds()
-			cpu := cpuSeconds() - cpu0
+			cpu, sys := cpuSeconds()-cpu0, sysSeconds()-sys0
 			if i >= *warmup {
 				walls = append(walls, wall)
 				cpus = append(cpus, cpu)
+				syss = append(syss, sys)
 			}
 		}
 		wall := median(walls)
 		totalOps := float64(t.ops * *threads)
 		mb := t.opBytes * totalOps / 1e6
 		cpuUs := median(cpus) / totalOps * 1e6
+		sysUs := median(syss) / totalOps * 1e6
 		if *asJSON {
 			fmt.Printf(`{"client": "go", "task": "%s", "threads": %d, "ops": %d, "iterations": %d, `+
-				`"mb": %.6f, "wall_s": %.6f, "mbps": %.3f, "cpu_us_per_op": %.3f, "docs": %d}`+"\n",
-				t.name, *threads, t.ops, *iterations, mb, wall, mb/wall, cpuUs, docs)
+				`"mb": %.6f, "wall_s": %.6f, "mbps": %.3f, "cpu_us_per_op": %.3f, "sys_us_per_op": %.3f, `+
+				`"docs": %d}`+"\n",
+				t.name, *threads, t.ops, *iterations, mb, wall, mb/wall, cpuUs, sysUs, docs)
 		} else {
 			fmt.Printf("%-18s %8.2f MB/s  wall %9.4f s  cpu %9.2f us/op  (%d ops x %d threads, median of %d, %d docs)\n",
 				t.name, mb/wall, wall, cpuUs, t.ops, *threads, *iterations, docs)
