@@ -105,8 +105,13 @@ TEST(BsonValidateManyTest, AcceptsValidDocumentsWhereverTheyLie) {
       EXPECT_EQ(validate_many(b.buffer, b.docs, {}), count) << padding << ' ' << count;
     }
   }
-  const batch scoped = make_batch(rare_doc(), rare_doc(), 6, 0, 100);
-  EXPECT_EQ(validate_many(scoped.buffer, scoped.docs, {}), 6u);
+  // Documents the walks leave to validate_prefix, more than it keeps without allocating.
+  const batch scoped = make_batch(rare_doc(), rare_doc(), 40, 0, 100);
+  EXPECT_EQ(validate_many(scoped.buffer, scoped.docs, {}), 40u);
+  bytes broken = rare_doc();
+  broken.back() = 1;
+  const batch late = make_batch(rare_doc(), broken, 40, 37, 100);
+  EXPECT_EQ(validate_many(late.buffer, late.docs, {}), 37u);
 }
 
 // Every byte of one document of a batch changed to each of a few values: the first rejected is

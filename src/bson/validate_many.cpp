@@ -84,11 +84,35 @@ struct lane_info {
   const std::uint8_t* terms[fast_depth];  // the enclosing documents' terminators
 };
 
+// The documents the walks leave to validate_prefix: usually one or two (the last of a piece of a
+// batch ends within `reach` of the buffer's end), kept without an allocation; more go to the heap.
+class doc_list {
+ public:
+  void push_back(std::uint32_t i) {
+    if (size_ < first_.size()) {
+      first_[size_++] = i;
+      return;
+    }
+    if (rest_.empty()) rest_.assign(first_.begin(), first_.end());
+    rest_.push_back(i);
+    ++size_;
+  }
+  std::span<std::uint32_t> items() noexcept {
+    return size_ <= first_.size() ? std::span<std::uint32_t>(first_.data(), size_)
+                                  : std::span<std::uint32_t>(rest_);
+  }
+
+ private:
+  std::array<std::uint32_t, 16> first_{};
+  std::size_t size_ = 0;
+  std::vector<std::uint32_t> rest_;
+};
+
 template <bool utf8>
 class many_walker {
  public:
   many_walker(std::span<const std::uint8_t> bytes, std::span<const doc_span> docs,
-              const validate_options& o, std::vector<std::uint32_t>& unsure)
+              const validate_options& o, doc_list& unsure)
       : base_(bytes.data()),
         end_(bytes.data() + bytes.size()),
         docs_(docs),
@@ -150,7 +174,9 @@ class many_walker {
     const std::uint8_t* v = p + 2 + _tzcnt_u32(zeros);
     if ((plain | s.slow) != 0) return slow_step(l, w, plain == 0 ? v : nullptr);
     const std::int32_t n = load_le_i32(v);
-    // A string's size is 4 + n, where n >= 1: computed from n - 1, a bad n is too large.
+    // A string's size is 4 + n, where n >= 1: computed from n - 1, a bad n is too large. (A
+    // select with masks instead of the condition measured 8% slower on the tweets.)
+    const std::int64_t string = static_cast<std::int8_t>(s.string);  // -1 for a string, else 0
     const std::int64_t size = s.string != 0 ? std::int64_t{(static_cast<std::uint32_t>(n) - 1u)} + 5
                                             : std::int64_t{s.size};
     // Also catches a key whose NUL is at or past the terminator (term - v < 0).
@@ -158,7 +184,8 @@ class many_walker {
     const std::uint8_t* e = v + size;
     if ((*v > s.first_max) | ((e[-1] & s.string) != 0)) return unsure(w);
     if constexpr (utf8) {
-      const std::uint32_t text = (static_cast<std::uint32_t>(n) - 1u) & (s.string != 0 ? ~0u : 0u);
+      const std::uint32_t text =
+          (static_cast<std::uint32_t>(n) - 1u) & static_cast<std::uint32_t>(string);
       const auto high = static_cast<std::uint32_t>(
           _mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 4))));
       if ((text > 31) | (_bzhi_u32(high, text) != 0)) {
@@ -170,7 +197,7 @@ class many_walker {
 
   // Everything step leaves: exact checks, as validate_prefix makes them. `v`: the value, when
   // step found the key (its NUL may still be at or past the terminator); null: search it.
-  OID_AVX2 lane slow_step(lane l, lane_info& w, const std::uint8_t* v) {
+  [[gnu::always_inline]] OID_AVX2 lane slow_step(lane l, lane_info& w, const std::uint8_t* v) {
     const std::uint8_t* p = l.p;
     const std::uint8_t* term = l.term;
     if (p == term) {
@@ -265,7 +292,7 @@ class many_walker {
   const std::uint8_t* end_;
   std::span<const doc_span> docs_;
   const validate_options& o_;
-  std::vector<std::uint32_t>& unsure_;
+  doc_list& unsure_;
   std::size_t next_ = 0;
   lane_info info_[4];
 };
@@ -275,27 +302,33 @@ class many_walker {
 
 std::size_t validate_many(std::span<const std::uint8_t> bytes, std::span<const doc_span> docs,
                           const validate_options& options) {
-  std::vector<std::uint32_t> unsure;
+  // validate_prefix's answer for document i.
+  const auto valid = [&](std::uint32_t i) {
+    const doc_span d = docs[i];
+    if (d.offset > bytes.size() || d.size > bytes.size() - d.offset) return false;
+    const auto doc = validate_prefix(bytes.subspan(d.offset, d.size), options);
+    return doc && doc->size() == d.size;
+  };
 #if defined(OID_VALIDATE_MANY_AVX2)
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
                            __builtin_cpu_supports("bmi2");
-  if (avx2 && options.check_utf8) {
-    many_walker<true>(bytes, docs, options, unsure).run();
-  } else if (avx2) {
-    many_walker<false>(bytes, docs, options, unsure).run();
+  if (avx2) {
+    doc_list unsure;
+    if (options.check_utf8) {
+      many_walker<true>(bytes, docs, options, unsure).run();
+    } else {
+      many_walker<false>(bytes, docs, options, unsure).run();
+    }
+    const auto items = unsure.items();
+    std::sort(items.begin(), items.end());
+    for (const std::uint32_t i : items) {
+      if (!valid(i)) return i;
+    }
+    return docs.size();
   }
-  std::sort(unsure.begin(), unsure.end());
-  if (!avx2)
 #endif
-  {
-    unsure.resize(docs.size());
-    for (std::size_t i = 0; i < docs.size(); ++i) unsure[i] = static_cast<std::uint32_t>(i);
-  }
-  for (const std::uint32_t i : unsure) {
-    const doc_span d = docs[i];
-    if (d.offset > bytes.size() || d.size > bytes.size() - d.offset) return i;
-    const auto doc = validate_prefix(bytes.subspan(d.offset, d.size), options);
-    if (!doc || doc->size() != d.size) return i;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (!valid(static_cast<std::uint32_t>(i))) return i;
   }
   return docs.size();
 }
