@@ -216,6 +216,42 @@ TEST_F(MongoClientTest, InsertManyGivesIdsAndFindReadsThemBack) {
   EXPECT_FALSE(one->current().contains("tag"));
 }
 
+// A cursor over batches of a few hundred kilobytes (several getMores, each reply arriving in
+// pieces, its documents validated and indexed as they come): every document as it was inserted,
+// byte for byte, in order.
+TEST_F(MongoClientTest, ACursorReturnsEveryDocumentAsStoredAcrossBatches) {
+  std::vector<document> docs;
+  for (int i = 0; i < 2000; ++i) {
+    builder b;
+    b.append_int32("_id", i).append_string("name", "Zoë " + std::to_string(i));
+    b.append_bool("even", i % 2 == 0).append_double("score", i * 0.5);
+    b.open_document("sub").append_int64("n", i).append_string("pad", std::string(i % 700, 'p'));
+    b.close();
+    docs.push_back(std::move(b).extract());
+  }
+  auto c = coll();
+  auto ins = c.insert_many(views(docs));
+  ASSERT_TRUE(ins.has_value()) << ins.error().message;
+  ASSERT_EQ(ins->inserted, 2000);
+  const document by_id = doc1("_id", 1);
+  mongo::find_options o;
+  o.sort = by_id.view();
+  o.batch_size = 600;
+  auto cur = c.find({}, o);
+  ASSERT_TRUE(cur.has_value()) << cur.error().message;
+  std::size_t n = 0;
+  while (true) {
+    auto more = cur->next();
+    ASSERT_TRUE(more.has_value()) << more.error().message;
+    if (!*more) break;
+    ASSERT_LT(n, docs.size());
+    EXPECT_EQ(cur->current(), docs[n].view()) << "document " << n;
+    ++n;
+  }
+  EXPECT_EQ(n, docs.size());
+  EXPECT_EQ(cur->id(), 0);
+}
+
 TEST_F(MongoClientTest, CursorDroppedEarlyIsKilledAndThePoolGoesOn) {
   const auto docs = numbered_docs(50);
   auto c = coll();

@@ -222,8 +222,8 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter,
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
-  if (s.it == s.end) return std::int64_t{0};
-  auto doc = s.it->get_document();
+  if (!s.batch_left()) return std::int64_t{0};
+  auto doc = s.next_in_batch();
   if (!doc) return failure(errc::unexpected_reply, "count reply without a document");
   return detail::int64_field(*doc, "n", 0);
 }

@@ -1,5 +1,7 @@
+#include <cstdint>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/cursor.hpp>
+#include <optional>
 #include <utility>
 
 #include "mongo/operation/cursor_state.hpp"
@@ -24,6 +26,7 @@ outcome<done> detail::cursor_state::load(bson::document&& r, std::string_view ba
 }
 
 outcome<done> detail::cursor_state::load(bson::document_view r, std::string_view batch_key) {
+  indexed = {};
   const auto c = r.find("cursor");
   auto doc =
       c ? c->get_document() : result<bson::document_view>(oid::error{oid::errc::type_mismatch, 0});
@@ -34,8 +37,20 @@ outcome<done> detail::cursor_state::load(bson::document_view r, std::string_view
   if (!arr)
     return failure(errc::unexpected_reply, "cursor reply without " + std::string(batch_key));
   id = int64_field(*doc, "id", 0);
-  it = arr->begin();
-  end = arr->end();
+  // The index describes the message at the start of `received`: it is this batch's only when the
+  // reply lies there and the index's array is the one found here (a reply given to
+  // load(document&&), or a batch found under another key or elsewhere in the reply, is read with
+  // the iterator).
+  const auto base = reinterpret_cast<std::uintptr_t>(received.data());
+  const auto at = reinterpret_cast<std::uintptr_t>(r.data());
+  if (received.batch_offset() != 0 && base != 0 && at >= base && at - base < received.capacity() &&
+      arr->data() == received.data() + received.batch_offset()) {
+    indexed = received.batch();
+    it = end = arr->end();
+  } else {
+    it = arr->begin();
+    end = arr->end();
+  }
   if (id == 0) {  // nothing more to fetch: the connection and the session go back to the pools
     conn.reset();
     session.release();
@@ -47,8 +62,22 @@ outcome<bson::document_view> detail::cursor_state::fetch(lease& l, std::string_v
                                                          bson::document_view cmd) {
   auto r = command_view(l, db, cmd);
   if (!r) return r;
+  indexed = {};  // it points into the index `received` is about to give back
   l->take_reply(received);
   return r;
+}
+
+std::optional<bson::document_view> detail::cursor_state::next_in_batch() noexcept {
+  if (!indexed.empty()) {
+    // Validated by the connection's batch_check, and found in this batch by load.
+    const bson::detail::doc_span d = indexed.front();
+    indexed = indexed.subspan(1);
+    return bson::document_view::unchecked({received.data() + d.offset, d.size});
+  }
+  auto doc = it->get_document();
+  ++it;
+  if (!doc) return std::nullopt;
+  return *doc;
 }
 
 void cursor_state::follow_namespace(bson::document_view reply) {
@@ -187,7 +216,7 @@ outcome<done> cursor::close(std::optional<std::chrono::milliseconds> timeout) {
 std::int64_t cursor::id() const noexcept { return state_ ? state_->id : 0; }
 
 bool cursor::alive() const noexcept {
-  return state_ && (state_->it != state_->end || (state_->id != 0 && state_->conn));
+  return state_ && (state_->batch_left() || (state_->id != 0 && state_->conn));
 }
 
 bson::document_view cursor::current() const noexcept {
@@ -202,9 +231,8 @@ outcome<bool> cursor::next() {
   std::optional<detail::time_limit> limit;
   bool limit_made = false;
   while (true) {
-    if (s.it != s.end) {
-      auto doc = s.it->get_document();
-      ++s.it;
+    if (s.batch_left()) {
+      auto doc = s.next_in_batch();
       if (!doc) return failure(errc::unexpected_reply, "a cursor batch holds a non-document");
       s.current = *doc;
       return true;
@@ -274,7 +302,7 @@ outcome<bool> cursor::next() {
       s.session.release();
       return std::move(loaded).error();
     }
-    s.polled = s.it == s.end;
+    s.polled = !s.batch_left();
   }
 }
 

@@ -13,6 +13,7 @@
 #include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/operation.hpp"
 #include "mongo/operation/session_state.hpp"
+#include "mongo/wire/connection.hpp"
 
 namespace oid::mongo::detail {
 
@@ -83,6 +85,11 @@ struct cursor_state {
   // Or the reply given to load (optional: a default document allocates, and most cursors read
   // into `received`).
   std::optional<bson::document> reply;
+  // The batch's documents not yet read: through the index `received` came with, when it lists
+  // this batch (the connection made it while validating them, connection::read_reply), else
+  // with the iterator. The index saves reading each element's header again from a batch of up to
+  // 16 MB that has left the CPU caches since it was validated; `it` and `end` are then equal.
+  std::span<const bson::detail::doc_span> indexed;
   bson::document_iterator it, end;
   bson::document_view current;
 
@@ -90,6 +97,12 @@ struct cursor_state {
   outcome<done> load(bson::document&& r, std::string_view batch_key);
   // The same for a reply in `received`, after `fetch`.
   outcome<done> load(bson::document_view r, std::string_view batch_key);
+
+  // True while the batch has documents left to read.
+  bool batch_left() const noexcept { return !indexed.empty() || it != end; }
+  // The batch's next document, moving past it; nullopt when that element is not a document
+  // (which only a batch read with the iterator can hold). Precondition: batch_left().
+  std::optional<bson::document_view> next_in_batch() noexcept;
 
   // Runs `cmd` on `l` and keeps the reply in `received` (`l` gets the previous batch's buffer):
   // transport errors and ok: 0 become failures, as detail::command.

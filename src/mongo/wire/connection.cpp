@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -138,7 +139,8 @@ result<void> connection::read_rest(std::size_t length, detail::batch_check& chec
   // OpenSSL's records, so the socket's count says nothing: left as it is.
   //
   // After each piece, the batch documents that have arrived whole are validated (batch_check)
-  // while the server sends the next piece, and decoding the reply skips them.
+  // while the server sends the next piece, and decoding the reply skips them. The last piece's
+  // are checked by read_reply, once the message is whole.
   constexpr std::size_t large = 256 * 1024;
   constexpr int low_water = 1024 * 1024;
   const bool large_rest = length - in_end_ > large;
@@ -172,6 +174,10 @@ result<void> connection::read_rest(std::size_t length, detail::batch_check& chec
 // after the message (the server sent several, as FerretDB does when it answers fire-and-forget
 // messages) stay in in_ for the next call.
 result<op_msg> connection::read_reply(clock::time_point deadline) {
+  // The batch index describes the last message, which the buffer stops holding now: it is
+  // forgotten (its storage goes to this message's check), and set again only when this message
+  // is decoded.
+  detail::doc_index index_storage = in_.take_index();
   const std::size_t carried = in_end_ - in_message_;
   if (carried > 0 && in_message_ > 0) std::memmove(in_.data(), in_.data() + in_message_, carried);
   in_message_ = 0;
@@ -188,20 +194,30 @@ result<op_msg> connection::read_reply(clock::time_point deadline) {
   const auto h = decode_header(std::span(in_.data(), in_end_), limits);
   if (!h) return fail(h.error());
   const auto length = static_cast<std::size_t>(h->message_length);
-  detail::batch_check check(limits);
+  detail::batch_check check(limits, std::move(index_storage));
   if (in_end_ < length) {
     check.advance(std::span<const std::uint8_t>(in_.data(), in_end_));
     if (auto r = read_rest(length, check, deadline); !r) return r.error();
   }
+  // The documents of the last piece, or of the whole reply when it came in one read: checked
+  // here too, so that the index covers the whole batch (decode_op_msg skips them all).
+  check.advance(std::span<const std::uint8_t>(in_.data(), length));
   in_message_ = length;
   auto reply =
       detail::decode_op_msg(std::span<const std::uint8_t>(in_.data(), length), {}, check.checked());
   if (!reply) return fail(reply.error());
+  // Kept with the bytes only when it lists every document of the batch (of more than 16);
+  // otherwise only its storage is.
+  const std::size_t indexed_at = check.indexed() ? check.array_offset() : 0;
+  in_.set_index(check.take_index(), indexed_at);
   return reply;
 }
 
 void connection::take_reply(detail::receive_buffer& into) {
   in_.swap(into);
+  // The buffer this connection gets back held an older message: its index must not be taken for
+  // the bytes read into it next (read_reply clears it too; this keeps a stale one from existing).
+  in_.clear_index();
   const std::size_t carried = in_end_ - in_message_;
   if (carried > 0) {
     in_.reserve(carried, 0);
@@ -213,10 +229,11 @@ void connection::take_reply(detail::receive_buffer& into) {
 
 void detail::receive_buffer::reserve(std::size_t n, std::size_t keep) {
   if (n <= capacity_) return;
+  assert(n <= std::numeric_limits<std::uint32_t>::max());
   auto grown = std::make_unique_for_overwrite<std::uint8_t[]>(n);
-  if (keep > 0) std::memcpy(grown.get(), bytes_.get(), std::min(keep, capacity_));
+  if (keep > 0) std::memcpy(grown.get(), bytes_.get(), std::min(keep, capacity()));
   bytes_ = std::move(grown);
-  capacity_ = n;
+  capacity_ = static_cast<std::uint32_t>(n);
 }
 
 result<bson::document> connection::run(std::string_view db, bson::document_view command,

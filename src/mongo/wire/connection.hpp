@@ -33,6 +33,8 @@
 #include <utility>
 #include <vector>
 
+#include "bson/detail/validate.hpp"
+#include "mongo/wire/batch_check.hpp"
 #include "mongo/wire/stream.hpp"
 
 namespace oid::mongo {
@@ -47,36 +49,76 @@ result<void> encode_request(std::int32_t request_id, std::uint32_t flags,
                             std::span<const document_sequence> sequences,
                             std::vector<std::uint8_t>& out);
 
-class batch_check;
 class scram_cache;
 
 /// Bytes received from a server. Grows as a message arrives (never ahead to the length its header
 /// declares) up to the largest message read, and keeps its size; never zero-filled (every byte used
 /// is first written by a read). Moving or swapping it keeps the bytes where they are, so views into
 /// them stay valid.
+///
+/// With the bytes goes the index of the cursor batch of the message at their start, when the
+/// connection validated that whole batch as it arrived (batch_check): a cursor steps through it
+/// instead of reading each element of the batch again.
 class receive_buffer {
  public:
   receive_buffer() = default;
   receive_buffer(receive_buffer&& other) noexcept
-      : bytes_(std::move(other.bytes_)), capacity_(std::exchange(other.capacity_, 0)) {}
+      : bytes_(std::move(other.bytes_)),
+        capacity_(std::exchange(other.capacity_, 0)),
+        batch_offset_(std::exchange(other.batch_offset_, 0)),
+        index_(std::move(other.index_)) {}
   receive_buffer& operator=(receive_buffer&& other) noexcept {
     bytes_ = std::move(other.bytes_);
     capacity_ = std::exchange(other.capacity_, 0);
+    batch_offset_ = std::exchange(other.batch_offset_, 0);
+    index_ = std::move(other.index_);
     return *this;
   }
   std::uint8_t* data() noexcept { return bytes_.get(); }
+  const std::uint8_t* data() const noexcept { return bytes_.get(); }
   std::size_t capacity() const noexcept { return capacity_; }
-  /// Room for at least `n` bytes, keeping the first `keep` (at most the capacity). O(keep) when
-  /// it grows.
+  /// Room for at least `n` bytes (below 2^32: a message's length is an int32), keeping the
+  /// first `keep` (at most the capacity). O(keep) when it grows.
   void reserve(std::size_t n, std::size_t keep);
   void swap(receive_buffer& other) noexcept {
     bytes_.swap(other.bytes_);
     std::swap(capacity_, other.capacity_);
+    std::swap(batch_offset_, other.batch_offset_);
+    index_.swap(other.index_);
+  }
+
+  /// The offset of the indexed batch array's length prefix in the message; 0 when there is no
+  /// index (no array starts a message: its header does).
+  std::size_t batch_offset() const noexcept { return batch_offset_; }
+  /// The documents of the indexed batch, each one's offset and size in the message, in order;
+  /// empty when there is no index.
+  std::span<const bson::detail::doc_span> batch() const noexcept { return index_.docs(); }
+  /// Sets the index: `docs` are every document of the batch array at `offset` (> 0); with
+  /// `offset` 0, there is no index and only the capacity of `docs` is kept.
+  void set_index(doc_index docs, std::size_t offset) noexcept {
+    index_ = std::move(docs);
+    batch_offset_ = static_cast<std::uint32_t>(offset);
+    if (offset == 0) index_.clear();
+  }
+  /// Takes the index's storage (for the next message's), leaving no index.
+  doc_index take_index() noexcept {
+    batch_offset_ = 0;
+    doc_index out = std::move(index_);
+    out.clear();
+    return out;
+  }
+  /// Forgets the index, keeping its storage.
+  void clear_index() noexcept {
+    batch_offset_ = 0;
+    index_.clear();
   }
 
  private:
+  // 32 bytes in all, for the reason doc_index gives.
   std::unique_ptr<std::uint8_t[]> bytes_;
-  std::size_t capacity_ = 0;
+  std::uint32_t capacity_ = 0;
+  std::uint32_t batch_offset_ = 0;
+  doc_index index_;
 };
 }  // namespace detail
 
