@@ -97,6 +97,10 @@ void cursor_state::follow_namespace(bson::document_view reply) {
   coll.assign(text->substr(dot + 1));
 }
 
+cursor_state::~cursor_state() {
+  if (client && received.capacity() > 0) client->keep_spare_buffer(std::move(received));
+}
+
 void cursor_state::keep_comment(const mongo::comment& c) {
   if (c.empty()) return;
   bson::builder b;
@@ -128,6 +132,7 @@ outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
     detail::cursor_timeout timeout, const detail::handle_context* ctx,
     const read_concern* concern) {
   auto state = std::make_unique<cursor_state>();
+  state->received = client->take_spare_buffer();
   if (ctx != nullptr) state->explicit_session = ctx->session;
   state->session = op_session(*client, state->explicit_session.get());
   state->timeout = timeout;

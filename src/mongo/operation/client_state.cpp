@@ -48,6 +48,20 @@ const mongo::write_concern& client_state::effective(const mongo::write_concern& 
   return effective(asked);
 }
 
+detail::receive_buffer client_state::take_spare_buffer() {
+  const std::lock_guard lock(spare_mutex_);
+  return std::move(spare_);
+}
+
+void client_state::keep_spare_buffer(detail::receive_buffer&& b) {
+  detail::receive_buffer dropped;  // freed after the lock
+  const std::lock_guard lock(spare_mutex_);
+  if (b.capacity() > spare_.capacity()) {
+    dropped = std::move(spare_);
+    spare_ = std::move(b);
+  }
+}
+
 void client_state::advance_cluster_time(bson::document_view t) {
   std::lock_guard lock(cluster_time_mutex_);
   if (cluster_time_ && !detail::cluster_time_less(cluster_time_->view(), t)) return;

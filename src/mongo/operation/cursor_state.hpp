@@ -50,6 +50,12 @@ namespace oid::mongo {
 // What a cursor keeps between getMores. In oid::mongo, not detail: `mongo::cursor` holds it as an
 // opaque pointer (declared in its public header, defined only here).
 struct cursor_state {
+  cursor_state() = default;
+  cursor_state(const cursor_state&) = delete;
+  cursor_state& operator=(const cursor_state&) = delete;
+  // Gives `received` to the client for the next cursor (client_state::keep_spare_buffer).
+  ~cursor_state();
+
   std::shared_ptr<client_state> client;
   // The implicit session of the operation that opened the cursor: its getMore and killCursors
   // carry its lsid, and it goes back to the pool when the cursor is exhausted or closed.
