@@ -136,8 +136,9 @@ void expect_steady(const char* what, std::uint64_t bound, Op&& op) {
 // - every command: the command with lsid (and txnNumber) appended (attempt::command); the
 //   message is written into the connection's send buffer, which it keeps (connection::sent);
 // - run_command (2): the reply copied out;
-// - find one (4): its command, the cursor's state, and the receive buffer the connection gets in
-//   place of the one the cursor keeps (its first batch is a view into it);
+// - find one (3): its command and the cursor's state; the receive buffer the connection gets in
+//   place of the one the cursor keeps (its first batch is a view into it) is the last cursor's,
+//   which the client kept (client_state::keep_spare_buffer);
 // - insert_one (10): in bulk_write the ids, the documents given an _id and the statements (three
 //   vectors), the document with its new _id, its {_id}, the insert command and the list of
 //   document sequences; the reply copied out; insert_many_result's list of ids.
@@ -164,7 +165,7 @@ TEST_P(client_allocations, AreBoundedAndTheSameForEveryOperation) {
   first.limit = 1;
 
   expect_steady("run_command", 2, [&] { ASSERT_TRUE(c.run_command("admin", ping.view())); });
-  expect_steady("find one", 4, [&] {
+  expect_steady("find one", 3, [&] {
     auto cur = coll.find(filter.view(), first);
     ASSERT_TRUE(cur);
     int found = 0;
