@@ -7,6 +7,7 @@
 #   scripts/bench-client.sh [--runs R] [--count N] [--iterations K] [--large-count L]
 #                           [--ferret-count N] [--ferret-iterations K] [--ferret-large-count L]
 #                           [--clients oid,libmongoc,go,pymongo] [--json FILE] [--only canned]
+#                           [--tasks find_many,...]
 #
 # Every measurement is repeated R times (default 1; the table shows the median of the runs, and
 # the runs' range of oid's ratio to libmongoc). Canned server: N operations per task (default 10,000, the specification's), L for the large-
@@ -23,7 +24,9 @@
 # (a monitor thread, heartbeat every 10 s) and with heartbeatFrequencyMS=500 as well.
 #
 # --only canned leaves FerretDB out (no FerretDB is started; no FerretDB, authentication or TLS
-# rows): the canned server's tables only.
+# rows): the canned server's tables only. --tasks runs only the tasks named (the rows of the
+# others are left out), e.g. find many with enough documents that the CPU clock's ticks do not
+# blur the user and system split: --tasks find_many --count 100000 --ferret-count 40000.
 #
 # The two-thread table also gives the canned server's CPU time per operation (oid's and
 # libmongoc's programs read the server's CPU clock, clock_getcpuclockid of its pid, around the
@@ -62,6 +65,7 @@ ferret_large_count=0
 clients=oid,libmongoc,go,pymongo
 json_out=""
 only=all
+tasks=all
 while [ $# -gt 0 ]; do
   case "$1" in
   --runs) runs=${2:?}; shift 2 ;;
@@ -74,7 +78,8 @@ while [ $# -gt 0 ]; do
   --clients) clients=${2:?}; shift 2 ;;
   --json) json_out=${2:?}; shift 2 ;;
   --only) only=${2:?}; shift 2 ;;
-  -h | --help) sed -n '2,49p' "$0"; exit 0 ;;
+  --tasks) tasks=${2:?}; shift 2 ;;
+  -h | --help) sed -n '2,52p' "$0"; exit 0 ;;
   *) echo "bench-client: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -194,6 +199,9 @@ if total > 0:
 print(json.dumps(d))" >>"$results"
 }
 
+# True when TASK is to run (--tasks).
+wanted() { [ "$tasks" = all ] || [[ ",$tasks," == *",$1,"* ]]; }
+
 small_tasks=(run_command find_one insert_one_small find_many insert_many_small)
 large_tasks=(insert_one_large insert_many_large)
 IFS=, read -r -a client_list <<<"$clients"
@@ -203,11 +211,13 @@ ferret_tasks=("${small_tasks[@]}")
 for run in $(seq 1 "$runs"); do
   say "run $run of $runs"
   for task in "${small_tasks[@]}" "${large_tasks[@]}"; do
+    wanted "$task" || continue
     for client in "${client_list[@]}"; do
       run canned "$canned_uri" "$count" "$large_count" "$iterations" 1 "$client" "$task"
     done
   done
   for task in "${small_tasks[@]}" "${large_tasks[@]}"; do
+    wanted "$task" || continue
     for client in oid libmongoc; do
       [[ ",$clients," == *",$client,"* ]] || continue
       run canned "$canned_uri" "$count" "$large_count" "$iterations" 2 "$client" "$task"
@@ -215,6 +225,7 @@ for run in $(seq 1 "$runs"); do
   done
   if [ "$only" = all ]; then
     for task in "${ferret_tasks[@]}"; do
+      wanted "$task" || continue
       for client in "${client_list[@]}"; do
         run ferretdb "$ferret_uri" "$ferret_count" "$((ferret_large_count > 0 ? ferret_large_count : 1))" "$ferret_iterations" 1 \
           "$client" "$task"
@@ -223,6 +234,7 @@ for run in $(seq 1 "$runs"); do
     # Authentication and TLS (the connections are opened in the warm-up: the rows are the cost per
     # operation once connected).
     for task in "${small_tasks[@]}"; do
+      wanted "$task" || continue
       for client in oid libmongoc; do
         [[ ",$clients," == *",$client,"* ]] || continue
         run ferretdb-auth "$auth_uri" "$ferret_count" 1 "$ferret_iterations" 1 "$client" "$task"
@@ -233,6 +245,7 @@ for run in $(seq 1 "$runs"); do
   # Monitoring: a monitor thread per server (directConnection=false), at the default heartbeat
   # and every 500 ms, against the same server used directly.
   for task in run_command find_one insert_one_small; do
+    wanted "$task" || continue
     for client in oid libmongoc; do
       [[ ",$clients," == *",$client,"* ]] || continue
       run canned-monitor "${canned_uri}?directConnection=false" "$count" "$large_count" \
