@@ -504,6 +504,16 @@ TEST_F(MongoClientTest, OneClientSharedByThreadsWithABoundedPool) {
         const document d = doc1("n", t * 100 + i);
         if (!c.insert_one(d.view()).has_value()) ++failures;
         if (!c.count_documents().has_value()) ++failures;
+        // A cursor per find: each takes the client's spare receive buffer and gives its own back
+        // when it ends (client_state::keep_spare_buffer), from six threads at once.
+        auto found = c.find(d.view());
+        int n = 0;
+        while (found.has_value()) {
+          auto more = found->next();
+          if (!more.has_value() || !*more) break;
+          ++n;
+        }
+        if (n != 1) ++failures;
       }
     });
   }
