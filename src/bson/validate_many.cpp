@@ -39,35 +39,48 @@ namespace {
 
 // What the walker does with each type byte. `slow` types (documents, binary data, the end of a
 // document, the rare types and invalid ones) take the slow step; the others are a fixed-size
-// value or a length-prefixed string, checked by the fast step without a branch on which.
-struct fast_type {
+// value or a length-prefixed string, which the fast step checks with the same instructions:
+// with n the int32 after the key and m the mask (-1 for a string, 0 otherwise), (n + m) & m is a
+// string's text length (n - 1; a bad n makes it too large for the document) and 0 for the
+// others, and the value's size is that plus `size`. The value's last byte, masked with
+// last_mask, must not exceed last_max (a string's NUL; a boolean's 0 or 1). Eight bytes of
+// bytes: the fast step reads each field as an operand at the type byte times 8 (a 16-byte entry
+// of 32-bit fields cost a shift and an add to address, and its size computation three more
+// instructions: validate_batch's tweets 7% slower).
+struct value_kind {
+  std::int8_t mask = 0;
+  std::uint8_t size = 0;  // a fixed size; 5 for a string (its length and its NUL)
   std::uint8_t slow = 1;
-  std::uint8_t size = 0;         // a fixed-size value's bytes
-  std::uint8_t string = 0;       // 0xFF for the string types
-  std::uint8_t first_max = 255;  // the largest allowed first byte of the value (a boolean's: 1)
+  std::uint8_t last_mask = 0;
+  std::uint8_t last_max = 0;
+  std::uint8_t unused[3] = {};
 };
-constexpr std::array<fast_type, 256> make_fast_types() {
-  std::array<fast_type, 256> s{};
+static_assert(sizeof(value_kind) == 8);
+constexpr std::array<value_kind, 256> make_value_kinds() {
+  std::array<value_kind, 256> k{};
   const auto fixed = [&](type t, std::uint8_t n) {
-    s[static_cast<std::uint8_t>(t)] = {0, n, 0, 255};
+    k[static_cast<std::uint8_t>(t)] = {0, n, 0, 0, 0, {}};
   };
   for (type t : {type::undefined, type::null, type::min_key, type::max_key}) fixed(t, 0);
   fixed(type::int32, 4);
   for (type t : {type::double_, type::date_time, type::timestamp, type::int64}) fixed(t, 8);
   fixed(type::object_id, 12);
   fixed(type::decimal128, 16);
-  s[static_cast<std::uint8_t>(type::boolean)] = {0, 1, 0, 1};
+  k[static_cast<std::uint8_t>(type::boolean)] = {0, 1, 0, 0xFF, 1, {}};
   for (type t : {type::string, type::javascript, type::symbol}) {
-    s[static_cast<std::uint8_t>(t)] = {0, 0, 0xFF, 255};
+    k[static_cast<std::uint8_t>(t)] = {-1, 5, 0, 0xFF, 0, {}};
   }
-  return s;
+  return k;
 }
-constexpr auto fast_types = make_fast_types();
+constexpr auto value_kinds = make_value_kinds();
 
 // Every load of a fast step stays within this many bytes of the element's type byte: the key's
 // 32-byte window, then a value's length and the 32 bytes after it. A document is walked only
 // when its end is at least this far from the end of the buffer, so that no step checks it.
 constexpr std::size_t reach = 80;
+// How far ahead of each walk the lines are asked for (bson_driverbench's validate_batch on 15 MB
+// of tweets: 4 KiB measured best of 1, 2 and 4 KiB).
+constexpr std::size_t prefetch_distance = 4096;
 // Nesting the walker follows; deeper documents are left to validate_prefix.
 constexpr std::uint32_t fast_depth = 16;
 
@@ -152,52 +165,57 @@ class many_walker {
     return {};
   }
 
-  OID_AVX2 lane unsure(lane_info& w) {
+  // Out of line, as everything rare is (rare_step, text_ok): the walks' loop then has registers
+  // for all four lanes (with the rare paths inline, the compiler kept some of them on the stack:
+  // validate_batch's tweets 9% slower, DriverBench's deep document 20%).
+  [[gnu::noinline, gnu::cold]] OID_AVX2 lane unsure(lane_info& w) {
     unsure_.push_back(w.doc);
     return start(w);
   }
 
   // One element of `l`'s document: the key found in one 32-byte load, then a fixed-size value
-  // or a string of up to 31 bytes with every check computed and one branch on their union. The
-  // rest (a key of 31 bytes or more, or not ASCII; a longer or non-ASCII text; the end of a
-  // document; the other types) goes to slow_step.
+  // or a string of up to 31 bytes, checked by the same instructions whichever it is. The rest (a
+  // key of 31 bytes or more, or not ASCII; a longer or non-ASCII text; the end of a document; the
+  // other types) goes to slow_step.
   [[gnu::always_inline]] OID_AVX2 lane step(lane l, lane_info& w) {
     const std::uint8_t* p = l.p;
-    const fast_type s = fast_types[*p];
+    // The batch's bytes arrived from the kernel's socket copy, which leaves them in memory rather
+    // than in this core's caches; the walks' loads chain, so each line they wait for stalls all
+    // four. Asking for the line a few documents ahead hides that wait.
+    _mm_prefetch(reinterpret_cast<const char*>(p + prefetch_distance), _MM_HINT_T0);
+    const value_kind& k = value_kinds[*p];
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1));
-    // Bit 31 stands for a NUL after the window: a key of 31 bytes or more is slow.
-    const std::uint32_t zeros = static_cast<std::uint32_t>(_mm256_movemask_epi8(
-                                    _mm256_cmpeq_epi8(x, _mm256_setzero_si256()))) |
-                                0x80000000u;
-    const std::uint32_t key = _blsmsk_u32(zeros);  // the key's bytes and its NUL
-    std::uint32_t plain = key >> 31;               // 0 when the key is found and ASCII
-    if constexpr (utf8) plain |= static_cast<std::uint32_t>(_mm256_movemask_epi8(x)) & key;
+    const auto zeros = static_cast<std::uint32_t>(
+        _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_setzero_si256())));
+    // The key's bytes and its NUL: all 32 bits when the window has no NUL. Bit 31 in `plain`
+    // stands for a key of 31 bytes or more, which is slow.
+    const std::uint32_t key = _blsmsk_u32(zeros);
+    std::uint32_t high = 0x80000000u;
+    if constexpr (utf8) high |= static_cast<std::uint32_t>(_mm256_movemask_epi8(x));
+    const std::uint32_t plain = high & key;  // 0 when the key is found and ASCII
     const std::uint8_t* v = p + 2 + _tzcnt_u32(zeros);
-    if ((plain | s.slow) != 0) return slow_step(l, w, plain == 0 ? v : nullptr);
-    const std::int32_t n = load_le_i32(v);
-    // A string's size is 4 + n, where n >= 1: computed from n - 1, a bad n is too large. (A
-    // select with masks instead of the condition measured 8% slower on the tweets.)
-    const std::int64_t string = static_cast<std::int8_t>(s.string);  // -1 for a string, else 0
-    const std::int64_t size = s.string != 0 ? std::int64_t{(static_cast<std::uint32_t>(n) - 1u)} + 5
-                                            : std::int64_t{s.size};
+    if ((plain | k.slow) != 0) return slow_step(l, w, plain == 0 ? v : nullptr);
+    const std::uint32_t n = load_le_u32(v);
+    const auto m = static_cast<std::uint32_t>(k.mask);
+    const std::uint32_t text = (n + m) & m;  // a string's n - 1; 0 for the others
+    const std::uint64_t size = std::uint64_t{text} + k.size;
     // Also catches a key whose NUL is at or past the terminator (term - v < 0).
-    if (size > l.term - v) return unsure(w);
+    if (static_cast<std::int64_t>(size) > l.term - v) return unsure(w);
     const std::uint8_t* e = v + size;
-    if ((*v > s.first_max) | ((e[-1] & s.string) != 0)) return unsure(w);
+    if ((e[-1] & k.last_mask) > k.last_max) return unsure(w);
     if constexpr (utf8) {
-      const std::uint32_t text =
-          (static_cast<std::uint32_t>(n) - 1u) & static_cast<std::uint32_t>(string);
-      const auto high = static_cast<std::uint32_t>(
+      const auto text_high = static_cast<std::uint32_t>(
           _mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 4))));
-      if ((text > 31) | (_bzhi_u32(high, text) != 0)) {
+      if ((text > 31) | (_bzhi_u32(text_high, text) != 0)) {
         if (!text_ok(v + 4, text)) return unsure(w);
       }
     }
     return {e, l.term};
   }
 
-  // Everything step leaves: exact checks, as validate_prefix makes them. `v`: the value, when
-  // step found the key (its NUL may still be at or past the terminator); null: search it.
+  // Everything step leaves, with the checks validate_prefix makes. `v`: the value, when step
+  // found the key (its NUL may still be at or past the terminator); null: search it. The common
+  // ones (the end of a document, an embedded document) here, the others in rare_step.
   [[gnu::always_inline]] OID_AVX2 lane slow_step(lane l, lane_info& w, const std::uint8_t* v) {
     const std::uint8_t* p = l.p;
     const std::uint8_t* term = l.term;
@@ -205,6 +223,25 @@ class many_walker {
       if (w.depth == 0) return start(w);  // the document is valid
       return {p + 1, w.terms[--w.depth]};
     }
+    const std::uint8_t t = *p;
+    if ((t == static_cast<std::uint8_t>(type::document) ||
+         t == static_cast<std::uint8_t>(type::array)) &&
+        v != nullptr && v <= term && term - v >= 4) {
+      const std::int32_t n = load_le_i32(v);
+      if (n < 5 || n > term - v) return unsure(w);
+      const std::uint8_t* inner = v + n - 1;
+      if (*inner != 0 || w.depth + 1 > o_.max_depth || w.depth == fast_depth) return unsure(w);
+      w.terms[w.depth++] = term;
+      return {v + 4, inner};
+    }
+    return rare_step(l, w, v);
+  }
+
+  // The other elements of slow_step.
+  [[gnu::noinline, gnu::cold]] OID_AVX2 lane rare_step(lane l, lane_info& w,
+                                                       const std::uint8_t* v) {
+    const std::uint8_t* p = l.p;
+    const std::uint8_t* term = l.term;
     const std::uint8_t t = *p;
     if (v == nullptr) {
       const void* nul = std::memchr(p + 1, 0, static_cast<std::size_t>(term - p - 1));
@@ -215,10 +252,10 @@ class many_walker {
       return unsure(w);  // the key's NUL is the terminator or past it
     }
     const auto room = static_cast<std::size_t>(term - v);
-    const fast_type s = fast_types[t];
-    if (s.slow == 0 && s.string == 0) {
-      if (room < s.size || (s.size != 0 && *v > s.first_max)) return unsure(w);
-      return {v + s.size, term};
+    const value_kind& k = value_kinds[t];
+    if (k.slow == 0 && k.mask == 0) {  // a fixed size
+      if (room < k.size || (k.size != 0 && (*v & k.last_mask) > k.last_max)) return unsure(w);
+      return {v + k.size, term};
     }
     if (t == static_cast<std::uint8_t>(type::regex)) {  // two C strings
       const std::uint8_t* options = c_string_end(v, term);
@@ -228,7 +265,7 @@ class many_walker {
     }
     if (room < 4) return unsure(w);
     const std::int32_t n = load_le_i32(v);
-    if (s.slow == 0) {  // a string
+    if (k.slow == 0) {  // a string
       if (n < 1 || static_cast<std::size_t>(n) > room - 4 || v[3 + n] != 0) return unsure(w);
       if (utf8 && !text_ok(v + 4, static_cast<std::size_t>(n) - 1)) return unsure(w);
       return {v + 4 + n, term};
@@ -274,7 +311,7 @@ class many_walker {
   // True when the n bytes at p are well-formed UTF-8: all ASCII in 32-byte loads, else the
   // decoder. p lies before the terminator of a document that ends `reach` bytes before the
   // buffer, so 32 bytes from p are readable even when n is smaller.
-  OID_AVX2 static bool text_ok(const std::uint8_t* p, std::size_t n) {
+  [[gnu::noinline]] OID_AVX2 static bool text_ok(const std::uint8_t* p, std::size_t n) {
     if (n <= 32) {
       const auto high = static_cast<std::uint32_t>(
           _mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
