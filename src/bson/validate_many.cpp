@@ -43,32 +43,33 @@ namespace {
 // with n the int32 after the key and m the mask (-1 for a string, 0 otherwise), (n + m) & m is a
 // string's text length (n - 1; a bad n makes it too large for the document) and 0 for the
 // others, and the value's size is that plus `size`. The value's last byte, masked with
-// last_mask, must not exceed last_max (a string's NUL; a boolean's 0 or 1). Eight bytes of
-// bytes: the fast step reads each field as an operand at the type byte times 8 (a 16-byte entry
-// of 32-bit fields cost a shift and an add to address, and its size computation three more
-// instructions: validate_batch's tweets 7% slower).
+// last_mask, must not exceed last_max (a string's NUL; a boolean's 0 or 1). `guard` joins the
+// key's check (see step): a slow type fails it whatever its key. Eight bytes: the fast step
+// reads each field as an operand at the type byte times 8 (a 16-byte entry of 32-bit fields
+// cost a shift and an add to address, and its size computation three more instructions:
+// validate_batch's tweets 7% slower; the guard instead of a `slow` byte and its own test: 6%).
 struct value_kind {
   std::int8_t mask = 0;
   std::uint8_t size = 0;  // a fixed size; 5 for a string (its length and its NUL)
-  std::uint8_t slow = 1;
   std::uint8_t last_mask = 0;
   std::uint8_t last_max = 0;
-  std::uint8_t unused[3] = {};
+  std::uint32_t guard = 0xFFFFFFFFu;  // bit 31 for a fast type; every bit for a slow one
 };
 static_assert(sizeof(value_kind) == 8);
 constexpr std::array<value_kind, 256> make_value_kinds() {
   std::array<value_kind, 256> k{};
+  constexpr std::uint32_t fast = 0x80000000u;
   const auto fixed = [&](type t, std::uint8_t n) {
-    k[static_cast<std::uint8_t>(t)] = {0, n, 0, 0, 0, {}};
+    k[static_cast<std::uint8_t>(t)] = {0, n, 0, 0, fast};
   };
   for (type t : {type::undefined, type::null, type::min_key, type::max_key}) fixed(t, 0);
   fixed(type::int32, 4);
   for (type t : {type::double_, type::date_time, type::timestamp, type::int64}) fixed(t, 8);
   fixed(type::object_id, 12);
   fixed(type::decimal128, 16);
-  k[static_cast<std::uint8_t>(type::boolean)] = {0, 1, 0, 0xFF, 1, {}};
+  k[static_cast<std::uint8_t>(type::boolean)] = {0, 1, 0xFF, 1, fast};
   for (type t : {type::string, type::javascript, type::symbol}) {
-    k[static_cast<std::uint8_t>(t)] = {-1, 5, 0, 0xFF, 0, {}};
+    k[static_cast<std::uint8_t>(t)] = {-1, 5, 0xFF, 0, fast};
   }
   return k;
 }
@@ -78,8 +79,9 @@ constexpr auto value_kinds = make_value_kinds();
 // 32-byte window, then a value's length and the 32 bytes after it. A document is walked only
 // when its end is at least this far from the end of the buffer, so that no step checks it.
 constexpr std::size_t reach = 80;
-// How far ahead of each walk the lines are asked for (bson_driverbench's validate_batch on 15 MB
-// of tweets: 4 KiB measured best of 1, 2 and 4 KiB).
+// How far ahead of each walk the lines are asked for: a few documents. On the canned server's
+// find many, the walks took 0.25 us a tweet without it and 0.225 with it (perf-sampled; other
+// distances were not told apart from the noise).
 constexpr std::size_t prefetch_distance = 4096;
 // Nesting the walker follows; deeper documents are left to validate_prefix.
 constexpr std::uint32_t fast_depth = 16;
@@ -134,8 +136,16 @@ class many_walker {
         unsure_(unsure) {}
 
   // Four walks, one element each in turn; a walk whose document is done takes the next one.
+  // While every walk has a document, no walk is tested for one: the loop asks only whether the
+  // documents ran out (start sets out_of_docs_), and then the walks left finish.
   OID_AVX2 void run() {
     lane l0 = start(info_[0]), l1 = start(info_[1]), l2 = start(info_[2]), l3 = start(info_[3]);
+    while (!out_of_docs_) {
+      l0 = step(l0, info_[0]);
+      l1 = step(l1, info_[1]);
+      l2 = step(l2, info_[2]);
+      l3 = step(l3, info_[3]);
+    }
     while ((l0.p != nullptr) | (l1.p != nullptr) | (l2.p != nullptr) | (l3.p != nullptr)) {
       if (l0.p != nullptr) l0 = step(l0, info_[0]);
       if (l1.p != nullptr) l1 = step(l1, info_[1]);
@@ -162,6 +172,7 @@ class many_walker {
       w.doc = i;
       return {s + 4, s + d.size - 1};
     }
+    out_of_docs_ = true;
     return {};
   }
 
@@ -179,22 +190,19 @@ class many_walker {
   // other types) goes to slow_step.
   [[gnu::always_inline]] OID_AVX2 lane step(lane l, lane_info& w) {
     const std::uint8_t* p = l.p;
-    // The batch's bytes arrived from the kernel's socket copy, which leaves them in memory rather
-    // than in this core's caches; the walks' loads chain, so each line they wait for stalls all
-    // four. Asking for the line a few documents ahead hides that wait.
+    // The walks' loads chain, so a line that is not in the cache stalls them: asked for ahead.
     _mm_prefetch(reinterpret_cast<const char*>(p + prefetch_distance), _MM_HINT_T0);
     const value_kind& k = value_kinds[*p];
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1));
-    const auto zeros = static_cast<std::uint32_t>(
+    const std::uint64_t zeros = static_cast<std::uint32_t>(
         _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_setzero_si256())));
-    // The key's bytes and its NUL: all 32 bits when the window has no NUL. Bit 31 in `plain`
-    // stands for a key of 31 bytes or more, which is slow.
-    const std::uint32_t key = _blsmsk_u32(zeros);
-    std::uint32_t high = 0x80000000u;
+    // blsmsk: the key's bytes and its NUL, or all 32 bits when the window has no NUL. None of
+    // them may be set in `high`: bit 31 (every guard has it) for a key of 31 bytes or more, a
+    // byte that is not ASCII, or any bit for a slow type.
+    std::uint32_t high = k.guard;
     if constexpr (utf8) high |= static_cast<std::uint32_t>(_mm256_movemask_epi8(x));
-    const std::uint32_t plain = high & key;  // 0 when the key is found and ASCII
-    const std::uint8_t* v = p + 2 + _tzcnt_u32(zeros);
-    if ((plain | k.slow) != 0) return slow_step(l, w, plain == 0 ? v : nullptr);
+    if ((high & _blsmsk_u32(static_cast<std::uint32_t>(zeros))) != 0) return slow_step(l, w);
+    const std::uint8_t* v = p + 2 + _tzcnt_u64(zeros);
     const std::uint32_t n = load_le_u32(v);
     const auto m = static_cast<std::uint32_t>(k.mask);
     const std::uint32_t text = (n + m) & m;  // a string's n - 1; 0 for the others
@@ -213,10 +221,10 @@ class many_walker {
     return {e, l.term};
   }
 
-  // Everything step leaves, with the checks validate_prefix makes. `v`: the value, when step
-  // found the key (its NUL may still be at or past the terminator); null: search it. The common
-  // ones (the end of a document, an embedded document) here, the others in rare_step.
-  [[gnu::always_inline]] OID_AVX2 lane slow_step(lane l, lane_info& w, const std::uint8_t* v) {
+  // Everything step leaves, with the checks validate_prefix makes: the common ones (the end of a
+  // document, an embedded document) here, the others in rare_step. The key's window is read as
+  // step reads it (the compiler shares the two), this time without the type's guard.
+  [[gnu::always_inline]] OID_AVX2 lane slow_step(lane l, lane_info& w) {
     const std::uint8_t* p = l.p;
     const std::uint8_t* term = l.term;
     if (p == term) {
@@ -224,6 +232,12 @@ class many_walker {
       return {p + 1, w.terms[--w.depth]};
     }
     const std::uint8_t t = *p;
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1));
+    const auto zeros = static_cast<std::uint32_t>(
+        _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_setzero_si256())));
+    std::uint32_t high = 0x80000000u;
+    if constexpr (utf8) high |= static_cast<std::uint32_t>(_mm256_movemask_epi8(x));
+    const std::uint8_t* v = (high & _blsmsk_u32(zeros)) == 0 ? p + 2 + _tzcnt_u32(zeros) : nullptr;
     if ((t == static_cast<std::uint8_t>(type::document) ||
          t == static_cast<std::uint8_t>(type::array)) &&
         v != nullptr && v <= term && term - v >= 4) {
@@ -237,7 +251,8 @@ class many_walker {
     return rare_step(l, w, v);
   }
 
-  // The other elements of slow_step.
+  // The other elements of slow_step. `v`: the value, when the key's window held the key (its NUL
+  // may still be at or past the terminator); null: search it.
   [[gnu::noinline, gnu::cold]] OID_AVX2 lane rare_step(lane l, lane_info& w,
                                                        const std::uint8_t* v) {
     const std::uint8_t* p = l.p;
@@ -253,7 +268,7 @@ class many_walker {
     }
     const auto room = static_cast<std::size_t>(term - v);
     const value_kind& k = value_kinds[t];
-    if (k.slow == 0 && k.mask == 0) {  // a fixed size
+    if (k.guard != 0xFFFFFFFFu && k.mask == 0) {  // a fixed size
       if (room < k.size || (k.size != 0 && (*v & k.last_mask) > k.last_max)) return unsure(w);
       return {v + k.size, term};
     }
@@ -265,7 +280,7 @@ class many_walker {
     }
     if (room < 4) return unsure(w);
     const std::int32_t n = load_le_i32(v);
-    if (k.slow == 0) {  // a string
+    if (k.guard != 0xFFFFFFFFu) {  // a string
       if (n < 1 || static_cast<std::size_t>(n) > room - 4 || v[3 + n] != 0) return unsure(w);
       if (utf8 && !text_ok(v + 4, static_cast<std::size_t>(n) - 1)) return unsure(w);
       return {v + 4 + n, term};
@@ -332,6 +347,7 @@ class many_walker {
   const validate_options& o_;
   doc_list& unsure_;
   std::size_t next_ = 0;
+  bool out_of_docs_ = false;
   lane_info info_[4];
 };
 
