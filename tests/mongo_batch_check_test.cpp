@@ -389,6 +389,44 @@ TEST(MongoBatchCheckTest, TheIndexListsEveryDocumentOfAWholeBatch) {
   }
 }
 
+// A batch's keys are read byte by byte while they are short and ASCII (the indexes a server
+// sends); any other key takes the general way, with the same result.
+TEST(MongoBatchCheckTest, KeysOtherThanIndexesAreCheckedTheSame) {
+  const std::vector<std::string> keys = {
+      "", "7", "1234567", "12345678", "123456789", "a key of twenty bytes", "é", "1é", "1234567é"};
+  builder body;
+  body.open_document("cursor").open_array("nextBatch");
+  for (const auto& k : keys) {
+    body.open_document(k).append_int32("n", 1).append_string("s", "Zoë").close();
+  }
+  body.close().append_int64("id", 0).append_string("ns", "db.c").close().append_double("ok", 1);
+  const bytes m = encoded(body);
+  const auto [els, term] = batch_elements(m);
+  ASSERT_EQ(els.size(), keys.size());
+  for (const std::size_t piece : {std::size_t{1}, std::size_t{5}, std::size_t{64}, m.size()}) {
+    SCOPED_TRACE("pieces of " + std::to_string(piece));
+    batch_check check;
+    for (std::size_t got = piece; got < m.size(); got += piece) {
+      check.advance({m.data(), got});
+      expect_checked(check, els, term, expected_checked(els, els.size(), got));
+    }
+    check.advance({m.data(), m.size()});
+    expect_checked(check, els, term, els.size());
+  }
+  // A byte that is not UTF-8 at each place of a long key, and in a short one after ASCII bytes:
+  // the check stops where decoding alone reports it.
+  for (const std::size_t e : std::vector<std::size_t>{1, 2, 3, 4, 5, 7, 8}) {
+    for (std::size_t at = 0; at < keys[e].size(); ++at) {
+      bytes bad = m;
+      bad[els[e].start + 1 + at] = 0xFF;
+      for (const std::size_t piece : {std::size_t{1}, std::size_t{7}, bad.size()}) {
+        SCOPED_TRACE("key " + std::to_string(e) + ", byte " + std::to_string(at));
+        expect_same_decoding(bad, piece);
+      }
+    }
+  }
+}
+
 // The storage given for the index keeps its capacity and loses its contents. A batch of up to
 // 16 documents is indexed on the stack only, and the storage given away then is empty.
 TEST(MongoBatchCheckTest, TheIndexReusesTheStorageItIsGiven) {

@@ -35,6 +35,15 @@ constexpr std::size_t ill_formed = static_cast<std::size_t>(-1);
 std::size_t after_key(std::span<const std::uint8_t> b, std::size_t k, std::size_t limit,
                       bool check_utf8) {
   if (k >= limit) return not_arrived;
+  // A batch's keys are its indexes, "0", "1" and on: a few ASCII bytes, read one by one here (a
+  // call to memchr and one to the UTF-8 check cost more than such a key: 3% of find many's user
+  // time on the canned server). A longer key, or one with a byte that is not ASCII, takes the
+  // general way.
+  const std::uint8_t* key = b.data() + k;
+  const std::size_t shortest = std::min<std::size_t>(limit - k, 8);
+  for (std::size_t i = 0; i < shortest && key[i] < 0x80; ++i) {
+    if (key[i] == 0) return k + i + 1;
+  }
   const void* nul = std::memchr(b.data() + k, 0, limit - k);
   if (nul == nullptr) return not_arrived;
   const auto end = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - b.data());
