@@ -260,7 +260,17 @@ func main() {
 		totalOps := float64(t.ops * *threads)
 		mb := t.opBytes * totalOps / 1e6
 		cpuUs := median(cpus) / totalOps * 1e6
-		sysUs := median(syss) / totalOps * 1e6
+		// The median iteration's CPU time, split as all the timed iterations' time splits (the
+		// kernel counts user and system time by its clock's ticks: see client_driverbench.cpp).
+		cpuSum, sysSum := 0.0, 0.0
+		for k := range cpus {
+			cpuSum += cpus[k]
+			sysSum += syss[k]
+		}
+		sysUs := 0.0
+		if cpuSum > 0 {
+			sysUs = cpuUs * sysSum / cpuSum
+		}
 		if *asJSON {
 			fmt.Printf(`{"client": "go", "task": "%s", "threads": %d, "ops": %d, "iterations": %d, `+
 				`"mb": %.6f, "wall_s": %.6f, "mbps": %.3f, "cpu_us_per_op": %.3f, "sys_us_per_op": %.3f, `+
