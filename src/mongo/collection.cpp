@@ -223,9 +223,8 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter,
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
   if (!s.batch_left()) return std::int64_t{0};
-  auto doc = s.next_in_batch();
-  if (!doc) return failure(errc::unexpected_reply, "count reply without a document");
-  return detail::int64_field(*doc, "n", 0);
+  if (!s.next_in_batch()) return failure(errc::unexpected_reply, "count reply without a document");
+  return detail::int64_field(s.current, "n", 0);
 }
 
 outcome<std::int64_t> collection::count(bson::document_view filter, const count_options& options) {

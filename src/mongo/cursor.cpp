@@ -67,17 +67,19 @@ outcome<bson::document_view> detail::cursor_state::fetch(lease& l, std::string_v
   return r;
 }
 
-std::optional<bson::document_view> detail::cursor_state::next_in_batch() noexcept {
+bool detail::cursor_state::next_in_batch() noexcept {
   if (!indexed.empty()) {
     // Validated by the connection's batch_check, and found in this batch by load.
     const bson::detail::doc_span d = indexed.front();
     indexed = indexed.subspan(1);
-    return bson::document_view::unchecked({received.data() + d.offset, d.size});
+    current = bson::document_view::unchecked({received.data() + d.offset, d.size});
+    return true;
   }
   auto doc = it->get_document();
   ++it;
-  if (!doc) return std::nullopt;
-  return *doc;
+  if (!doc) return false;
+  current = *doc;
+  return true;
 }
 
 void cursor_state::follow_namespace(bson::document_view reply) {
@@ -237,9 +239,9 @@ outcome<bool> cursor::next() {
   bool limit_made = false;
   while (true) {
     if (s.batch_left()) {
-      auto doc = s.next_in_batch();
-      if (!doc) return failure(errc::unexpected_reply, "a cursor batch holds a non-document");
-      s.current = *doc;
+      if (!s.next_in_batch()) {
+        return failure(errc::unexpected_reply, "a cursor batch holds a non-document");
+      }
       return true;
     }
     if (s.id == 0 || !s.conn) {

@@ -106,9 +106,11 @@ struct cursor_state {
 
   // True while the batch has documents left to read.
   bool batch_left() const noexcept { return !indexed.empty() || it != end; }
-  // The batch's next document, moving past it; nullopt when that element is not a document
-  // (which only a batch read with the iterator can hold). Precondition: batch_left().
-  std::optional<bson::document_view> next_in_batch() noexcept;
+  // Moves `current` to the batch's next document; false when that element is not a document
+  // (which only a batch read with the iterator can hold). Precondition: batch_left(). (It sets
+  // `current` rather than returning the view: cursor::next then copies no optional, whose two
+  // halves, stored apart and loaded as one, cost a stalled load per document.)
+  bool next_in_batch() noexcept;
 
   // Runs `cmd` on `l` and keeps the reply in `received` (`l` gets the previous batch's buffer):
   // transport errors and ok: 0 become failures, as detail::command.
