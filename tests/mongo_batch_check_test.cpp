@@ -360,6 +360,18 @@ TEST(MongoBatchCheckTest, AnInvalidDocumentStopsTheCheckWhereverThePiecesEnd) {
 
 // A whole batch, in pieces or in one: the index lists every document, in order, and says where
 // the batch array is; decoding skips the whole batch and gives the same reply.
+// Feeds the valid reply `m` to `check` `piece` bytes at a time: after each piece every document
+// that has arrived whole is checked, and at the end every one.
+void expect_all_checked(batch_check& check, const bytes& m, const std::vector<element_at>& els,
+                        std::size_t term, std::size_t piece) {
+  for (std::size_t got = piece; got < m.size(); got += piece) {
+    check.advance({m.data(), got});
+    expect_checked(check, els, term, expected_checked(els, els.size(), got));
+  }
+  check.advance({m.data(), m.size()});
+  expect_checked(check, els, term, els.size());
+}
+
 TEST(MongoBatchCheckTest, TheIndexListsEveryDocumentOfAWholeBatch) {
   for (const std::string_view key : {"nextBatch", "firstBatch"}) {
     for (const int n : {0, 1, 3, 4, 5, 200}) {
@@ -370,12 +382,7 @@ TEST(MongoBatchCheckTest, TheIndexListsEveryDocumentOfAWholeBatch) {
         SCOPED_TRACE(std::string(key) + ", " + std::to_string(n) + " documents, pieces of " +
                      std::to_string(piece));
         batch_check check;
-        for (std::size_t got = piece; got < m.size(); got += piece) {
-          check.advance({m.data(), got});
-          expect_checked(check, els, term, expected_checked(els, els.size(), got));
-        }
-        check.advance({m.data(), m.size()});
-        expect_checked(check, els, term, els.size());
+        expect_all_checked(check, m, els, term, piece);
         EXPECT_TRUE(check.complete());
         const auto [first, batch_term] = batch_span(m, key);
         EXPECT_EQ(check.array_offset(), first - 4);
@@ -406,12 +413,7 @@ TEST(MongoBatchCheckTest, KeysOtherThanIndexesAreCheckedTheSame) {
   for (const std::size_t piece : {std::size_t{1}, std::size_t{5}, std::size_t{64}, m.size()}) {
     SCOPED_TRACE("pieces of " + std::to_string(piece));
     batch_check check;
-    for (std::size_t got = piece; got < m.size(); got += piece) {
-      check.advance({m.data(), got});
-      expect_checked(check, els, term, expected_checked(els, els.size(), got));
-    }
-    check.advance({m.data(), m.size()});
-    expect_checked(check, els, term, els.size());
+    expect_all_checked(check, m, els, term, piece);
   }
   // A byte that is not UTF-8 at each place of a long key, and in a short one after ASCII bytes:
   // the check stops where decoding alone reports it.
