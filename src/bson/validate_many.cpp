@@ -47,7 +47,8 @@ namespace {
 // key's check (see step): a slow type fails it whatever its key. Eight bytes: the fast step
 // reads each field as an operand at the type byte times 8 (a 16-byte entry of 32-bit fields
 // cost a shift and an add to address, and its size computation three more instructions:
-// validate_batch's tweets 7% slower; the guard instead of a `slow` byte and its own test: 6%).
+// 1,000 tweets 7% slower; the guard instead of a `slow` byte and its own test: 6%; measured in a
+// scratch program, docs/speed.md's sixth round).
 struct value_kind {
   std::int8_t mask = 0;
   std::uint8_t size = 0;  // a fixed size; 5 for a string (its length and its NUL)
@@ -178,7 +179,7 @@ class many_walker {
 
   // Out of line, as everything rare is (rare_step, text_ok): the walks' loop then has registers
   // for all four lanes (with the rare paths inline, the compiler kept some of them on the stack:
-  // validate_batch's tweets 9% slower, DriverBench's deep document 20%).
+  // 1,000 tweets 9% slower, DriverBench's deep document 20%).
   [[gnu::noinline, gnu::cold]] OID_AVX2 lane unsure(lane_info& w) {
     unsure_.push_back(w.doc);
     return start(w);
