@@ -39,38 +39,34 @@ namespace {
 
 // What the walker does with each type byte. `slow` types (documents, binary data, the end of a
 // document, the rare types and invalid ones) take the slow step; the others are a fixed-size
-// value or a length-prefixed string, which the fast step checks with the same instructions:
-// with n the int32 after the key and m the mask (-1 for a string, 0 otherwise), (n + m) & m is a
-// string's text length (n - 1; a bad n makes it too large for the document) and 0 for the
-// others, and the value's size is that plus `size`. The value's last byte, masked with
-// last_mask, must not exceed last_max (a string's NUL; a boolean's 0 or 1). `guard` joins the
-// key's check (see step): a slow type fails it whatever its key. Eight bytes: the fast step
-// reads each field as an operand at the type byte times 8 (a 16-byte entry of 32-bit fields
-// cost a shift and an add to address, and its size computation three more instructions:
-// 1,000 tweets 7% slower; the guard instead of a `slow` byte and its own test: 6%; measured in a
-// scratch program, docs/speed.md's sixth round).
+// value, whose last byte must not exceed last_max (a boolean's 0 or 1), or a length-prefixed
+// string. `guard` joins the key's check (see step): a slow type fails it whatever its key. Eight
+// bytes: the fast step reads each field as an operand at the type byte times 8 (a 16-byte entry
+// of 32-bit fields cost a shift and an add to address: 1,000 tweets 7% slower; the guard instead
+// of a `slow` byte and its own test: 6%; measured in a scratch program, docs/speed.md's sixth
+// round).
+constexpr std::uint32_t fast_guard = 0x80000000u;
+constexpr std::uint32_t slow_guard = 0xFFFFFFFFu;
 struct value_kind {
-  std::int8_t mask = 0;
-  std::uint8_t size = 0;  // a fixed size; 5 for a string (its length and its NUL)
-  std::uint8_t last_mask = 0;
-  std::uint8_t last_max = 0;
-  std::uint32_t guard = 0xFFFFFFFFu;  // bit 31 for a fast type; every bit for a slow one
+  std::uint8_t size = 0;
+  std::uint8_t last_max = 0xFF;
+  bool string = false;
+  std::uint32_t guard = slow_guard;  // bit 31 for a fast type; every bit for a slow one
 };
 static_assert(sizeof(value_kind) == 8);
 constexpr std::array<value_kind, 256> make_value_kinds() {
   std::array<value_kind, 256> k{};
-  constexpr std::uint32_t fast = 0x80000000u;
   const auto fixed = [&](type t, std::uint8_t n) {
-    k[static_cast<std::uint8_t>(t)] = {0, n, 0, 0, fast};
+    k[static_cast<std::uint8_t>(t)] = {n, 0xFF, false, fast_guard};
   };
   for (type t : {type::undefined, type::null, type::min_key, type::max_key}) fixed(t, 0);
   fixed(type::int32, 4);
   for (type t : {type::double_, type::date_time, type::timestamp, type::int64}) fixed(t, 8);
   fixed(type::object_id, 12);
   fixed(type::decimal128, 16);
-  k[static_cast<std::uint8_t>(type::boolean)] = {0, 1, 0xFF, 1, fast};
+  k[static_cast<std::uint8_t>(type::boolean)] = {1, 1, false, fast_guard};
   for (type t : {type::string, type::javascript, type::symbol}) {
-    k[static_cast<std::uint8_t>(t)] = {-1, 5, 0xFF, 0, fast};
+    k[static_cast<std::uint8_t>(t)] = {0, 0xFF, true, fast_guard};
   }
   return k;
 }
@@ -186,9 +182,9 @@ class many_walker {
   }
 
   // One element of `l`'s document: the key found in one 32-byte load, then a fixed-size value
-  // or a string of up to 31 bytes, checked by the same instructions whichever it is. The rest (a
-  // key of 31 bytes or more, or not ASCII; a longer or non-ASCII text; the end of a document; the
-  // other types) goes to slow_step.
+  // or a string (its text checked in one more 32-byte load when it is short, else by text_ok).
+  // The rest (a key of 31 bytes or more, or not ASCII; the end of a document; the other types)
+  // goes to slow_step.
   [[gnu::always_inline]] OID_AVX2 lane step(lane l, lane_info& w) {
     const std::uint8_t* p = l.p;
     // The walks' loads chain, so a line that is not in the cache stalls them: asked for ahead.
@@ -204,25 +200,35 @@ class many_walker {
     if constexpr (utf8) high |= static_cast<std::uint32_t>(_mm256_movemask_epi8(x));
     if ((high & _blsmsk_u32(static_cast<std::uint32_t>(zeros))) != 0) return slow_step(l, w);
     const std::uint8_t* v = p + 2 + _tzcnt_u64(zeros);
-    const std::uint32_t n = load_le_u32(v);
-    const auto m = static_cast<std::uint32_t>(k.mask);
-    const std::uint32_t text = (n + m) & m;  // a string's n - 1; 0 for the others
-    const std::uint64_t size = std::uint64_t{text} + k.size;
-    // Also catches a key whose NUL is at or past the terminator (term - v < 0).
-    if (static_cast<std::int64_t>(size) > l.term - v) return unsure(w);
+    // Pointers compared as integers: v may lie past the terminator (a key whose NUL is at or past
+    // it), and then so does the value's end.
+    const auto past_term = [&](const std::uint8_t* at, std::uint64_t size) {
+      return reinterpret_cast<std::uintptr_t>(at) + size > reinterpret_cast<std::uintptr_t>(l.term);
+    };
+    if (!k.string) {
+      // A fixed size: where the next element starts does not wait for a load. (Strings and fixed
+      // sizes in one computation, the size masked in from the length, made every element wait
+      // for its length's load: 1,000 tweets 0.132 -> 0.115 us each without it, in a scratch
+      // program, docs/speed.md.) The branch, on the type, is one a batch's documents, alike in
+      // shape, make predictable.
+      if (past_term(v, k.size)) return unsure(w);
+      const std::uint8_t* e = v + k.size;
+      if (e[-1] > k.last_max) return unsure(w);
+      return {e, l.term};
+    }
+    // A string: n, then n - 1 bytes of text and a NUL. A bad n (below 1) wraps to a text too
+    // long for the document.
+    const std::uint32_t text = load_le_u32(v) - 1u;
+    const std::uint64_t size = std::uint64_t{text} + 5;
+    if (past_term(v, size)) return unsure(w);
     const std::uint8_t* e = v + size;
-    if ((e[-1] & k.last_mask) > k.last_max) return unsure(w);
-    // A string's text: ASCII in one 32-byte load when it is short, else text_ok. Behind a branch
-    // on the type, which a batch's documents, alike in shape, make predictable (on the tweets 5%
-    // faster than the check made for every element with an empty text; 2% on a mix of DriverBench's
-    // documents).
+    if (e[-1] != 0) return unsure(w);
+    // Its text: ASCII in one 32-byte load when it is short, else text_ok.
     if constexpr (utf8) {
-      if (k.mask != 0) {
-        const auto text_high = static_cast<std::uint32_t>(
-            _mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 4))));
-        if ((text > 31) | (_bzhi_u32(text_high, text) != 0)) {
-          if (!text_ok(v + 4, text)) return unsure(w);
-        }
+      const auto text_high = static_cast<std::uint32_t>(
+          _mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 4))));
+      if ((text > 31) | (_bzhi_u32(text_high, text) != 0)) {
+        if (!text_ok(v + 4, text)) return unsure(w);
       }
     }
     return {e, l.term};
@@ -242,7 +248,7 @@ class many_walker {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1));
     const auto zeros = static_cast<std::uint32_t>(
         _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_setzero_si256())));
-    std::uint32_t high = 0x80000000u;
+    std::uint32_t high = fast_guard;
     if constexpr (utf8) high |= static_cast<std::uint32_t>(_mm256_movemask_epi8(x));
     const std::uint8_t* v = (high & _blsmsk_u32(zeros)) == 0 ? p + 2 + _tzcnt_u32(zeros) : nullptr;
     if ((t == static_cast<std::uint8_t>(type::document) ||
@@ -275,8 +281,8 @@ class many_walker {
     }
     const auto room = static_cast<std::size_t>(term - v);
     const value_kind& k = value_kinds[t];
-    if (k.guard != 0xFFFFFFFFu && k.mask == 0) {  // a fixed size
-      if (room < k.size || (k.size != 0 && (*v & k.last_mask) > k.last_max)) return unsure(w);
+    if (k.guard == fast_guard && !k.string) {  // a fixed size
+      if (room < k.size || (k.size != 0 && v[k.size - 1] > k.last_max)) return unsure(w);
       return {v + k.size, term};
     }
     if (t == static_cast<std::uint8_t>(type::regex)) {  // two C strings
@@ -287,7 +293,7 @@ class many_walker {
     }
     if (room < 4) return unsure(w);
     const std::int32_t n = load_le_i32(v);
-    if (k.guard != 0xFFFFFFFFu) {  // a string
+    if (k.guard == fast_guard) {  // a string
       if (n < 1 || static_cast<std::size_t>(n) > room - 4 || v[3 + n] != 0) return unsure(w);
       if (utf8 && !text_ok(v + 4, static_cast<std::size_t>(n) - 1)) return unsure(w);
       return {v + 4 + n, term};
