@@ -48,9 +48,9 @@ namespace {
 constexpr std::uint32_t fast_guard = 0x80000000u;
 constexpr std::uint32_t slow_guard = 0xFFFFFFFFu;
 struct value_kind {
-  std::uint8_t size = 0;
-  std::uint8_t last_max = 0xFF;
-  bool string = false;
+  std::uint8_t size = 0;             // a fixed-size value's
+  std::uint8_t last_max = 0xFF;      // the most a fixed-size value's last byte may be
+  bool string = false;               // a length-prefixed string (size and last_max unused)
   std::uint32_t guard = slow_guard;  // bit 31 for a fast type; every bit for a slow one
 };
 static_assert(sizeof(value_kind) == 8);
