@@ -358,8 +358,6 @@ TEST(MongoBatchCheckTest, AnInvalidDocumentStopsTheCheckWhereverThePiecesEnd) {
   }
 }
 
-// A whole batch, in pieces or in one: the index lists every document, in order, and says where
-// the batch array is; decoding skips the whole batch and gives the same reply.
 // Feeds the valid reply `m` to `check` `piece` bytes at a time: after each piece every document
 // that has arrived whole is checked, and at the end every one.
 void expect_all_checked(batch_check& check, const bytes& m, const std::vector<element_at>& els,
@@ -372,6 +370,8 @@ void expect_all_checked(batch_check& check, const bytes& m, const std::vector<el
   expect_checked(check, els, term, els.size());
 }
 
+// A whole batch, in pieces or in one: the index lists every document, in order, and says where
+// the batch array is; decoding skips the whole batch and gives the same reply.
 TEST(MongoBatchCheckTest, TheIndexListsEveryDocumentOfAWholeBatch) {
   for (const std::string_view key : {"nextBatch", "firstBatch"}) {
     for (const int n : {0, 1, 3, 4, 5, 200}) {

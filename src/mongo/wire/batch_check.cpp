@@ -155,7 +155,8 @@ void batch_check::advance(std::span<const std::uint8_t> arrived) {
     // Each header's place comes from the one before, so each header that is not in the cache
     // stalls the walk. A batch's documents are often of a size: the header `ahead` documents on
     // is asked for where it would be if they all were this one's. (Find many of tweets on the
-    // canned server: this walk 0.010-0.015 -> 0.006 us a document, perf-sampled; docs/speed.md.)
+    // canned server: this walk 0.016-0.022 -> 0.005-0.009 us a document, perf-sampled;
+    // docs/speed.md.)
     constexpr std::size_t ahead = 8;
     if (n <= (arrived.size() - at) / ahead) __builtin_prefetch(arrived.data() + at + ahead * n);
   }
