@@ -456,4 +456,50 @@ TEST(TerminalSafetyTest, EverySubcommandOnATerminal) {
   }
 }
 
+// `oid bson` prints what a file holds: its documents' strings, and file names (which a file's
+// author may choose too). On a terminal nothing of either is raw; BSON itself is refused there.
+TEST(TerminalSafetyTest, BsonCommandsOnATerminal) {
+  builder doc;
+  doc.append_string("_id", evil).append_string(evil, evil);
+  const auto bytes = doc.view().bytes();
+  // A file named by its author: a newline and ESC in the name; a cut document at its end.
+  const std::string path = scratch_path("x\nFORGED: all collections verified OK\x1b[2J.bson");
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+    f.write("\x20\x00\x00\x00\x02", 5);
+  }
+  const std::string json = scratch_path("docs.json");
+  std::ofstream(json) << oid::bson::to_json(doc.view()) << '\n';
+  const invocation any{"bson", {}};
+  struct test_case {
+    std::vector<std::string> args;
+    int status;
+  };
+  const test_case cases[] = {
+      {{"bson", "dump", path}, 1},
+      {{"bson", "dump", path, "--type", "debug"}, 1},
+      {{"bson", "validate", path}, 1},
+      {{"bson", "from-json", json}, 2},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(joined(c.args));
+    const std::vector<std::string_view> views(c.args.begin(), c.args.end());
+    std::istringstream in;
+    std::ostringstream out, err;
+    EXPECT_EQ(oid::cli::run(views, in, out, err, true), c.status) << err.str();
+    expect_safe(any, "stdout", out.str());
+    expect_safe(any, "stderr", err.str());
+    if (c.status != 2) {  // from-json refuses, and shows nothing of the file
+      EXPECT_NE((out.str() + err.str()).find("FORGED"), std::string::npos)
+          << out.str() << err.str();
+    }
+  }
+  // To a pipe, from-json writes the BSON.
+  const auto piped = oid::testing::run_cli({"bson", "from-json", json});
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(piped.out, std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
 }  // namespace
