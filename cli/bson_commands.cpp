@@ -35,7 +35,7 @@ constexpr std::size_t default_max_size = 16 * 1024 * 1024;
 struct input {
   std::unique_ptr<std::ifstream> file;
   std::istream* stream = nullptr;
-  std::string name;         // for messages
+  std::string name;         // for messages, printable()
   std::uint64_t total = 0;  // size when it is a regular file, else 0
   bool regular = false;
 
@@ -52,11 +52,11 @@ struct input {
     }
     file = std::make_unique<std::ifstream>(path, std::ios::binary);
     if (!*file) {
-      ctx.err << "oid: bson " << command << ": cannot open " << path << '\n';
+      ctx.err << "oid: bson " << command << ": cannot open " << printable(path) << '\n';
       return false;
     }
     stream = file.get();
-    name = path;
+    name = printable(path);
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       regular = true;
@@ -181,9 +181,8 @@ void run_dump(context& ctx, const dump_options& o) {
     }
     stream = &file;
   }
-  output_buffer out(*stream);
-  // A file's strings reach a terminal with what JSON leaves raw escaped (text_io.hpp).
-  const bool terminal = stream == &ctx.out && is_terminal(ctx.out);
+  // A file's strings reach a terminal escaped (document_output).
+  document_output out(ctx, *stream);
   progress bar(ctx, in);
   std::string line;
   std::uint64_t printed = 0;
@@ -198,11 +197,9 @@ void run_dump(context& ctx, const dump_options& o) {
                std::to_string(doc.size()) + " bytes at " +
                std::to_string(reader.document_offset()) + '\n';
         append_layout(doc, reader.document_offset(), 1, line);
-        out.write(line);  // keys are made printable; the rest is ours
+        out.lines(line);  // keys are made printable; the rest is ours
       } else {
-        bson::to_json(reader.current(), jo, line);
-        line += '\n';
-        out.write(terminal ? terminal_safe_json(line) : line);
+        out.json_line(reader.current(), jo);
       }
       bar.update(reader.bytes_read(), ++printed);
       if (!*stream) break;  // stdout closed: stop quietly; a file: reported below
@@ -268,6 +265,13 @@ struct from_json_options {
 };
 
 void run_from_json(context& ctx, const from_json_options& o) {
+  if (ctx.out_is_terminal) {
+    // The documents' strings, as BSON's raw bytes: on a terminal they could steer it.
+    ctx.err << "oid: bson from-json: standard output is a terminal: BSON is binary; redirect it "
+               "to a file or a pipe\n";
+    ctx.status = exit_usage;
+    return;
+  }
   input in;
   if (!in.open(ctx, o.file, "from-json")) return ctx.bad_input();
   bson::json_read_options ro;

@@ -44,6 +44,11 @@ struct context {
     bool tls = false, tls_insecure = false, tls_allow_invalid_certificates = false,
          tls_allow_invalid_hostnames = false;
   } connection;
+  /// True when `out` is a terminal: run() decides it once (the process's standard output, and
+  /// isatty), and a test may say so for its string stream. What a command prints there of a
+  /// server's or a file's documents is escaped (document_output, text_io.hpp); bytes that are
+  /// data (an archive, a stored file, BSON) are refused there.
+  bool out_is_terminal = false;
 
   /// Records that some input was bad: the run ends with exit_bad_input unless worse happened.
   void bad_input() {
@@ -59,6 +64,9 @@ std::unique_ptr<CLI::App> make_app(context& ctx, std::vector<std::string>& help_
 /// Runs the command with `args` (without the program name) and returns the exit status.
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err);
+/// The same, with `out` taken for a terminal or not as `out_is_terminal` says (for tests).
+int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
+        std::ostream& err, bool out_is_terminal);
 
 // Command groups register their subcommands here; each runs from a CLI11 final callback.
 void add_id_commands(CLI::App& app, context& ctx);

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <oid/error.hpp>
@@ -45,7 +47,12 @@ std::unique_ptr<CLI::App> make_app(context& ctx, std::vector<std::string>& help_
 
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err) {
-  context ctx{in, out, err, exit_ok, {}, false, 0, {}};
+  return run(args, in, out, err, &out == &std::cout && ::isatty(STDOUT_FILENO) == 1);
+}
+
+int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
+        std::ostream& err, bool out_is_terminal) {
+  context ctx{in, out, err, exit_ok, {}, false, 0, {}, out_is_terminal};
   std::vector<std::string> help_topic;
   const std::unique_ptr<CLI::App> owner = make_app(ctx, help_topic);
   CLI::App& app = *owner;

@@ -1,12 +1,12 @@
 #include "text_io.hpp"
 
-#include <unistd.h>
-
 #include <cstring>
 #include <iostream>
 #include <istream>
 #include <ostream>
 #include <string>
+
+#include "cli.hpp"
 
 namespace oid::cli {
 
@@ -217,10 +217,6 @@ std::string printable(std::string_view text, bool keep_newlines) {
   return out;
 }
 
-bool is_terminal(const std::ostream& out) {
-  return &out == &std::cout && ::isatty(STDOUT_FILENO) == 1;
-}
-
 std::string terminal_safe_json(std::string_view json) {
   std::string out;
   out.reserve(json.size());
@@ -247,6 +243,46 @@ std::string terminal_safe_json(std::string_view json) {
     i += length;
   }
   return out;
+}
+
+document_output::document_output(const context& ctx) : document_output(ctx, ctx.out) {}
+
+document_output::document_output(const context& ctx, std::ostream& out)
+    : buffer_(out), escape_(&out == &ctx.out && ctx.out_is_terminal) {}
+
+void document_output::json_line(bson::document_view doc, const bson::json_options& options) {
+  scratch_.clear();
+  bson::to_json(doc, options, scratch_);
+  scratch_ += '\n';
+  json(scratch_);
+}
+
+void document_output::json(std::string_view text) {
+  if (escape_) {
+    buffer_.write(terminal_safe_json(text));
+  } else {
+    buffer_.write(text);
+  }
+}
+
+void document_output::record(std::string_view text) {
+  if (escape_) {
+    std::string line = printable(text);
+    line += '\n';
+    buffer_.write(line);
+  } else {
+    std::string_view nl("\n", 1);
+    buffer_.write(text);
+    buffer_.write(nl);
+  }
+}
+
+void document_output::lines(std::string_view text) {
+  if (escape_) {
+    buffer_.write(printable(text, true));
+  } else {
+    buffer_.write(text);
+  }
 }
 
 std::string explain_id_error(std::string_view input, const error& e) {

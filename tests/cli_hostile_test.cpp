@@ -21,6 +21,7 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -728,12 +729,23 @@ TEST(HostileServerCliTest, ServerTextCannotSteerTheTerminal) {
   const auto collections = run_cli({"mongo", "collections", server.uri(), "d"});
   EXPECT_EQ(collections.status, 0) << collections.err;
   EXPECT_NE(collections.out.find(escaped + "  collection"), std::string::npos) << collections.out;
-  // Any command's reply is printed as Extended JSON, whose escapes keep control characters out.
-  const auto run = run_cli({"mongo", "run", server.uri(), "admin", R"({"buildInfo": 1})"});
+  // Any command's reply is printed as Extended JSON, whose escapes keep C0 controls out; on a
+  // terminal C1 controls are escaped too (to a pipe they are JSON's characters).
+  const std::string uri = server.uri();
+  const std::vector<std::string_view> run_args{"mongo", "run", uri, "admin", R"({"buildInfo": 1})"};
+  std::istringstream no_input;
+  std::ostringstream run_out, run_err;
+  const oid::testing::cli_outcome run{oid::cli::run(run_args, no_input, run_out, run_err, true),
+                                      run_out.str(), run_err.str()};
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find(R"("version":"n\u001b]0;pwned\u0007-\u001b[2J-\rX\u009b2J\u0085y")"),
             std::string::npos)
       << run.out;
+  const auto piped = run_cli(run_args);
+  EXPECT_NE(piped.out.find("-\\rX\xc2\x9b"
+                           "2J"),
+            std::string::npos)
+      << piped.out;
   const auto refused = run_cli({"mongo", "run", server.uri(), "admin", R"({"dbStats": 1})"});
   EXPECT_EQ(refused.status, 1);
   EXPECT_NE(refused.err.find(escaped), std::string::npos) << refused.err;

@@ -1,7 +1,7 @@
 // oid mongo databases | collections | run: a quick look at a deployment, as one would take it in
 // mongosh (show dbs, show collections, db.runCommand). Names and values come from the server: in
-// text they are made printable(), in Extended JSON terminal_safe_json() escapes what JSON would
-// leave raw (C1 controls, bidirectional formatting), so that neither can steer a terminal.
+// a table print_columns makes them printable(); Extended JSON goes through document_output,
+// which escapes on a terminal what JSON leaves raw (C1 controls, bidirectional formatting).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -67,13 +67,14 @@ void run_databases(context& ctx, const std::string& uri_text, bool json) {
     return string_field(a.view(), "name") < string_field(b.view(), "name");
   });
   if (json) {
-    for (const auto& d : *list) ctx.out << terminal_safe_json(bson::to_json(d.view())) << '\n';
+    document_output out(ctx);
+    for (const auto& d : *list) out.json_line(d.view());
     return;
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& d : *list) {
     const auto size = number_field(d.view(), "sizeOnDisk");
-    rows.push_back({printable(string_field(d.view(), "name")), size ? size_text(*size) : "-"});
+    rows.push_back({string_field(d.view(), "name"), size ? size_text(*size) : "-"});
   }
   print_columns(ctx, rows, "lr");
 }
@@ -96,6 +97,7 @@ void run_collections(context& ctx, const std::string& uri_text, const std::strin
   });
   std::vector<std::vector<std::string>> rows;
   if (!json) rows.push_back({"NAME", "TYPE", "DOCUMENTS", "SIZE", "STORAGE", "INDEXES"});
+  document_output out(ctx);
   for (const auto& entry : *list) {
     const std::string name = string_field(entry.view(), "name");
     std::string type = string_field(entry.view(), "type");
@@ -112,21 +114,20 @@ void run_collections(context& ctx, const std::string& uri_text, const std::strin
       return stats ? number_field(stats->view(), key) : std::nullopt;
     };
     if (json) {
-      bson::builder out;
-      out.append_string("name", name).append_string("type", type);
+      bson::builder line;
+      line.append_string("name", name).append_string("type", type);
       for (const char* key : {"count", "size", "storageSize", "totalIndexSize", "nindexes"}) {
-        if (const auto v = field(key)) out.append_int64(key, *v);
+        if (const auto v = field(key)) line.append_int64(key, *v);
       }
-      ctx.out << terminal_safe_json(bson::to_json(out.view())) << '\n';
+      out.json_line(line.view());
       continue;
     }
     const auto count = field("count");
     const auto size = field("size");
     const auto storage = field("storageSize");
     const auto indexes = field("totalIndexSize");
-    rows.push_back({printable(name), printable(type), count ? std::to_string(*count) : "-",
-                    size ? size_text(*size) : "-", storage ? size_text(*storage) : "-",
-                    indexes ? size_text(*indexes) : "-"});
+    rows.push_back({name, type, count ? std::to_string(*count) : "-", size ? size_text(*size) : "-",
+                    storage ? size_text(*storage) : "-", indexes ? size_text(*indexes) : "-"});
   }
   if (!json) print_columns(ctx, rows, "llrrrr");
 }
@@ -168,7 +169,7 @@ void run_run(context& ctx, const run_cli_options& o) {
   bson::json_options options;
   options.mode = o.canonical ? bson::json_mode::canonical : bson::json_mode::relaxed;
   options.pretty = o.pretty;
-  ctx.out << terminal_safe_json(bson::to_json(reply->view(), options)) << '\n';
+  document_output(ctx).json_line(reply->view(), options);
 }
 
 }  // namespace

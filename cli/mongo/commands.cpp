@@ -73,13 +73,13 @@ std::pair<std::string, std::string> namespace_of(const std::string& ns, const st
 
 namespace {
 
-// An `_id` for people: the hex of an ObjectId, else the value as relaxed Extended JSON.
+// An `_id` for people: the hex of an ObjectId, else the value as relaxed Extended JSON, made
+// printable() (it came from the input file).
 std::string id_text(bson::document_view id_doc) {
   const auto e = id_doc.find("_id");
   if (!e) return "?";
   if (auto id = e->get_object_id()) return id->to_hex();
-  std::string json = bson::to_json(id_doc);
-  return json;
+  return printable(bson::to_json(id_doc));
 }
 
 // ---- ping -----------------------------------------------------------------------------------
@@ -144,7 +144,7 @@ void run_topology(context& ctx, const std::string& uri_text, bool json) {
       b.close();
     }
     b.close();
-    ctx.out << bson::to_json(b.view()) << '\n';
+    document_output(ctx).json_line(b.view());
   } else {
     ctx.out << "topology " << mongo::to_string(t.type);
     if (t.set_name) ctx.out << " (replica set " << printable(*t.set_name) << ")";
@@ -298,13 +298,18 @@ void run_topology_watch(context& ctx, const std::string& uri_text, bool json, bo
   sigaddset(&stop_signals, SIGTERM);
   ::pthread_sigmask(SIG_BLOCK, &stop_signals, &saved);
   std::mutex m;
+  document_output out(ctx);
   mongo::client_options options;
-  options.on_topology = [&ctx, &m, json, heartbeats](const mongo::sdam_event& e) {
+  options.on_topology = [&out, &m, json, heartbeats](const mongo::sdam_event& e) {
     if (!heartbeats && is_heartbeat(e)) return;
     const std::string time = now_utc();
-    const std::string line = json ? event_json(e, time) : time + " " + event_text(e);
     std::lock_guard lock(m);
-    ctx.out << line << '\n' << std::flush;
+    if (json) {
+      out.json(event_json(e, time) + '\n');
+    } else {
+      out.record(time + " " + event_text(e));
+    }
+    out.flush();
   };
   {
     auto c = make_client(ctx, uri_text, std::move(options));
@@ -362,7 +367,7 @@ void run_insert(context& ctx, const insert_options& o) {
   if (!o.file.empty() && o.file != "-") {
     file.open(o.file, std::ios::binary);
     if (!file) {
-      ctx.err << "oid: mongo insert: cannot open " << o.file << '\n';
+      ctx.err << "oid: mongo insert: cannot open " << printable(o.file) << '\n';
       return ctx.bad_input();
     }
     in = &file;
@@ -677,10 +682,7 @@ void run_find(context& ctx, const find_cli_options& o) {
   }
   auto cur = c->collection(db, coll_name).find(f->view(), fo);
   if (!cur) return report(ctx, cur.error());
-  output_buffer out(ctx.out);
-  // A server's strings reach a terminal with what JSON leaves raw escaped (text_io.hpp).
-  const bool terminal = is_terminal(ctx.out);
-  std::string line;
+  document_output out(ctx);
   using clock = std::chrono::steady_clock;
   const auto idle_limit = std::chrono::duration<double>(o.idle_timeout);
   auto last_new = clock::now();
@@ -696,10 +698,7 @@ void run_find(context& ctx, const find_cli_options& o) {
       continue;
     }
     last_new = clock::now();
-    line.clear();
-    bson::to_json(cur->current(), bson::json_mode::relaxed, line);
-    line += '\n';
-    out.write(terminal ? terminal_safe_json(line) : line);
+    out.json_line(cur->current());
     if (!ctx.out || tail_stop != 0) break;
   }
 }

@@ -103,16 +103,12 @@ std::optional<mongo::collection> collection_of(context& ctx, const crud_options&
 
 // Prints the cursor's documents as relaxed Extended JSON lines, as `find` does.
 void print_documents(context& ctx, mongo::cursor& cur) {
-  output_buffer out(ctx.out);
-  std::string line;
+  document_output out(ctx);
   while (true) {
     auto more = cur.next();
     if (!more) return report(ctx, more.error());
     if (!*more) break;
-    line.clear();
-    bson::to_json(cur.current(), bson::json_mode::relaxed, line);
-    line += '\n';
-    out.write(line);
+    out.json_line(cur.current());
     if (!ctx.out) break;
   }
 }
@@ -175,7 +171,7 @@ void run_update(context& ctx, const crud_options& o) {
     if (const auto e = r->upserted_id->view().find("_id")) {
       if (const auto object_id = e->get_object_id()) id = object_id->to_hex();
     }
-    ctx.out << ", upserted " << id;
+    ctx.out << ", upserted " << printable(id);
   }
   ctx.out << '\n';
 }
@@ -215,7 +211,8 @@ void run_indexes_list(context& ctx, const crud_options& o) {
   if (!coll) return;
   auto list = coll->list_indexes();
   if (!list) return report(ctx, list.error());
-  for (const auto& spec : *list) ctx.out << bson::to_json(spec.view()) << '\n';
+  document_output out(ctx);
+  for (const auto& spec : *list) out.json_line(spec.view());
 }
 
 void run_indexes_create(context& ctx, const crud_options& o) {
@@ -245,7 +242,7 @@ void run_indexes_drop(context& ctx, const crud_options& o) {
   if (o.all) {
     ctx.out << "dropped every index but _id_\n";
   } else {
-    ctx.out << "dropped index " << o.name << '\n';
+    ctx.out << "dropped index " << printable(o.name) << '\n';
   }
 }
 
@@ -254,7 +251,7 @@ void run_drop(context& ctx, const crud_options& o) {
   if (!coll) return;
   auto r = coll->drop();
   if (!r) return report(ctx, r.error());
-  ctx.out << "dropped " << o.ns << '\n';
+  ctx.out << "dropped " << printable(o.ns) << '\n';
 }
 
 // A subcommand of `parent` taking URI and DB.COLL; its options go to a crud_options it shares.

@@ -284,7 +284,7 @@ void run_dump(context& ctx, const dump_options& o) {
     ctx.status = exit_usage;
     return;
   }
-  if (o.archive == "-" && is_terminal(ctx.out)) {
+  if (o.archive == "-" && ctx.out_is_terminal) {
     ctx.err << "oid: mongo dump: standard output is a terminal: give --archive=FILE, or redirect "
                "it to a file or a pipe\n";
     ctx.status = exit_usage;

@@ -171,9 +171,16 @@ void run_get(context& ctx, const files_options& o) {
   auto bucket = bucket_of(ctx, o, client);
   if (!bucket) return;
   const bool to_stdout = target == "-";
+  if (to_stdout && ctx.out_is_terminal) {
+    // A stored file's bytes are the server's: on a terminal they could steer it.
+    ctx.err << "oid: mongo files get: standard output is a terminal: give --out FILE, or redirect "
+               "it to a file or a pipe\n";
+    ctx.status = exit_usage;
+    return;
+  }
   file_sink sink;
   if (!to_stdout && !sink.open(target, false)) {
-    ctx.err << "oid: mongo files get: " << sink.error() << '\n';
+    ctx.err << "oid: mongo files get: " << printable(sink.error()) << '\n';
     return ctx.bad_input();
   }
   mongo::outcome<std::uint64_t> n = std::uint64_t{0};
@@ -186,12 +193,14 @@ void run_get(context& ctx, const files_options& o) {
     out.flush();
   }
   if (!n) {  // the sink's destructor removes PATH.partial
-    if (!sink.error().empty()) ctx.err << "oid: mongo files get: " << sink.error() << '\n';
+    if (!sink.error().empty()) {
+      ctx.err << "oid: mongo files get: " << printable(sink.error()) << '\n';
+    }
     return report(ctx, n.error());
   }
   if (!to_stdout) {
     if (!sink.commit()) {
-      ctx.err << "oid: mongo files get: " << sink.error() << '\n';
+      ctx.err << "oid: mongo files get: " << printable(sink.error()) << '\n';
       return ctx.bad_input();
     }
     ctx.out << "wrote " << printable(target) << " (" << *n << " bytes)\n";
@@ -236,13 +245,14 @@ void run_list(context& ctx, const files_options& o) {
   if (!cur) return report(ctx, cur.error());
   std::vector<std::vector<std::string>> rows;
   if (!o.json) rows.push_back({"NAME", "BYTES", "UPLOADED", "ID"});
+  document_output out(ctx);
   while (true) {
     auto more = cur->next();
     if (!more) return report(ctx, more.error());
     if (!*more) break;
     const auto file = cur->current();
     if (o.json) {
-      ctx.out << terminal_safe_json(bson::to_json(file)) << '\n';
+      out.json_line(file);
       continue;
     }
     const auto name = file.find("filename");
@@ -260,11 +270,11 @@ void run_list(context& ctx, const files_options& o) {
       } else {
         bson::builder holder;  // any other id as Extended JSON: {"_id":...} without its key
         holder.append_element("_id", *id);
-        const std::string json = terminal_safe_json(bson::to_json(holder.view()));
+        const std::string json = bson::to_json(holder.view());
         id_text = json.substr(7, json.size() - 8);
       }
     }
-    rows.push_back({printable(name ? name->get_string().value_or("-") : "-"), length_text,
+    rows.push_back({std::string(name ? name->get_string().value_or("-") : "-"), length_text,
                     upload_time(file), id_text});
   }
   if (!o.json) print_columns(ctx, rows, "lrll");

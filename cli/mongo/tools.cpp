@@ -16,6 +16,8 @@
 #include <system_error>
 #include <thread>
 
+#include "text_io.hpp"
+
 namespace oid::cli {
 
 void add_mongo_tool_commands(CLI::App& mongo, context& ctx) {
@@ -175,8 +177,13 @@ void progress_line::draw() {
 
 // ---- print_columns ----------------------------------------------------------------------------
 
-void print_columns(context& ctx, const std::vector<std::vector<std::string>>& rows,
+void print_columns(context& ctx, const std::vector<std::vector<std::string>>& given,
                    std::string_view align) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : given) {
+    rows.emplace_back();
+    for (const auto& cell : row) rows.back().push_back(printable(cell));
+  }
   std::vector<std::size_t> width;
   for (const auto& row : rows) {
     width.resize(std::max(width.size(), row.size()));

@@ -102,7 +102,8 @@ void run_parallel(std::size_t count, std::size_t threads,
 
 /// Rows of cells printed as columns two spaces apart, each as wide as its widest cell: column i
 /// left-aligned when `align[i]` is 'l' (names), right-aligned when 'r' (numbers). The last column
-/// gets no trailing blanks.
+/// gets no trailing blanks. Each cell is made printable() here: a server's names go in as they
+/// came.
 void print_columns(context& ctx, const std::vector<std::vector<std::string>>& rows,
                    std::string_view align);
 

@@ -132,15 +132,15 @@ void run_export(context& ctx, export_options o) {
   if (!o.out.empty() && o.out != "-") {
     file.open(o.out, std::ios::binary);
     if (!file) {
-      ctx.err << "oid: mongo export: cannot create " << o.out << '\n';
+      ctx.err << "oid: mongo export: cannot create " << printable(o.out) << '\n';
       return ctx.bad_input();
     }
     out = &file;
   }
-  // No progress line when the documents themselves go to the terminal, and there the server's
-  // strings are escaped: JSON keeps being JSON (terminal_safe_json), CSV is made printable().
-  const bool terminal = out == &ctx.out && is_terminal(ctx.out);
-  const bool quiet = o.quiet || terminal;
+  // The documents go out through document_output, which escapes the server's strings on a
+  // terminal: JSON keeps being JSON, a CSV record is made printable(). No progress line there.
+  document_output buf(ctx, *out);
+  const bool quiet = o.quiet || buf.escaped();
   // The estimated total: the collection's count (at most --limit), when every document goes.
   std::uint64_t total = 0;
   if (progress_line::shows(ctx, quiet) && query->empty()) {
@@ -157,7 +157,6 @@ void run_export(context& ctx, export_options o) {
   fo.skip = o.skip;
   auto cur = client->collection(db, coll_name).find(query->view(), fo);
   if (!cur) return report(ctx, cur.error());
-  output_buffer buf(*out);
   std::string line;
   bson::json_options jo;
   jo.mode = o.canonical ? bson::json_mode::canonical : bson::json_mode::relaxed;
@@ -167,10 +166,9 @@ void run_export(context& ctx, export_options o) {
       if (i > 0) line += ',';
       append_csv_text(fields[i], line);
     }
-    line += '\n';
-    buf.write(line);
+    buf.record(line);
   } else if (!csv && o.json_array) {
-    buf.put('[');
+    buf.json("[");
   }
   std::uint64_t count = 0, bytes = 0;
   progress_line bar(ctx, quiet, 0, total);
@@ -185,19 +183,18 @@ void run_export(context& ctx, export_options o) {
         if (i > 0) line += ',';
         append_csv_value(at_path(doc, fields[i]), line);
       }
-      line += '\n';
+      buf.record(line);
     } else {
       if (o.json_array && count > 0) line += ',';
       bson::to_json(doc, jo, line);
       if (!o.json_array) line += '\n';
+      buf.json(line);
     }
-    if (terminal) line = csv ? printable(line, true) : terminal_safe_json(line);
-    buf.write(line);
     ++count;
     bytes += doc.size();
     bar.add(1, doc.size());
   }
-  if (!csv && o.json_array) buf.write("]\n");
+  if (!csv && o.json_array) buf.json("]\n");
   buf.flush();
   if (!*out) {
     ctx.err << "oid: mongo export: cannot write the output\n";
@@ -249,7 +246,8 @@ class importer {
       if (const auto e = at_path(doc.view(), k)) {
         filter.append_element(*e);
       } else {
-        ctx_.err << "oid: " << where << ": no " << k << " field to match on (--upsertFields)\n";
+        ctx_.err << "oid: " << printable(where) << ": no " << printable(k)
+                 << " field to match on (--upsertFields)\n";
         ++refused_;
         return;
       }
@@ -267,7 +265,7 @@ class importer {
     const auto r = o_.mode == "upsert" ? coll_.replace_one(filter.view(), doc.view(), wo)
                                        : coll_.update_one(filter.view(), set.view(), wo);
     if (!r) {
-      ctx_.err << "oid: " << where << ": " << printable(r.error().message) << '\n';
+      ctx_.err << "oid: " << printable(where) << ": " << printable(r.error().message) << '\n';
       ++refused_;
       return;
     }
@@ -301,11 +299,11 @@ class importer {
       refused_ += b.documents.size();
     }
     for (const auto& r : b.refused) {
-      ctx_.err << "oid: " << places_[r.index] << ": "
+      ctx_.err << "oid: " << printable(places_[r.index]) << ": "
                << (r.duplicate ? "duplicate key: " : "refused: ") << printable(r.message) << '\n';
     }
     if (b.stopped_at && *b.stopped_at + 1 < b.documents.size()) {
-      ctx_.err << "oid: --stopOnError: stopped at " << places_[*b.stopped_at] << "; the "
+      ctx_.err << "oid: --stopOnError: stopped at " << printable(places_[*b.stopped_at]) << "; the "
                << b.documents.size() - *b.stopped_at - 1 << " after it in its batch not written\n";
     }
     places_.clear();
@@ -342,7 +340,7 @@ void run_import(context& ctx, import_options o) {
   if (!json && !o.headerline) {
     if (auto parsed = columns.parse(fields, o.columns_have_types); !parsed) {
       ctx.err << "oid: mongo import: --fields: field " << parsed.error().index + 1 << ": "
-              << parsed.error().message << '\n';
+              << printable(parsed.error().message) << '\n';
       return ctx.bad_input();
     }
   }
@@ -352,7 +350,7 @@ void run_import(context& ctx, import_options o) {
   if (name != "stdin") {
     file.open(o.file, std::ios::binary);
     if (!file) {
-      ctx.err << "oid: mongo import: cannot open " << o.file << '\n';
+      ctx.err << "oid: mongo import: cannot open " << printable(o.file) << '\n';
       return ctx.bad_input();
     }
     in = &file;
@@ -387,8 +385,8 @@ void run_import(context& ctx, import_options o) {
       auto more = reader.next(doc);
       if (!more) {
         const auto where = reader.error_position();
-        ctx.err << "oid: " << name << ": line " << where.line << ", column " << where.column << ": "
-                << more.error().message() << '\n';
+        ctx.err << "oid: " << printable(name) << ": line " << where.line << ", column "
+                << where.column << ": " << more.error().message() << '\n';
         ++bad;
         if (!reader.can_continue() || o.stop_on_error) break;
         continue;
@@ -407,7 +405,7 @@ void run_import(context& ctx, import_options o) {
       const auto got = reader.next(record);
       const std::string where = name + ": line " + std::to_string(reader.record_line());
       if (!got) {
-        ctx.err << "oid: " << name << ": " << got.error() << '\n';
+        ctx.err << "oid: " << printable(name) << ": " << printable(got.error()) << '\n';
         ++bad;
         if (o.stop_on_error) break;
         continue;
@@ -416,7 +414,8 @@ void run_import(context& ctx, import_options o) {
       if (record.size() == 1 && record[0].empty()) continue;  // an empty line
       if (header) {
         if (auto parsed = columns.parse(record, o.columns_have_types); !parsed) {
-          ctx.err << "oid: " << name << ": " << reader.field_position(parsed.error().index) << ": "
+          ctx.err << "oid: " << printable(name) << ": "
+                  << reader.field_position(parsed.error().index) << ": "
                   << printable(parsed.error().message)
                   << " (in the header line: nothing imported)\n";
           ++bad;
@@ -426,8 +425,8 @@ void run_import(context& ctx, import_options o) {
         continue;
       }
       if (record.size() > columns.size()) {
-        ctx.err << "oid: " << where << ": " << record.size() << " fields, but " << columns.size()
-                << " names\n";
+        ctx.err << "oid: " << printable(where) << ": " << record.size() << " fields, but "
+                << columns.size() << " names\n";
         ++bad;
         if (o.stop_on_error) break;
         continue;
@@ -438,7 +437,7 @@ void run_import(context& ctx, import_options o) {
                                                        : csv_columns::grace::fail;
       if (auto built = columns.build(record, b, o.ignore_blanks, grace); !built) {
         const std::size_t bad_field = built.error();
-        ctx.err << "oid: " << name << ": " << reader.field_position(bad_field) << ": \""
+        ctx.err << "oid: " << printable(name) << ": " << reader.field_position(bad_field) << ": \""
                 << printable(record[bad_field]) << "\" is not "
                 << printable(columns[bad_field].type_text) << " (field "
                 << printable(columns[bad_field].name) << ")"
