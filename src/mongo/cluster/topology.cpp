@@ -207,6 +207,16 @@ connection_factory topology::factory_for(const std::string& address) {
       // Single or LoadBalanced: the handshake is the check that describes the server.
       on_hello(address, c->server().hello.view(),
                std::chrono::duration<double, std::milli>(clock::now() - started).count());
+      // No server selection has looked at this server's wire versions (it picks the one server
+      // unseen): SDAM's verdict on this hello refuses the connection as selection would.
+      std::optional<std::string> incompatible;
+      {
+        std::lock_guard lock(mutex_);
+        if (!description_.compatible) {
+          incompatible = description_.compatibility_error.value_or("the server is incompatible");
+        }
+      }
+      if (incompatible) return outcome<connection>(failure(errc::unsupported, *incompatible));
     }
     return c;
   };
