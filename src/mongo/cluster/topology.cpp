@@ -205,18 +205,16 @@ connection_factory topology::factory_for(const std::string& address) {
       on_application_error(e);
     } else if (!monitored_) {
       // Single or LoadBalanced: the handshake is the check that describes the server.
-      on_hello(address, c->server().hello.view(),
-               std::chrono::duration<double, std::milli>(clock::now() - started).count());
-      // No server selection has looked at this server's wire versions (it picks the one server
-      // unseen): SDAM's verdict on this hello refuses the connection as selection would.
-      std::optional<std::string> incompatible;
-      {
-        std::lock_guard lock(mutex_);
-        if (!description_.compatible) {
-          incompatible = description_.compatibility_error.value_or("the server is incompatible");
-        }
+      const double rtt_ms =
+          std::chrono::duration<double, std::milli>(clock::now() - started).count();
+      on_hello(address, c->server().hello.view(), rtt_ms);
+      // No server selection looked at this server's wire versions (it hands out the one server
+      // unseen, and a load balancer is never described by a hello): the check SDAM makes of a
+      // monitored server refuses the connection here, as selection would.
+      const auto hello = server_description::from_hello(address, c->server().hello.view(), rtt_ms);
+      if (auto problem = wire_version_problem(address, hello)) {
+        return outcome<connection>(failure(errc::unsupported, std::move(*problem)));
       }
-      if (incompatible) return outcome<connection>(failure(errc::unsupported, *incompatible));
     }
     return c;
   };
