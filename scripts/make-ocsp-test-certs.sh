@@ -11,6 +11,8 @@
 #   index.txt                    ca-db's index: the status `openssl ocsp -index` answers with
 #   responder.pem, responder.key a responder the CA delegated to (extendedKeyUsage OCSPSigning)
 #   rogue.pem, rogue.key         a self-signed "responder" nobody trusts
+#   other-ca.pem, other-ca.key   a second CA, which issued none of the certificates below
+#   both-cas.pem                 ca.pem and other-ca.pem: a tlsCAFile trusting both
 #   NAME.pem, NAME.key           server certificates (subjectAltName IP:127.0.0.1, AIA OCSP URL):
 #     staple-good staple-revoked staple-unknown staple-rogue must-staple query-good
 #     query-revoked query-unreachable query-stalled endpoint-revoked cached crl-good crl-revoked
@@ -71,6 +73,9 @@ for name in staple-revoked query-revoked endpoint-revoked crl-revoked; do
 done
 openssl ca -config ca-db/ca.cnf -cert ca.pem -keyfile ca.key -gencrl -out crl.pem 2>/dev/null
 cp ca-db/index.txt index.txt
+
+self_signed_ca other-ca oid-ocsp-other-ca 30
+cat ca.pem other-ca.pem >both-cas.pem
 
 key rogue.key
 openssl req -x509 -new -key rogue.key -subj "$subj/CN=oid-rogue-responder" -days 30 -sha256 \

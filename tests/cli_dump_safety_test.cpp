@@ -11,8 +11,11 @@
 #include <fstream>
 #include <mutex>
 #include <oid/bson/builder.hpp>
+#include <oid/bson/validate.hpp>
 #include <set>
+#include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "mongo/tools.hpp"
@@ -177,6 +180,198 @@ TEST(DumpSafetyTest, ALinkPlantedAtThePartialNameIsNotFollowed) {
   EXPECT_EQ(linked.status, 1);
   EXPECT_NE(linked.err.find("symbolic link, not followed"), std::string::npos) << linked.err;
   EXPECT_TRUE(fs::is_empty(root / "elsewhere"));
+}
+
+// A server with one database, "fine", holding the collections named, each with one document
+// {_id: 1, from: NAME}, so that a file shows whose documents it holds.
+class named_server {
+ public:
+  explicit named_server(std::vector<std::string> names)
+      : names_(std::move(names)), server_([this](oid::testing::peer& p, int) { serve(p); }) {}
+  std::string uri() const { return server_.uri(); }
+
+ private:
+  void serve(oid::testing::peer& p) {
+    if (!p.handshake()) return;
+    while (auto m = p.read()) {
+      const std::string name = oid::testing::command_name(*m);
+      const auto db = std::string(m->body.find("$db")->get_string().value_or(""));
+      oid::bson::builder b;
+      if (name == "listDatabases") {
+        b.open_array("databases").open_document("0").append_string("name", "fine").close();
+        b.close().append_double("ok", 1.0);
+      } else if (name == "listCollections" || name == "listIndexes" || name == "find") {
+        b.open_document("cursor").append_int64("id", 0).append_string("ns", db + ".x");
+        b.open_array("firstBatch");
+        if (name == "listCollections" && db == "fine") {
+          int i = 0;
+          for (const auto& n : names_) {
+            b.open_document(std::to_string(i++)).append_string("name", n);
+            b.append_string("type", "collection").open_document("options").close().close();
+          }
+        } else if (name == "find") {
+          b.open_document("0").append_int32("_id", 1);
+          b.append_string("from", m->body.find("find")->get_string().value_or("")).close();
+        }
+        b.close().close().append_double("ok", 1.0);
+      } else {
+        b.append_double("ok", 1.0);
+      }
+      p.reply(*m, b.view());
+    }
+  }
+  std::vector<std::string> names_;
+  oid::testing::script_server server_;
+};
+
+// The "from" field of the one document in the dump file `path` ("" when it holds no document).
+std::string from_of(const fs::path& path) {
+  const std::string bytes = oid::testing::read_file(path.string());
+  const auto d = oid::bson::validate(
+      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  if (!d) return "";
+  const auto from = d->find("from");
+  return from ? std::string(from->get_string().value_or("")) : "";
+}
+
+// Before: dump wrote into an existing --out, or database directory, whatever its owner and mode:
+// one that another user owns, or that group or others may write to, lets them plant, read or
+// swap what the dump writes (docs/command.md promises directories only the owner can use).
+TEST(DumpSafetyTest, AnExistingDirectoryAnotherUserControlsIsRefused) {
+  named_server server({"good"});
+  struct test_case {
+    const char* name;
+    const char* where;  // "out" or "db": which directory is made before the dump
+    fs::perms mode;
+    uid_t owner;  // the test's own uid, or nobody's
+    const char* words;
+  };
+  const uid_t me = ::geteuid(), other = 65534;  // nobody
+  const test_case cases[] = {
+      {"--out mode 0777", "out", fs::perms::all, me, "may be written by its group or others"},
+      {"--out mode 0770", "out", fs::perms::owner_all | fs::perms::group_all, me,
+       "may be written by its group or others"},
+      {"--out owned by nobody", "out", fs::perms::owner_all, other, "belongs to another user"},
+      {"database directory mode 0777", "db", fs::perms::all, me,
+       "may be written by its group or others"},
+      {"database directory owned by nobody", "db", fs::perms::owner_all, other,
+       "belongs to another user"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path root = oid::testing::scratch_path("shared_dir");
+    fs::remove_all(root);
+    const fs::path out = root / "out", dir = std::string(c.where) == "out" ? out : out / "fine";
+    fs::create_directories(dir);
+    fs::permissions(out, fs::perms::owner_all);
+    fs::permissions(dir, c.mode);
+    if (c.owner != me) {
+      if (me != 0) GTEST_SKIP() << "chown to another user needs root";
+      ASSERT_EQ(::chown(dir.c_str(), c.owner, static_cast<gid_t>(-1)), 0);
+    }
+    const auto r = run_cli({"mongo", "dump", server.uri(), "--db", "fine", "--out", out.string()});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find(dir.string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.words), std::string::npos) << r.err;
+    EXPECT_TRUE(files_below(out).empty()) << r.err;
+  }
+  // The control: an existing --out of the test's own, mode 0755, keeps its mode and takes the dump.
+  const fs::path root = oid::testing::scratch_path("own_dir");
+  fs::remove_all(root);
+  fs::create_directories(root / "out");
+  fs::permissions(root / "out", fs::perms::owner_all | fs::perms::group_read |
+                                    fs::perms::group_exec | fs::perms::others_read |
+                                    fs::perms::others_exec);
+  const auto r = run_cli(
+      {"mongo", "dump", server.uri(), "--db", "fine", "--out", (root / "out").string(), "--quiet"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(files_below(root / "out"),
+            (std::set<std::string>{"fine/good.bson", "fine/good.metadata.json"}));
+  fs::remove_all(root);
+}
+
+// Before: a file already at DIR/DB/COLL.bson (an older dump's, or one planted there, or a link)
+// was replaced by the rename that ends each file. Now dump never replaces a file it did not write
+// in this run: it says which, leaves it as it was, and dumps the other collections.
+TEST(DumpSafetyTest, AFileDumpDidNotWriteIsNeverReplaced) {
+  named_server server({"good", "other"});
+  const fs::path root = oid::testing::scratch_path("existing_file");
+  fs::remove_all(root);
+  const fs::path out = root / "out", victim = root / "victim";
+  fs::create_directories(out / "fine");
+  fs::permissions(out, fs::perms::owner_all);
+  fs::permissions(out / "fine", fs::perms::owner_all);
+  std::ofstream(out / "fine" / "good.bson") << "precious";
+  std::ofstream(victim) << "precious too";
+  fs::create_symlink(victim, out / "fine" / "other.metadata.json");
+  const auto r = run_cli({"mongo", "dump", server.uri(), "--db", "fine", "--out", out.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find((out / "fine" / "good.bson").string() + " already exists"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find((out / "fine" / "other.metadata.json").string() + " already exists"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(oid::testing::read_file((out / "fine" / "good.bson").string()), "precious");
+  EXPECT_TRUE(fs::is_symlink(out / "fine" / "other.metadata.json"));
+  EXPECT_EQ(oid::testing::read_file(victim.string()), "precious too");
+  // No leftover .partial; what could be written was (other.metadata.json is the link).
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(out / "fine")) {
+    names.insert(e.path().filename().string());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"good.bson", "other.bson", "other.metadata.json"}));
+  EXPECT_EQ(from_of(out / "fine" / "other.bson"), "other");
+
+  // A second dump into the directory of a first: refused file by file, the first dump kept.
+  const fs::path again = root / "again";
+  ASSERT_EQ(run_cli({"mongo", "dump", server.uri(), "--out", again.string(), "--quiet"}).status, 0);
+  const auto before = files_below(again);
+  const auto second = run_cli({"mongo", "dump", server.uri(), "--out", again.string(), "--quiet"});
+  EXPECT_EQ(second.status, 1);
+  EXPECT_NE(second.err.find("already exists"), std::string::npos) << second.err;
+  EXPECT_EQ(files_below(again), before);
+  fs::remove_all(root);
+}
+
+// Before: "Users" and "users" were written to Users.bson and users.bson, which a case-insensitive
+// file system (macOS, Windows, ext4 with casefold) takes for one file: the second dumped replaced
+// the first. Now the second of two names whose files would differ only in letter case is not
+// dumped (said on stderr, exit 1); neither file is written over, and the others are dumped.
+TEST(DumpSafetyTest, CollectionsWhoseFilesDifferOnlyInCaseAreNotBothWritten) {
+  named_server server({"Users", "other", "users", "USERS", "a/b", "A/b"});
+  const fs::path root = oid::testing::scratch_path("case_names");
+  fs::remove_all(root);
+  const fs::path out = root / "out";
+  const auto r =
+      run_cli({"mongo", "dump", server.uri(), "--db", "fine", "--out", out.string(), "--quiet"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  for (const auto& [name, file, first] :
+       {std::tuple{"users", "users", "Users"}, std::tuple{"USERS", "USERS", "Users"},
+        std::tuple{"A/b", "A%2Fb", "a/b"}}) {
+    EXPECT_NE(r.err.find("fine."s + name + ": not dumped: its files would be named " + file +
+                         ".bson and " + file +
+                         ".metadata.json, which a case-insensitive file "
+                         "system takes for those of collection \"" +
+                         first + "\""),
+              std::string::npos)
+        << name << '\n'
+        << r.err;
+  }
+  EXPECT_EQ(files_below(out),
+            (std::set<std::string>{"fine/Users.bson", "fine/Users.metadata.json", "fine/other.bson",
+                                   "fine/other.metadata.json", "fine/a%2Fb.bson",
+                                   "fine/a%2Fb.metadata.json"}));
+  EXPECT_EQ(from_of(out / "fine" / "Users.bson"), "Users");
+  EXPECT_EQ(from_of(out / "fine" / "a%2Fb.bson"), "a/b");
+  EXPECT_NE(oid::testing::read_file((out / "fine" / "Users.metadata.json").string())
+                .find(R"("collectionName":"Users")"),
+            std::string::npos);
+  // With --archive each name is a field of its own: all are dumped.
+  const auto archive = run_cli({"mongo", "dump", server.uri(), "--db", "fine",
+                                "--archive=" + (root / "all.archive").string(), "--quiet"});
+  EXPECT_EQ(archive.status, 0) << archive.err;
+  fs::remove_all(root);
 }
 
 // Names FerretDB holds (and MongoDB allows) that look like paths or escapes: each is dumped into

@@ -399,7 +399,8 @@ TEST_F(MongoToolsCliTest, SinceAndUntilSelectByTheIdsTime) {
   std::sort(want.begin(), want.end());
   EXPECT_EQ(got, want);
 
-  // --query narrows further.
+  // --query narrows further (into an empty place: dump never replaces the files of another run).
+  fs::remove_all(dir_ / db_);
   auto query = run_cli({"mongo", "dump", uri_, "--db", db_, "--collection", "c", "--out", dir_text_,
                         "--since", "2021-01-01", "--query", R"({"i": {"$gt": 2}})"});
   ASSERT_EQ(query.status, 0) << query.err;
@@ -744,6 +745,7 @@ TEST_F(MongoToolsCliTest, DumpExcludesCollectionsAndReadsTheQueryFromAFile) {
   EXPECT_EQ(files, (std::vector<std::string>{"keep.bson", "keep.metadata.json"}));
 
   write_file(query, R"({"n": {"$gte": 1}})");
+  fs::remove_all(fs::path(out) / db_);  // dump never replaces the files of another run
   auto filtered = run_cli(
       {"mongo", "dump", uri_, "-d", db_, "-c", "keep", "-o", out, "--queryFile", query, "--quiet"});
   ASSERT_EQ(filtered.status, 0) << filtered.err;
@@ -834,8 +836,10 @@ TEST_F(MongoToolsCliTest, ProgressShowsOnATerminalOnly) {
     docs.push_back(std::move(b).extract());
   }
   insert("c", docs);
-  const std::string dump = std::string(OID_BINARY) + " mongo dump " + uri_ + " --db " + db_ +
-                           " --out " + dir_text_ + " --jobs 1";
+  // Each run into an empty place: dump never replaces the files of another run.
+  const std::string dump = "rm -rf " + (dir_ / db_).string() + " && " + std::string(OID_BINARY) +
+                           " mongo dump " + uri_ + " --db " + db_ + " --out " + dir_text_ +
+                           " --jobs 1";
   auto tty = oid::testing::run_shell("script -qec \"" + dump + " >/dev/null\" /dev/null");
   EXPECT_EQ(tty.status, 0) << tty.err;
   EXPECT_NE(tty.out.find("\r"), std::string::npos) << tty.out;

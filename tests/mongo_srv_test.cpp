@@ -585,4 +585,48 @@ TEST(MongoSrvTest, AnAnswerOfManyRecordsGivesAtMostMaxServersHosts) {
   }
 }
 
+// An SRV record naming port 0 (no server listens there; RFC 2782 gives it no meaning): the
+// records are refused as a connection string naming port 0 is, and a rescan leaves such a record
+// out as it leaves out a host outside the domain. The records beside it, at a real port, are read
+// as usual: zero.0.0.1 lists 127.0.0.1 at 0 and at 27017, good.0.0.1 at 27017 alone.
+TEST(MongoSrvTest, AnSrvRecordWithPortZeroIsRefused) {
+  const std::string zone = oid::testing::scratch_path("port-zero.zone");
+  std::ofstream(zone) << "$ORIGIN 0.0.1.\n$TTL 30\n"
+                      << "@ IN SOA ns.0.0.1. hostmaster.0.0.1. 1 3600 600 86400 30\n"
+                      << "@ IN NS ns.0.0.1.\nns IN A 127.0.0.1\n"
+                      << "_mongodb._tcp.zero 30 IN SRV 0 0 0 127.0.0.1.\n"
+                      << "_mongodb._tcp.zero 30 IN SRV 0 0 27017 127.0.0.1.\n"
+                      << "_mongodb._tcp.onlyzero 30 IN SRV 0 0 0 127.0.0.1.\n"
+                      << "_mongodb._tcp.good 30 IN SRV 0 0 27017 127.0.0.1.\n";
+  own_dns_server dns_server(zone);
+  if (!dns_server.started) {
+    OID_SKIP_OR_FAIL_IN_CI(
+        "scripts/dns-server.sh could not start a DNS server: " << dns_server.error);
+  }
+  scoped_env dns("OID_DNS_SERVER", dns_server.address);
+  for (const char* name : {"zero", "onlyzero"}) {
+    SCOPED_TRACE(name);
+    const auto u = uri::parse("mongodb+srv://" + std::string(name) + ".0.0.1/?tls=false");
+    ASSERT_TRUE(u.has_value()) << u.error().message;
+    const auto resolved = resolve_srv(*u);
+    ASSERT_THAT(resolved, HasError(oid::mongo::errc::invalid_uri));
+    EXPECT_THAT(resolved.error().message, HasSubstr("the SRV record of " + std::string(name) +
+                                                    ".0.0.1 names port 0 for host 127.0.0.1"));
+  }
+  // A rescan keeps the record at 27017 and drops the one at port 0; with none left, it fails
+  // (and the poller keeps the hosts it has).
+  const auto zero = uri::parse("mongodb+srv://zero.0.0.1/?tls=false");
+  const auto rescan = rescan_srv(*zero, {});
+  ASSERT_TRUE(rescan.has_value()) << rescan.error().message;
+  ASSERT_EQ(rescan->hosts.size(), 1u);
+  EXPECT_EQ(seed(rescan->hosts[0]), "127.0.0.1:27017");
+  EXPECT_THAT(rescan_srv(*uri::parse("mongodb+srv://onlyzero.0.0.1/?tls=false"), {}),
+              HasError(oid::mongo::errc::connection_failed));
+  // The control: the same zone's record at a real port resolves.
+  const auto good = resolve_srv(*uri::parse("mongodb+srv://good.0.0.1/?tls=false"));
+  ASSERT_TRUE(good.has_value()) << good.error().message;
+  ASSERT_EQ(good->hosts().size(), 1u);
+  EXPECT_EQ(seed(good->hosts()[0]), "127.0.0.1:27017");
+}
+
 }  // namespace

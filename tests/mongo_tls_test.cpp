@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ocsp.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -31,11 +32,13 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/objectid/generator.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -652,7 +655,8 @@ class MongoOcspTest : public ::testing::Test {
   // stapling STAPLE.staple when `staple` is given, in front of a server that answers the hello.
   static mongo::outcome<mongo::connection> open_to(const std::string& name,
                                                    const std::string& staple,
-                                                   const std::string& options = "") {
+                                                   const std::string& options = "",
+                                                   const std::string& ca = "ca.pem") {
     oid::testing::script_server backend([](oid::testing::peer& p, int) {
       if (!p.handshake()) return;
       while (p.read()) {
@@ -664,7 +668,7 @@ class MongoOcspTest : public ::testing::Test {
     if (!staple.empty()) o.staple = pki().file(staple + ".staple");
     o.forward_port = port_of(backend);
     tls_server server(o);
-    return open_as(local_uri(server.port(), "tlsCAFile=" + pki().file("ca.pem") + options));
+    return open_as(local_uri(server.port(), "tlsCAFile=" + pki().file(ca) + options));
   }
 };
 
@@ -697,6 +701,134 @@ TEST_F(MongoOcspTest, StapleSignedByAnUntrustedResponderIsRefused) {
 TEST_F(MongoOcspTest, StapleAboutAnotherCertificateIsRefused) {
   expect_refused(open_to("query-good", "staple-good"),
                  "invalid OCSP response (it does not cover the server's certificate)");
+}
+
+// ---- forged stapled responses ----------------------------------------------------------------
+// What a server (or someone in the middle who has a certificate's key but not the CA's) could
+// staple instead of the responder's answer. Each response is made here, at test time, with
+// OpenSSL's OCSP functions from the certificates and keys make-ocsp-test-certs.sh made for this
+// run: the server's certificate's CertID, a status, thisUpdate and nextUpdate relative to now,
+// signed by whichever key the case names.
+
+template <class T, void (*Free)(T*)>
+struct openssl_deleter {
+  void operator()(T* p) const { Free(p); }
+};
+template <class T, void (*Free)(T*)>
+using owned = std::unique_ptr<T, openssl_deleter<T, Free>>;
+
+owned<X509, X509_free> read_certificate(const std::string& path) {
+  owned<BIO, BIO_free_all> in(BIO_new_file(path.c_str(), "r"));
+  if (in == nullptr) return nullptr;
+  return owned<X509, X509_free>(PEM_read_bio_X509(in.get(), nullptr, nullptr, nullptr));
+}
+
+owned<EVP_PKEY, EVP_PKEY_free> read_key(const std::string& path) {
+  owned<BIO, BIO_free_all> in(BIO_new_file(path.c_str(), "r"));
+  if (in == nullptr) return nullptr;
+  return owned<EVP_PKEY, EVP_PKEY_free>(
+      PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr));
+}
+
+struct forged_response {
+  std::string about = "staple-good";  // whose status it gives (issued by ca.pem)
+  int status = V_OCSP_CERTSTATUS_GOOD;
+  long this_update = -60;                  // seconds from now
+  std::optional<long> next_update = 3600;  // seconds from now; none: no nextUpdate
+  std::string signer = "responder";        // SIGNER.pem and SIGNER.key sign it
+};
+
+// Writes the DER OCSP response `f` describes to `out`; false when OpenSSL could not make it.
+bool forge(const forged_response& f, const std::string& out, const ocsp_pki& pki) {
+  const auto cert = read_certificate(pki.file(f.about + ".pem"));
+  const auto issuer = read_certificate(pki.file("ca.pem"));
+  const auto signer = read_certificate(pki.file(f.signer + ".pem"));
+  const auto key = read_key(pki.file(f.signer + ".key"));
+  if (!cert || !issuer || !signer || !key) return false;
+  OCSP_CERTID* id = OCSP_cert_to_id(nullptr, cert.get(), issuer.get());
+  owned<OCSP_BASICRESP, OCSP_BASICRESP_free> basic(OCSP_BASICRESP_new());
+  owned<ASN1_TIME, ASN1_TIME_free> this_update(X509_gmtime_adj(nullptr, f.this_update));
+  owned<ASN1_TIME, ASN1_TIME_free> next_update(
+      f.next_update ? X509_gmtime_adj(nullptr, *f.next_update) : nullptr);
+  owned<ASN1_TIME, ASN1_TIME_free> revoked_at(X509_gmtime_adj(nullptr, -3600));
+  const bool revoked = f.status == V_OCSP_CERTSTATUS_REVOKED;
+  const bool made =
+      id != nullptr && basic != nullptr && this_update != nullptr &&
+      (!f.next_update || next_update != nullptr) &&
+      OCSP_basic_add1_status(
+          basic.get(), id, f.status, revoked ? OCSP_REVOKED_STATUS_KEYCOMPROMISE : 0,
+          revoked ? revoked_at.get() : nullptr, this_update.get(), next_update.get()) != nullptr &&
+      OCSP_basic_sign(basic.get(), signer.get(), key.get(), EVP_sha256(), nullptr, 0) == 1;
+  OCSP_CERTID_free(id);
+  if (!made) return false;
+  owned<OCSP_RESPONSE, OCSP_RESPONSE_free> response(
+      OCSP_response_create(OCSP_RESPONSE_STATUS_SUCCESSFUL, basic.get()));
+  unsigned char* der = nullptr;
+  const int size = response == nullptr ? -1 : i2d_OCSP_RESPONSE(response.get(), &der);
+  if (size <= 0) return false;
+  std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(der), size);
+  OPENSSL_free(der);
+  return true;
+}
+
+// Before: a stapled response without nextUpdate was accepted however old its thisUpdate, so a
+// "good" answer captured before the certificate was revoked could be stapled forever. The other
+// cases were refused already (kept here as proof); the good ones show the forging is right.
+TEST_F(MongoOcspTest, ForgedStapledResponsesAreRefused) {
+  constexpr long day = 24 * 3600;
+  struct test_case {
+    const char* name;
+    forged_response f;
+    std::string words;  // empty: accepted
+    std::string ca = "ca.pem";
+  };
+  const test_case cases[] = {
+      {"good, from the delegated responder", {}, ""},
+      {"good, signed by the CA itself", {.signer = "ca"}, ""},
+      {"good, no nextUpdate, this minute", {.next_update = std::nullopt}, ""},
+      {"good, signed by a key nobody trusts",
+       {.signer = "rogue"},
+       "invalid OCSP response (its signature or signer is not trusted"},
+      {"good, signed by another certificate of the same CA (not an OCSP signer)",
+       {.signer = "query-good"},
+       "invalid OCSP response (its signature or signer is not trusted"},
+      {"good, signed by another trusted CA",
+       {.signer = "other-ca"},
+       "invalid OCSP response (its signature or signer is not trusted",
+       "both-cas.pem"},
+      {"good, about another certificate",
+       {.about = "query-good"},
+       "invalid OCSP response (it does not cover the server's certificate)"},
+      {"good, nextUpdate passed",
+       {.this_update = -2 * day, .next_update = -day},
+       "invalid OCSP response (it has expired (its nextUpdate has passed))"},
+      {"good, thisUpdate tomorrow",
+       {.this_update = day, .next_update = 2 * day},
+       "invalid OCSP response (its thisUpdate is missing or in the future)"},
+      {"good, nextUpdate before thisUpdate",
+       {.this_update = -60, .next_update = -120},
+       "invalid OCSP response (it has expired"},
+      {"good, no nextUpdate, thisUpdate 30 days ago",
+       {.this_update = -30 * day, .next_update = std::nullopt},
+       "invalid OCSP response (it has no nextUpdate and its thisUpdate is more than"},
+      {"revoked, from the delegated responder",
+       {.status = V_OCSP_CERTSTATUS_REVOKED},
+       "the server's certificate is revoked (stapled OCSP response, reason: keyCompromise)"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    mongo::detail::clear_ocsp_cache();
+    const std::string name = "forged-" + std::to_string(n++);
+    ASSERT_TRUE(forge(c.f, pki().file(name + ".staple"), pki()));
+    // tlsDisableOCSPEndpointCheck: the staple alone decides (the responder would say good).
+    const auto r = open_to("staple-good", name, "&tlsDisableOCSPEndpointCheck=true", c.ca);
+    if (c.words.empty()) {
+      EXPECT_TRUE(r.has_value()) << r.error().message;
+    } else {
+      expect_refused(r, c.words);
+    }
+  }
 }
 
 TEST_F(MongoOcspTest, StapledUnknownStatusIsInconclusiveSoTheResponderIsAsked) {

@@ -191,18 +191,20 @@ TEST(MongoTopologyTest, DirectConnectionToASecondaryTalksToItAlone) {
   EXPECT_EQ(t.servers.begin()->second.type, mongo::server_type::rs_secondary);
 }
 
-// A standalone server: hello says writable primary without a set name; other commands get ok: 1.
+// A standalone server: hello says writable primary without a set name and the wire versions
+// given; other commands get ok: 1.
 class standalone {
  public:
-  standalone()
-      : server_([this](peer& p, int) {
+  explicit standalone(std::int32_t min_wire_version = 0, std::int32_t max_wire_version = 17)
+      : server_([this, min_wire_version, max_wire_version](peer& p, int) {
           while (auto m = p.read()) {
             const std::string name = command_name(*m);
             builder b;
             if (name == "hello" || name == "isMaster" || name == "ismaster") {
               ++hellos_;
               b.append_bool("isWritablePrimary", true);
-              b.append_int32("minWireVersion", 0).append_int32("maxWireVersion", 17);
+              b.append_int32("minWireVersion", min_wire_version)
+                  .append_int32("maxWireVersion", max_wire_version);
             }
             b.append_double("ok", 1.0);
             p.reply(*m, b.view());
@@ -214,6 +216,7 @@ class standalone {
   }
   int connections() const { return server_.connections(); }
   int hellos() const { return hellos_.load(); }
+  std::string address() const { return server_.address(); }
 
  private:
   std::atomic<int> hellos_{0};
@@ -535,8 +538,9 @@ TEST(MongoTopologyTest, WatchPrintsTheEventsUntilInterrupted) {
 // `with_service_id`); every hello's loadBalanced field is recorded.
 class load_balanced_server {
  public:
-  explicit load_balanced_server(bool with_service_id)
-      : server_([this, with_service_id](peer& p, int) {
+  explicit load_balanced_server(bool with_service_id, std::int32_t min_wire_version = 0,
+                                std::int32_t max_wire_version = 17)
+      : server_([this, with_service_id, min_wire_version, max_wire_version](peer& p, int) {
           while (auto m = p.read()) {
             const std::string name = command_name(*m);
             builder b;
@@ -547,7 +551,8 @@ class load_balanced_server {
                 hellos_.push_back(lb && lb->get_bool().value_or(false) ? "loadBalanced" : "-");
               }
               b.append_bool("isWritablePrimary", true).append_string("msg", "isdbgrid");
-              b.append_int32("maxWireVersion", 17);
+              b.append_int32("minWireVersion", min_wire_version)
+                  .append_int32("maxWireVersion", max_wire_version);
               if (with_service_id) b.append_object_id("serviceId", service_id_);
             }
             b.append_double("ok", 1.0);
@@ -630,6 +635,58 @@ TEST(MongoTopologyTest, LoadBalancedModeRefusesAServerWithoutServiceId) {
   ASSERT_TRUE(plain.has_value()) << plain.error().message;
   EXPECT_FALSE(plain->server().service_id.has_value());
   EXPECT_EQ(server.hellos(), (std::vector<std::string>{"loadBalanced", "-"}));
+}
+
+// A server whose wire versions do not overlap oid's is refused however the client reaches it:
+// monitored (server selection reads the topology's compatibility), and with directConnection=true
+// or loadBalanced=true, where no monitor runs and the pool's handshake is the only look at the
+// server's hello. The server answers every other command with ok: 1, so a client that ignored
+// the versions would succeed.
+TEST(MongoTopologyTest, AnIncompatibleServerIsRefusedWithOrWithoutDirectConnection) {
+  struct test_case {
+    const char* name;
+    std::int32_t min_wire_version, max_wire_version;
+    std::string words;
+  };
+  const auto above = mongo::max_supported_wire_version + 1;
+  const test_case cases[] = {
+      {"minWireVersion above oid's", above, above + 3,
+       "requires wire version " + std::to_string(above) + ", but oid supports only up to " +
+           std::to_string(mongo::max_supported_wire_version)},
+      {"minWireVersion above the server's own maxWireVersion", 17, 13,
+       "reports minWireVersion 17 above its maxWireVersion 13"},
+  };
+  for (const auto& c : cases) {
+    for (const char* options : {"&directConnection=true", ""}) {
+      SCOPED_TRACE(std::string(c.name) + " " + options);
+      standalone server(c.min_wire_version, c.max_wire_version);
+      auto client = mongo::client::create(server.uri(options)).value();
+      const document cmd = ping();
+      const auto r = client.run_command("admin", cmd.view());
+      ASSERT_FALSE(r.has_value());
+      EXPECT_EQ(r.error().code, mongo::errc::unsupported) << r.error().message;
+      EXPECT_NE(r.error().message.find(c.words), std::string::npos) << r.error().message;
+      EXPECT_NE(r.error().message.find(server.address()), std::string::npos) << r.error().message;
+    }
+  }
+  // loadBalanced=true: no monitor either, and SDAM never reads a load balancer's hello.
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.name) + " loadBalanced=true");
+    load_balanced_server server(true, c.min_wire_version, c.max_wire_version);
+    auto client = mongo::client::create("mongodb://" + server.address() +
+                                        "/?loadBalanced=true&serverSelectionTimeoutMS=2000")
+                      .value();
+    const document cmd = ping();
+    const auto r = client.run_command("admin", cmd.view());
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, mongo::errc::unsupported) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.words), std::string::npos) << r.error().message;
+  }
+  // A compatible server, as a control: the same client answers.
+  standalone fine(mongo::max_supported_wire_version, mongo::max_supported_wire_version);
+  auto client = mongo::client::create(fine.uri("&directConnection=true")).value();
+  const document cmd = ping();
+  EXPECT_TRUE(client.run_command("admin", cmd.view()).has_value());
 }
 
 TEST(MongoTopologyTest, CommandEventsRedactAuthenticationCommands) {

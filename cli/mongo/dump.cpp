@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
+#include <map>
 #include <memory>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_writer.hpp>
@@ -14,6 +15,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mongo/archive.hpp"
@@ -141,8 +143,36 @@ bool list_indexes(mongo::collection& coll, dump_job& j, std::vector<bson::docume
   return true;
 }
 
+// A file name as a case-insensitive file system compares it: ASCII letters folded. (Such file
+// systems fold other letters too, and may treat Unicode normalization forms as one: what this
+// misses, commit's RENAME_NOREPLACE still refuses to write over.)
+std::string folded(std::string_view file_name) {
+  std::string out(file_name);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// Two collections of one database whose files would be one file on a case-insensitive file
+// system ("Users" and "users"): the later in the listing is not dumped (its error says why), so
+// that neither file is written over, whatever file system --out is on or is copied to later.
+void refuse_colliding_files(std::vector<dump_job>& jobs) {
+  std::map<std::pair<std::string, std::string>, const dump_job*> taken;  // (db, folded) -> job
+  for (auto& j : jobs) {
+    const std::string base = file_name_of(j.name);
+    const auto [at, fresh] = taken.try_emplace({j.db, folded(base)}, &j);
+    if (fresh) continue;
+    j.error = "not dumped: its files would be named " + base + ".bson and " + base +
+              ".metadata.json, which a case-insensitive file system takes for those of "
+              "collection " +
+              quote(at->second->name);
+  }
+}
+
 void dump_one(mongo::client& client, const dump_options& o, bson::document_view filter, dump_job& j,
               progress_line& bar) {
+  if (!j.error.empty()) return;  // refused before the dump began
   const fs::path dir = fs::path(o.out) / j.db;
   const std::string base = file_name_of(j.name);
   const std::string gz = o.gzip ? ".gz" : "";
@@ -152,7 +182,7 @@ void dump_one(mongo::client& client, const dump_options& o, bson::document_view 
   // Views: only the metadata (the view's definition), as mongodump writes by default.
   if (j.type != "view") {
     file_sink data;
-    if (!data.open(dir / (base + ".bson" + gz), o.gzip)) {
+    if (!data.open(dir / (base + ".bson" + gz), o.gzip, file_sink::existing::refuse)) {
       j.error = data.error();
       return;
     }
@@ -169,8 +199,8 @@ void dump_one(mongo::client& client, const dump_options& o, bson::document_view 
   }
   file_sink meta;
   const std::string text = metadata_json(j, indexes);
-  if (!meta.open(dir / (base + ".metadata.json" + gz), o.gzip) || !meta.write(text) ||
-      !meta.commit()) {
+  if (!meta.open(dir / (base + ".metadata.json" + gz), o.gzip, file_sink::existing::refuse) ||
+      !meta.write(text) || !meta.commit()) {
     j.error = meta.error();
   }
 }
@@ -362,6 +392,7 @@ void run_dump(context& ctx, const dump_options& o) {
   // --out is the user's (a link there is followed); what is made inside it is 0700, and a
   // database's directory that is a symbolic link is refused, not followed.
   if (o.archive.empty()) {
+    refuse_colliding_files(jobs);
     std::error_code e;
     const fs::path out(o.out);
     if (!fs::is_directory(out, e)) {
@@ -370,6 +401,11 @@ void run_dump(context& ctx, const dump_options& o) {
         ctx.err << "oid: mongo dump: " << printable(problem) << '\n';
         return ctx.bad_input();
       }
+    }
+    // An existing --out keeps its mode, but no one else may write in it.
+    if (const auto problem = own_directory_problem(out); !problem.empty()) {
+      ctx.err << "oid: mongo dump: " << printable(problem) << '\n';
+      return ctx.bad_input();
     }
     for (const auto& db : dbs) {
       if (const auto problem = make_private_directory(out / db); !problem.empty()) {

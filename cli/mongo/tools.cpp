@@ -62,16 +62,44 @@ std::string collection_name_problem(std::string_view db, std::string_view name) 
   return {};
 }
 
+namespace {
+
+// Why the directory `st` describes is one someone else controls, or empty.
+std::string shared_directory_problem(const std::filesystem::path& path, const struct stat& st) {
+  if (st.st_uid != ::geteuid()) {
+    return path.string() + " belongs to another user (uid " + std::to_string(st.st_uid) +
+           "), who could change what is written there: give a directory of your own";
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return path.string() + " may be written by its group or others (mode " + mode +
+           "), who could change what is written there: give a directory only you can write to";
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string make_private_directory(const std::filesystem::path& path) {
   if (::mkdir(path.c_str(), 0700) == 0) return {};
   const int e = errno;
   struct stat st {};
   if (e == EEXIST && ::lstat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return {};
+    if (S_ISDIR(st.st_mode)) return shared_directory_problem(path, st);
     return path.string() + " exists and is not a directory" +
            (S_ISLNK(st.st_mode) ? " (a symbolic link, not followed)" : "");
   }
   return "cannot create " + path.string() + ": " + errno_text(e);
+}
+
+std::string own_directory_problem(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return "cannot read " + path.string() + ": " + errno_text(errno);
+  }
+  if (!S_ISDIR(st.st_mode)) return path.string() + " is not a directory";
+  return shared_directory_problem(path, st);
 }
 
 // ---- progress_line -------------------------------------------------------------------------
@@ -221,9 +249,16 @@ void file_sink::discard() {
   }
 }
 
-bool file_sink::open(const std::filesystem::path& path, bool gzip) {
+bool file_sink::open(const std::filesystem::path& path, bool gzip, existing at_path) {
   discard();
   path_ = path;
+  at_path_ = at_path;
+  // Said before any byte is fetched; commit() makes sure of it at the rename.
+  struct stat st {};
+  if (at_path == existing::refuse && ::lstat(path.c_str(), &st) == 0) {
+    error_ = path.string() + " already exists: dump never replaces a file it did not write";
+    return false;
+  }
   partial_ = path;
   partial_ += ".partial";
   // A new file of our own at that name: O_EXCL refuses whatever is there (a symbolic link too,
@@ -289,6 +324,30 @@ bool file_sink::commit() {
     error_ = "cannot write " + partial_.string() + ": " + errno_text(errno);
     discard();
     return false;
+  }
+  if (at_path_ == existing::refuse) {
+    // Never over what is there, whenever it came: the kernel checks, not a look beforehand.
+    int r = ::renameat2(AT_FDCWD, partial_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE);
+    if (r != 0 && (errno == EINVAL || errno == ENOSYS)) {
+      // A file system without RENAME_NOREPLACE: link(2) never replaces either.
+      r = ::link(partial_.c_str(), path_.c_str());
+      if (r == 0 && ::unlink(partial_.c_str()) != 0) {
+        error_ = "cannot remove " + partial_.string() + ": " + errno_text(errno);
+        partial_.clear();
+        return false;
+      }
+    }
+    if (r != 0) {
+      const int e = errno;
+      error_ = e == EEXIST
+                   ? path_.string() + " already exists: dump never replaces a file it did not write"
+                   : "cannot rename " + partial_.string() + " to " + path_.string() + ": " +
+                         errno_text(e);
+      discard();
+      return false;
+    }
+    partial_.clear();
+    return true;
   }
   std::error_code e;
   std::filesystem::rename(partial_, path_, e);

@@ -120,8 +120,14 @@ std::string database_name_problem(std::string_view name);
 std::string collection_name_problem(std::string_view db, std::string_view name);
 
 /// Makes the directory `path` readable by its owner only (0700, less what the umask takes), or
-/// checks that it is already a directory and not a symbolic link. Empty, or what went wrong.
+/// checks that it is already a directory, not a symbolic link, of the effective user and that no
+/// one else may write to (as `own_directory_problem` checks). Empty, or what went wrong.
 std::string make_private_directory(const std::filesystem::path& path);
+/// Why the existing directory `path` (a symbolic link there followed) is not one to write a dump
+/// into, or empty when it is: it must belong to the effective user and be writable by no one
+/// else (no group or other write bit), so that no one else can plant, swap or remove what is
+/// written there. Empty is never returned for a path that is not a directory.
+std::string own_directory_problem(const std::filesystem::path& path);
 
 /// A progress line on stderr (documents and bytes done, of the estimated totals when known, rate,
 /// time left), redrawn twice a second by a thread of its own while the work runs; only when stderr
@@ -174,14 +180,19 @@ class file_sink {
   file_sink(const file_sink&) = delete;
   file_sink& operator=(const file_sink&) = delete;
 
+  /// What `commit()` does when something (a file, a link) is already at `path`.
+  enum class existing { replace, refuse };
+
   /// Creates `path`.partial for writing, readable by its owner only (0600, less the umask): a new
   /// file, never one through a symbolic link (O_EXCL, O_NOFOLLOW; a stale `.partial` or a link
-  /// planted at that name is removed first, never followed). False (with `error()`) when it
-  /// cannot.
-  bool open(const std::filesystem::path& path, bool gzip);
+  /// planted at that name is removed first, never followed). With existing::refuse, false as
+  /// well when something is at `path` already. False (with `error()`) when it cannot.
+  bool open(const std::filesystem::path& path, bool gzip, existing at_path = existing::replace);
   /// Appends `bytes`; false (with `error()`) when writing failed.
   bool write(std::string_view bytes);
   /// Flushes, closes and renames the file to `path`; false (with `error()`) when any of it failed.
+  /// With existing::refuse the rename never replaces what is at `path`, even when it appeared
+  /// after `open` (renameat2's RENAME_NOREPLACE, or link(2) where the file system lacks it).
   bool commit();
   /// What failed, with the file's name.
   const std::string& error() const noexcept { return error_; }
@@ -189,6 +200,7 @@ class file_sink {
  private:
   void discard();
   std::filesystem::path path_, partial_;
+  existing at_path_ = existing::replace;
   void* gz_ = nullptr;         // gzFile
   std::FILE* file_ = nullptr;  // when not compressed
   static constexpr std::size_t buffer_size = std::size_t{1} << 16;

@@ -205,8 +205,16 @@ connection_factory topology::factory_for(const std::string& address) {
       on_application_error(e);
     } else if (!monitored_) {
       // Single or LoadBalanced: the handshake is the check that describes the server.
-      on_hello(address, c->server().hello.view(),
-               std::chrono::duration<double, std::milli>(clock::now() - started).count());
+      const double rtt_ms =
+          std::chrono::duration<double, std::milli>(clock::now() - started).count();
+      on_hello(address, c->server().hello.view(), rtt_ms);
+      // No server selection looked at this server's wire versions (it hands out the one server
+      // unseen, and a load balancer is never described by a hello): the check SDAM makes of a
+      // monitored server refuses the connection here, as selection would.
+      const auto hello = server_description::from_hello(address, c->server().hello.view(), rtt_ms);
+      if (auto problem = wire_version_problem(address, hello)) {
+        return outcome<connection>(failure(errc::unsupported, std::move(*problem)));
+      }
     }
     return c;
   };

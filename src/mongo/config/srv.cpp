@@ -217,6 +217,14 @@ std::optional<failure> check_target(const std::string& srv_name, const std::stri
   return std::nullopt;
 }
 
+// A record's port as a connection string's must be: 1-65535 (port 0 names no server, and
+// connecting to it reaches nothing, or whatever the system makes of it).
+std::optional<failure> check_port(const std::string& srv_name, const srv_record& r) {
+  if (r.port != 0) return std::nullopt;
+  return failure(errc::invalid_uri, "the SRV record of " + srv_name + " names port 0 for host " +
+                                        r.target + " (a port is 1-65535)");
+}
+
 std::string service_record(const uri& u) {
   return "_" + u.srv_service_name().value_or("mongodb") + "._tcp." + *u.srv_name();
 }
@@ -268,6 +276,7 @@ outcome<uri> resolve_srv(const uri& u) {
   if (auto why = dns.srv(service_record(u), records)) return std::move(*why);
   for (const srv_record& r : records) {
     if (auto why = check_target(name, r.target)) return std::move(*why);
+    if (auto why = check_port(name, r)) return std::move(*why);
   }
   std::vector<std::string> txt;
   if (auto why = dns.txt(name, txt)) return std::move(*why);
@@ -290,11 +299,13 @@ outcome<srv_rescan> rescan_srv(const uri& u, const std::vector<host>& current) {
   const std::string record = service_record(u);
   if (auto why = dns.srv(record, records)) return std::move(*why);
   std::erase_if(records, [&](const srv_record& r) {
-    return check_target(*u.srv_name(), r.target).has_value();
+    return check_target(*u.srv_name(), r.target).has_value() ||
+           check_port(*u.srv_name(), r).has_value();
   });
   if (records.empty()) {
-    return failure(errc::connection_failed,
-                   "DNS SRV lookup of " + record + ": no record names a host in the domain");
+    return failure(errc::connection_failed, "DNS SRV lookup of " + record +
+                                                ": no record names a host in the domain at a "
+                                                "port other than 0");
   }
   srv_rescan out;
   std::uint32_t ttl = records.front().ttl;

@@ -261,28 +261,9 @@ class updater {
     t_.compatibility_error.reset();
     for (const auto& [address, server] : t_.servers) {
       if (!server.is_known()) continue;
-      if (server.min_wire_version > server.max_wire_version) {
+      if (auto problem = wire_version_problem(address, server)) {
         t_.compatible = false;
-        t_.compatibility_error = "server at " + address + " reports minWireVersion " +
-                                 std::to_string(server.min_wire_version) +
-                                 " above its maxWireVersion " +
-                                 std::to_string(server.max_wire_version);
-        break;
-      }
-      if (server.min_wire_version > max_supported_wire_version) {
-        t_.compatible = false;
-        t_.compatibility_error = "server at " + address + " requires wire version " +
-                                 std::to_string(server.min_wire_version) +
-                                 ", but oid supports only up to " +
-                                 std::to_string(max_supported_wire_version);
-        break;
-      }
-      if (server.max_wire_version < min_supported_wire_version) {
-        t_.compatible = false;
-        t_.compatibility_error = "server at " + address + " reports wire version " +
-                                 std::to_string(server.max_wire_version) +
-                                 ", but oid requires at least " +
-                                 std::to_string(min_supported_wire_version) + " (MongoDB 3.6)";
+        t_.compatibility_error = std::move(problem);
         break;
       }
     }
@@ -305,6 +286,25 @@ class updater {
 };
 
 }  // namespace
+
+std::optional<std::string> wire_version_problem(std::string_view address,
+                                                const server_description& server) {
+  const std::string where = "server at " + std::string(address);
+  if (server.min_wire_version > server.max_wire_version) {
+    return where + " reports minWireVersion " + std::to_string(server.min_wire_version) +
+           " above its maxWireVersion " + std::to_string(server.max_wire_version);
+  }
+  if (server.min_wire_version > max_supported_wire_version) {
+    return where + " requires wire version " + std::to_string(server.min_wire_version) +
+           ", but oid supports only up to " + std::to_string(max_supported_wire_version);
+  }
+  if (server.max_wire_version < min_supported_wire_version) {
+    return where + " reports wire version " + std::to_string(server.max_wire_version) +
+           ", but oid requires at least " + std::to_string(min_supported_wire_version) +
+           " (MongoDB 3.6)";
+  }
+  return std::nullopt;
+}
 
 topology_update open_topology(const topology_settings& settings) {
   topology_description t;

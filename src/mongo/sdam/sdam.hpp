@@ -42,6 +42,14 @@ struct topology_update {
 /// events are the topology's opening, its first description and each server's opening.
 topology_update open_topology(const topology_settings& settings);
 
+/// Why the known server `server` (at `address`) cannot be used: its minWireVersion is above its
+/// maxWireVersion, above `max_supported_wire_version`, or its maxWireVersion below
+/// `min_supported_wire_version`; nothing when its range overlaps oid's. What makes a topology
+/// incompatible, and what an unmonitored (direct or load-balanced) connection's hello is checked
+/// with.
+std::optional<std::string> wire_version_problem(std::string_view address,
+                                                const server_description& server);
+
 /// Applies a successful check of `address`: `reply` is its `hello` reply, `rtt_ms` the check's
 /// round trip time (averaged with the server's previous average), `now_ms` the caller's clock.
 /// A reply from a server no longer in the topology, or with an older topologyVersion than the

@@ -166,6 +166,11 @@ constexpr std::size_t max_responders = 4;
 // Tolerated clock skew for a response's thisUpdate (the openssl command's default); nextUpdate
 // gets none, as the specification says.
 constexpr long this_update_skew_seconds = 300;
+// How old a response without nextUpdate may be (its thisUpdate). RFC 6960 4.2.2.1 reads a missing
+// nextUpdate as "newer information is available all the time": such a response is as fresh as its
+// thisUpdate only, and without a bound a "good" answer captured before a revocation could be
+// stapled forever.
+constexpr long max_age_without_next_update_seconds = 24 * 3600;
 // Entries in the process-wide cache, at most.
 constexpr std::size_t max_cached = 1024;
 
@@ -308,6 +313,11 @@ bool check_response(OCSP_RESPONSE* response, OCSP_CERTID* id, SSL* ssl, OCSP_REQ
     }
     out.next_update = *next_time;
     out.has_next_update = true;
+  } else if (OCSP_check_validity(this_update, nullptr, this_update_skew_seconds,
+                                 max_age_without_next_update_seconds) != 1) {
+    ERR_clear_error();
+    problem = "it has no nextUpdate and its thisUpdate is more than a day old";
+    return false;
   }
   return true;
 }
