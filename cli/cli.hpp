@@ -61,6 +61,8 @@ struct context {
     command_time kind = command_time::quick;
     std::string timeout, stall;
   } time;
+  /// The warning about a password on the command line was printed (it is printed once).
+  bool password_warned = false;
 
   /// Records that some input was bad: the run ends with exit_bad_input unless worse happened.
   void bad_input() {

@@ -45,7 +45,7 @@ std::unique_ptr<CLI::App> make_app(context& ctx, std::vector<std::string>& help_
 
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err) {
-  context ctx{in, out, err, exit_ok, {}, false, 0, {}, {}};
+  context ctx{in, out, err, exit_ok, {}, false, 0, {}, {}, false};
   std::vector<std::string> help_topic;
   const std::unique_ptr<CLI::App> owner = make_app(ctx, help_topic);
   CLI::App& app = *owner;

@@ -1,8 +1,9 @@
 // The time limits of the `oid mongo` commands (docs/command.md, "Time limits"): a single round
 // trip ends within --timeout, a transfer ends when it makes no progress for --stallTimeout, and
-// `find --tail` keeps following an idle collection. Scripted servers play the faults: one that
-// stops answering after the handshake, one whose cursor never ends. Short limits keep the tests
-// short; no test asserts how long anything took.
+// `find --tail` keeps following an idle collection. And the warning about a password on the
+// command line. Scripted servers play the faults: one that stops answering after the handshake,
+// one whose cursor never ends. Short limits keep the tests short; no test asserts how long
+// anything took.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +28,12 @@ using oid::bson::builder;
 using oid::testing::peer;
 using oid::testing::run_cli;
 using oid::testing::script_server;
+
+std::size_t count_of(const std::string& text, std::string_view what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
 
 // Answers the handshake, then reads the requests and answers none: the connection stays open
 // until the client closes it (or five seconds of silence pass, when peer::read gives up).
@@ -292,6 +299,56 @@ TEST(CliTimeLimitsTest, TailKeepsFollowingAnIdleCollectionButNotASilentServer) {
   EXPECT_EQ(stopped.out, "{\"_id\":1}\n");
   EXPECT_NE(stopped.err.find("the transfer stalled: no progress for 1s"), std::string::npos)
       << stopped.err;
+}
+
+// A password in an argument (-p VALUE, --password=VALUE, USER:PASSWORD@ in the URI) is taken,
+// with one warning saying how to avoid it; never the password itself. A password from
+// --config FILE, standard input or the prompt is not on the command line: no warning.
+TEST(CliTimeLimitsTest, APasswordOnTheCommandLineIsTakenWithOneWarning) {
+  const std::string nowhere = "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100";
+  const std::string with_password =
+      "mongodb://bob:s3cret-pw@127.0.0.1:1/?serverSelectionTimeoutMS=100";
+  const std::string warning = "oid: warning: ";
+  const std::string how =
+      "put it in --config FILE (password: ..., chmod 600), give it on standard "
+      "input with --passwordStdin, or give -p without a value to be asked for "
+      "it on the terminal\n";
+  struct {
+    std::vector<std::string_view> args;
+    std::string input;
+    bool warns;
+  } const cases[] = {
+      {{"mongo", "ping", nowhere, "-u", "bob", "-p", "s3cret-pw"}, "", true},
+      {{"mongo", "ping", nowhere, "-u", "bob", "--password=s3cret-pw"}, "", true},
+      {{"mongo", "ping", with_password}, "", true},
+      {{"mongo", "ping", "--uri", with_password}, "", true},
+      {{"mongo", "find", with_password, "d.c", "-u", "bob", "-p", "s3cret-pw"}, "", true},
+      {{"mongo", "ping", nowhere, "-u", "bob", "--passwordStdin"}, "s3cret-pw\n", false},
+      {{"mongo", "ping", nowhere, "-u", "bob", "-p"}, "", false},
+      {{"mongo", "ping", nowhere}, "", false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.args.back()));
+    const auto r = run_cli(c.args, c.input);
+    EXPECT_EQ(count_of(r.err, warning), c.warns ? 1u : 0u) << r.err;
+    EXPECT_EQ(count_of(r.err, how), c.warns ? 1u : 0u) << r.err;
+    EXPECT_EQ(r.err.find("s3cret-pw"), std::string::npos) << r.err;
+  }
+
+  // --config FILE: the password is in a file, not in an argument.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("oid-password-warning-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = (dir / "config.yaml").string();
+  {
+    std::ofstream f(file);
+    f << "uri: " << with_password << "\n";
+  }
+  ::chmod(file.c_str(), 0600);
+  const auto config = run_cli({"mongo", "ping", "--config", file});
+  EXPECT_EQ(config.err.find(warning + "the password"), std::string::npos) << config.err;
+  EXPECT_EQ(config.err.find("s3cret-pw"), std::string::npos) << config.err;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -928,6 +928,20 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
     return std::nullopt;
   }
   for (const auto& w : u->warnings()) ctx.err << "oid: warning: " << printable(w) << '\n';
+  // A password in an argument is in /proc/PID/cmdline, which every user of the machine may read
+  // (ps), and in the shell's history: taken, as mongo-tools take it, with a word (once) on how
+  // to avoid it. Never the password itself. --config FILE and standard input are not arguments.
+  const bool password_in_uri = !from_config && uri_given && u->password();
+  const bool password_flag = flags.password && !flags.password->empty();
+  if ((password_in_uri || password_flag) && !ctx.password_warned) {
+    ctx.password_warned = true;
+    ctx.err << "oid: warning: "
+            << (password_flag ? "the password of --password" : "the password in the URI")
+            << " is on the command line, where other users see it (ps) and the shell's history "
+               "keeps it: put it in --config FILE (password: ..., chmod 600), give it on "
+               "standard input with --passwordStdin, or give -p without a value to be asked "
+               "for it on the terminal\n";
+  }
   if (auto merged = with_connection_flags(flags, std::move(*u), uri_given); merged) {
     u = std::move(*merged);
   } else {
