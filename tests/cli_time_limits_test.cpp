@@ -204,6 +204,13 @@ TEST(CliTimeLimitsTest, PingOfAServerThatStopsAnsweringEndsAtTheTimeout) {
   EXPECT_NE(both.err.find("--timeout conflicts with the connection string's timeoutMS"),
             std::string::npos)
       << both.err;
+  // A limit that is not the command's (serverSelectionTimeoutMS here) gets no word about
+  // --timeout: it did not run out.
+  const auto nowhere =
+      run_cli({"mongo", "ping", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100"});
+  EXPECT_EQ(nowhere.status, 1);
+  EXPECT_NE(nowhere.err.find("serverSelectionTimeoutMS"), std::string::npos) << nowhere.err;
+  EXPECT_EQ(nowhere.err.find("--timeout"), std::string::npos) << nowhere.err;
   const auto bad = run_cli({"mongo", "count", server.uri(), "d.c", "--timeout", "soon"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--timeout: not a duration: \"soon\""), std::string::npos) << bad.err;

@@ -44,7 +44,9 @@ namespace oid::cli {
 
 void report(context& ctx, const mongo::failure& f) {
   ctx.err << "oid: " << printable(f.message) << '\n';
-  if (f.code == mongo::errc::timeout) ctx.err << "oid: " << time_limit_hint(ctx) << '\n';
+  if (ran_out_of_time_limit(ctx, f.code, f.message)) {
+    ctx.err << "oid: " << time_limit_hint(ctx) << '\n';
+  }
   ctx.bad_input();
 }
 

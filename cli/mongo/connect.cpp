@@ -886,8 +886,22 @@ std::string time_limit_hint(const context& ctx) {
          "; --timeout DURATION changes the limit (0: none)";
 }
 
+bool ran_out_of_time_limit(const context& ctx, std::error_code code, std::string_view message) {
+  if (code != mongo::errc::timeout) return false;
+  // timeoutMS's failures say so (time_limit::expired_in); under socketTimeoutMS (stream), a
+  // timeout that is not the selection's, the connection's or its TLS handshake's is a request's.
+  if (ctx.time.kind != command_time::stream) {
+    return message.find("operation timed out (timeoutMS ") != std::string_view::npos;
+  }
+  for (const std::string_view other :
+       {"no suitable server", "cannot connect to", "TLS handshake"}) {
+    if (message.find(other) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
 std::string with_time_hint(const context& ctx, const mongo::failure& f) {
-  if (f.code != mongo::errc::timeout) return f.message;
+  if (!ran_out_of_time_limit(ctx, f.code, f.message)) return f.message;
   return f.message + " (" + time_limit_hint(ctx) + ")";
 }
 

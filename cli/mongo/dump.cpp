@@ -409,7 +409,9 @@ void run_dump(context& ctx, const dump_options& o) {
   for (const auto& j : jobs) {
     if (!j.error.empty()) {
       ctx.err << "oid: mongo dump: " << printable(j.db + '.' + j.name + ": " + j.error) << '\n';
-      if (j.timed_out) ctx.err << "oid: mongo dump: " << time_limit_hint(ctx) << '\n';
+      if (j.timed_out && ran_out_of_time_limit(ctx, mongo::errc::timeout, j.error)) {
+        ctx.err << "oid: mongo dump: " << time_limit_hint(ctx) << '\n';
+      }
       ++failed;
       continue;
     }

@@ -22,6 +22,7 @@
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -49,6 +50,10 @@ void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri,
 /// The line that follows a timeout's message: which limit of the command ran out, its value,
 /// and the flag that changes it (connect.cpp).
 std::string time_limit_hint(const context& ctx);
+/// True when the failure of `code` and `message` (a failure's, or a text that holds it) is the
+/// command's time limit running out, not serverSelectionTimeoutMS or connectTimeoutMS: then
+/// time_limit_hint says something true about it.
+bool ran_out_of_time_limit(const context& ctx, std::error_code code, std::string_view message);
 /// `f`'s message, followed by time_limit_hint when it is a timeout (for messages that are not
 /// written by `report`).
 std::string with_time_hint(const context& ctx, const mongo::failure& f);
