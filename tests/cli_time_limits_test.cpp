@@ -281,6 +281,21 @@ TEST(CliTimeLimitsTest, ACursorThatNeverEndsStalls) {
   std::filesystem::remove_all(dir);
 }
 
+// insert and import to a server that stops answering: the batch's write ends at the stall limit,
+// and the message says so.
+TEST(CliTimeLimitsTest, WritesToAServerThatStopsAnsweringStall) {
+  script_server server(stop_answering);
+  for (const std::string_view command : {"insert", "import"}) {
+    SCOPED_TRACE(command);
+    const auto r =
+        run_cli({"mongo", command, server.uri(), "d.c", "--stallTimeout", "500ms"}, "{\"a\": 1}\n");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the transfer stalled: no progress for 500ms"), std::string::npos)
+        << r.err;
+  }
+}
+
 // A slow transfer that keeps moving is not a stall: it takes longer than the limit in all, but
 // each document comes well within it.
 TEST(CliTimeLimitsTest, ASlowTransferThatMovesIsNotAStall) {

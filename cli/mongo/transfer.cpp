@@ -298,7 +298,7 @@ class importer {
 
   void report(const loaded_batch& b) {
     if (b.failed != nullptr) {
-      ctx_.err << "oid: " << printable(b.failed->message) << '\n';
+      ctx_.err << "oid: " << printable(with_time_hint(ctx_, *b.failed)) << '\n';
       refused_ += b.documents.size();
     }
     for (const auto& r : b.refused) {
