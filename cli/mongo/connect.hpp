@@ -2,7 +2,8 @@
 // password on the command line (where `ps` and the shell's history show it): a `--config FILE`
 // in the format of mongo-tools' `--config` (YAML with `uri:` and `password:`), the first line of
 // standard input (`--passwordStdin`), or a prompt on the terminal. make_client (tools.hpp)
-// puts them together; add_uri_options gives every command the same options.
+// puts them together; add_uri_options gives every command the same options, and the time limit
+// of its kind (--timeout or --stallTimeout, parsed by parse_duration).
 #pragma once
 
 #include <chrono>
