@@ -23,6 +23,17 @@ namespace oid::cli {
 /// Exit statuses: every input fine; some input bad (the rest still processed); usage error.
 enum exit_code : int { exit_ok = 0, exit_bad_input = 1, exit_usage = 2 };
 
+/// How long an `oid mongo` command may wait for a server (docs/command.md, "Time limits"): the
+/// kind decides the flag (--timeout or --stallTimeout), its default and what it bounds.
+enum class command_time {
+  quick,     ///< one round trip that answers at once (ping, count, run, ...): --timeout, 30 s
+  long_run,  ///< one round trip the server may work on for long (update, delete, an index
+             ///< build): --timeout, 5 min
+  batches,   ///< documents streamed in batches (find, export, dump, restore, import, insert,
+             ///< aggregate): --stallTimeout, 5 min for each request and each wait for a document
+  stream,    ///< GridFS files (get, put) and `find --tail`: --stallTimeout, 5 min for each request
+};
+
 /// Streams and the exit status shared by all commands of one run.
 struct context {
   std::istream& in;
@@ -49,6 +60,14 @@ struct context {
   /// server's or a file's documents is escaped (document_output, text_io.hpp); bytes that are
   /// data (an archive, a stored file, BSON) are refused there.
   bool out_is_terminal = false;
+  /// --timeout and --stallTimeout as given (empty: not given) and the kind of the command that
+  /// runs (add_uri_options; make_client applies them).
+  struct time_flags {
+    command_time kind = command_time::quick;
+    std::string timeout, stall;
+  } time;
+  /// The warning about a password on the command line was printed (it is printed once).
+  bool password_warned = false;
 
   /// Records that some input was bad: the run ends with exit_bad_input unless worse happened.
   void bad_input() {

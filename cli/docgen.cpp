@@ -480,7 +480,7 @@ int main(int argc, char** argv) {
   try {
     std::istringstream in;
     std::ostringstream out, err;
-    context ctx{in, out, err, oid::cli::exit_ok, {}, false, 0, {}, false};
+    context ctx{in, out, err, oid::cli::exit_ok, {}, false, 0, {}, false, {}, false};
     std::vector<std::string> help_topic;
     const auto app = oid::cli::make_app(ctx, help_topic);
     std::vector<command> commands;

@@ -52,7 +52,7 @@ int run(std::span<const std::string_view> args, std::istream& in, std::ostream& 
 
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err, bool out_is_terminal) {
-  context ctx{in, out, err, exit_ok, {}, false, 0, {}, out_is_terminal};
+  context ctx{in, out, err, exit_ok, {}, false, 0, {}, out_is_terminal, {}, false};
   std::vector<std::string> help_topic;
   const std::unique_ptr<CLI::App> owner = make_app(ctx, help_topic);
   CLI::App& app = *owner;

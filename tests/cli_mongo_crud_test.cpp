@@ -263,17 +263,20 @@ TEST_F(MongoCrudCliTest, BadPipelinesArrayFiltersAndHints) {
 // FerretDB refuses arrayFilters and pipeline updates: the scripted server shows what is sent.
 TEST(MongoCrudCliScriptTest, UpdateSendsArrayFiltersPipelinesAndHints) {
   std::mutex mutex;
-  std::vector<std::string> writes;  // the update and delete commands, as Extended JSON
+  std::vector<std::string> writes;      // the update and delete commands, as Extended JSON
+  std::vector<std::int64_t> max_times;  // their maxTimeMS: the command's time limit, left
   oid::testing::script_server server([&](oid::testing::peer& p, int) {
     if (!p.handshake()) return;
     while (auto m = p.read()) {
       const std::string name = oid::testing::command_name(*m);
       if (name == "update" || name == "delete") {
-        oid::bson::builder b;  // without $db and lsid
+        oid::bson::builder b;  // without $db, lsid and maxTimeMS (checked apart: it varies)
         for (const auto& e : m->body) {
-          if (e.key() != "$db" && e.key() != "lsid") b.append_element(e);
+          if (e.key() != "$db" && e.key() != "lsid" && e.key() != "maxTimeMS") b.append_element(e);
         }
         std::lock_guard lock(mutex);
+        const auto max_time = m->body.find("maxTimeMS");
+        max_times.push_back(max_time ? max_time->get_int64().value_or(-1) : -1);
         writes.push_back(oid::bson::to_json(b.view()));
       }
       const auto reply = json(R"({"n": 2, "nModified": 1, "ok": 1})");
@@ -304,6 +307,13 @@ TEST(MongoCrudCliScriptTest, UpdateSendsArrayFiltersPipelinesAndHints) {
             R"({"$unset":"old"}],"upsert":true,"multi":false,"hint":{"n":-1}}],"ordered":true})");
   EXPECT_EQ(writes[2],
             R"({"delete":"c","deletes":[{"q":{"a":1},"limit":1,"hint":"a_1"}],"ordered":true})");
+  // Under the commands' default --timeout (5 min: docs/command.md, "Time limits"), so the
+  // server stops too.
+  EXPECT_EQ(max_times.size(), 3u);
+  for (const auto t : max_times) {
+    EXPECT_GT(t, 0);
+    EXPECT_LE(t, 300'000);
+  }
 }
 
 }  // namespace

@@ -294,7 +294,7 @@ std::vector<invocation> invocations() {
 std::vector<std::string> mongo_subcommands() {
   std::istringstream in;
   std::ostringstream out, err;
-  oid::cli::context ctx{in, out, err, oid::cli::exit_ok, {}, false, 0, {}, false};
+  oid::cli::context ctx{in, out, err, oid::cli::exit_ok, {}, false, 0, {}, false, {}, false};
   std::vector<std::string> topic;
   const auto app = oid::cli::make_app(ctx, topic);
   std::vector<std::string> leaves;

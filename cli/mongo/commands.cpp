@@ -44,6 +44,9 @@ namespace oid::cli {
 
 void report(context& ctx, const mongo::failure& f) {
   ctx.err << "oid: " << printable(f.message) << '\n';
+  if (ran_out_of_time_limit(ctx, f.code, f.message)) {
+    ctx.err << "oid: " << time_limit_hint(ctx) << '\n';
+  }
   ctx.bad_input();
 }
 
@@ -661,9 +664,13 @@ void run_find(context& ctx, const find_cli_options& o) {
   if (!o.sort.empty() && !(sort = json_argument(ctx, "--sort", o.sort))) return;
   const auto concern = read_concern_argument(ctx, o.read_concern);
   if (!concern) return;
+  // Tailing, the stall limit is each getMore's answer (socketTimeoutMS): waiting for new
+  // documents is not a stall.
+  if (o.tail) ctx.time.kind = command_time::stream;
   auto c = make_client(ctx, o.uri);
   if (!c) return;
   mongo::find_options fo;
+  fo.timeout_mode = mongo::timeout_mode::iteration;  // the stall limit for each getMore afresh
   if (!concern->is_default()) fo.read_concern = *concern;
   fo.sort = sort->view();
   fo.limit = o.limit;
@@ -673,7 +680,11 @@ void run_find(context& ctx, const find_cli_options& o) {
     // Each getMore waits up to a second for new documents, so a signal or the idle timeout is
     // noticed within about a second.
     fo.cursor_kind = mongo::cursor_type::tailable_await;
+    fo.timeout_mode.reset();
     fo.max_await_time = std::chrono::seconds(1);
+    // Shorter than the time an answer may take, or every wait would end as a stall.
+    const auto answer = c->uri().socket_timeout().value_or(std::chrono::milliseconds(0));
+    if (answer.count() > 0) fo.max_await_time = std::min(*fo.max_await_time, answer / 2);
     signals.emplace();
     if (!signals->ok()) {
       ctx.err << "oid: --tail: cannot handle SIGINT: " << std::strerror(errno) << '\n';
@@ -741,7 +752,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
     auto o = std::make_shared<insert_options>();
     auto* cmd = mongo->add_subcommand(
         "insert", "Insert Extended JSON documents (one a line, or a JSON array); _id made here");
-    add_uri_options(*cmd, ctx, o->uri);
+    add_uri_options(*cmd, ctx, o->uri, command_time::batches);
     cmd->add_option("DB.COLL", o->ns, "Database and collection, e.g. shop.orders")->required();
     cmd->add_option("FILE", o->file, "A JSON file, or - for stdin (the default)")
         ->type_name("FILE");
@@ -753,7 +764,7 @@ void add_mongo_commands(CLI::App& app, context& ctx) {
   {
     auto o = std::make_shared<find_cli_options>();
     auto* cmd = mongo->add_subcommand("find", "Print matching documents as Extended JSON lines");
-    add_uri_options(*cmd, ctx, o->uri);
+    add_uri_options(*cmd, ctx, o->uri, command_time::batches);
     cmd->add_option("DB.COLL", o->ns, "Database and collection")->required();
     cmd->add_option("--filter,-q,--query", o->filter,
                     "Query filter as Extended JSON, e.g. '{\"n\": 1}'");

@@ -12,8 +12,10 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <oid/bson/json_reader.hpp>
 #include <vector>
 
@@ -505,7 +507,67 @@ std::nullopt_t usage_error(context& ctx, const std::string& message) {
 
 }  // namespace
 
-void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri) {
+result<std::chrono::milliseconds, std::string> parse_duration(std::string_view text) {
+  const std::string formats =
+      " (seconds, or a number with ms, s, m or h: 500ms, 30s, 5m; 0: no limit)";
+  // A number: digits with at most one '.', then the unit.
+  std::size_t i = 0;
+  std::uint64_t whole = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    if (whole > 100'000'000) return "too large" + formats;
+    whole = whole * 10 + static_cast<std::uint64_t>(text[i++] - '0');
+  }
+  const std::size_t whole_digits = i;
+  std::uint64_t fraction = 0, scale = 1;  // fraction / scale: the part after the point
+  std::size_t fraction_digits = 0;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++fraction_digits) {
+      if (fraction_digits < 6) {
+        fraction = fraction * 10 + static_cast<std::uint64_t>(text[i] - '0');
+        scale *= 10;
+      }
+    }
+  }
+  if (whole_digits == 0 && fraction_digits == 0) {
+    return (text.empty() ? std::string("empty") : "not a duration: " + quote(text)) + formats;
+  }
+  const std::string_view unit = text.substr(i);
+  std::uint64_t ms_per_unit = 0;
+  if (unit.empty() || unit == "s") {
+    ms_per_unit = 1000;
+  } else if (unit == "ms") {
+    ms_per_unit = 1;
+  } else if (unit == "m") {
+    ms_per_unit = 60'000;
+  } else if (unit == "h") {
+    ms_per_unit = 3'600'000;
+  } else {
+    return "unknown unit " + quote(unit) + formats;
+  }
+  const std::uint64_t ms = whole * ms_per_unit + fraction * ms_per_unit / scale;
+  if (ms > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
+    return "too large: at most 24 days" + formats;
+  }
+  if (ms == 0 && (whole != 0 || fraction != 0)) return "less than a millisecond" + formats;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
+std::string duration_text(std::chrono::milliseconds d) {
+  if (d.count() <= 0) return "no limit";
+  auto ms = d.count();
+  if (ms % 1000 != 0) return std::to_string(ms) + "ms";
+  auto s = ms / 1000;
+  std::string out;
+  if (s >= 3600) out += std::to_string(s / 3600) + "h", s %= 3600;
+  if (s >= 60) out += std::to_string(s / 60) + "m", s %= 60;
+  if (s > 0 || out.empty()) out += std::to_string(s) + "s";
+  return out;
+}
+
+void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri, command_time time) {
+  // The kind is the running command's: each subcommand sets it when it is the one parsed.
+  cmd.preparse_callback([&ctx, time](std::size_t) { ctx.time.kind = time; });
   // Only an argument with "://" is taken for the URI (CLI11 tries the next positional with the
   // others), so that with the URI in --config FILE the other arguments keep their places.
   cmd.validate_positionals();
@@ -522,6 +584,22 @@ void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri) {
       ->type_name("FILE");
   cmd.add_flag("--passwordStdin,--password-stdin", ctx.password_stdin,
                "Read the password from the first line of standard input (not a terminal)");
+  if (time == command_time::quick || time == command_time::long_run) {
+    cmd.add_option("--timeout", ctx.time.timeout,
+                   std::string("End the command when the server has not answered within this "
+                               "time: 500ms, 30s, 5m, ... (default ") +
+                       duration_text(time == command_time::quick ? default_quick_timeout
+                                                                 : default_long_timeout) +
+                       "; 0: no limit; timeoutMS in the URI says the same)")
+        ->type_name("DURATION");
+  } else {
+    cmd.add_option("--stallTimeout,--stall-timeout", ctx.time.stall,
+                   "End the command when the transfer made no progress for this time: no "
+                   "answer to a request, no new document (default " +
+                       duration_text(default_stall_timeout) +
+                       "; 0: no limit; timeoutMS in the URI says the same)")
+        ->type_name("DURATION");
+  }
   cmd.add_flag("-v,--verbose", ctx.verbose,
                "Also log the connection string used (never its password) on standard error");
   // mongo-tools' connection flags, merged into the connection string (make_client).
@@ -738,6 +816,95 @@ result<mongo::uri, std::string> with_connection_flags(const context::connection_
   return std::move(*merged);
 }
 
+namespace {
+
+bool is_stall(command_time kind) {
+  return kind == command_time::batches || kind == command_time::stream;
+}
+
+std::chrono::milliseconds default_time(command_time kind) {
+  switch (kind) {
+  case command_time::quick: return default_quick_timeout;
+  case command_time::long_run: return default_long_timeout;
+  case command_time::batches:
+  case command_time::stream: break;
+  }
+  return default_stall_timeout;
+}
+
+// `u` with the command's time limit: --timeout or --stallTimeout, else the URI's timeoutMS (the
+// same setting: both, differing, is an error), else the default of the command's kind. As the
+// client's timeoutMS (each operation under it; the commands that read cursors have each next()
+// that fetches more under it afresh), except for `stream`, where GridFS would bound a whole file
+// by timeoutMS and a tailable cursor would wait that long for a document: there it becomes
+// socketTimeoutMS, the time each request's answer may take (a URI's own socketTimeoutMS, with
+// neither flag nor timeoutMS, is kept).
+result<mongo::uri, std::string> with_time_limit(const context& ctx, mongo::uri u) {
+  const auto kind = ctx.time.kind;
+  const std::string flag = is_stall(kind) ? "--stallTimeout" : "--timeout";
+  const std::string& text = is_stall(kind) ? ctx.time.stall : ctx.time.timeout;
+  auto s = u.settings();
+  std::optional<std::chrono::milliseconds> limit;
+  if (!text.empty()) {
+    auto d = parse_duration(text);
+    if (!d) return flag + ": " + d.error();
+    if (s.timeout && *s.timeout != *d) {
+      return flag + " conflicts with the connection string's timeoutMS: give one of them";
+    }
+    limit = *d;
+  } else if (s.timeout) {
+    limit = *s.timeout;
+  } else if (kind == command_time::stream && s.socket_timeout) {
+    return u;
+  } else {
+    limit = default_time(kind);
+  }
+  if (kind == command_time::stream) {
+    s.timeout.reset();
+    s.socket_timeout = *limit;
+  } else {
+    s.timeout = *limit;
+  }
+  auto with = mongo::uri::from(std::move(s));
+  if (!with) return flag + ": " + with.error().message;
+  return std::move(*with);
+}
+
+}  // namespace
+
+std::string time_limit_hint(const context& ctx) {
+  const auto kind = ctx.time.kind;
+  const auto& text = is_stall(kind) ? ctx.time.stall : ctx.time.timeout;
+  std::string value = duration_text(default_time(kind)) + " (the default)";
+  if (auto d = parse_duration(text); !text.empty() && d) value = duration_text(*d);
+  if (is_stall(kind)) {
+    return "the transfer stalled: no progress for " + value +
+           " (no answer to a request, or no new document); --stallTimeout DURATION changes "
+           "the limit (0: none)";
+  }
+  return "the server did not answer within " + value +
+         "; --timeout DURATION changes the limit (0: none)";
+}
+
+bool ran_out_of_time_limit(const context& ctx, std::error_code code, std::string_view message) {
+  if (code != mongo::errc::timeout) return false;
+  // timeoutMS's failures say so (time_limit::expired_in); under socketTimeoutMS (stream), a
+  // timeout that is not the selection's, the connection's or its TLS handshake's is a request's.
+  if (ctx.time.kind != command_time::stream) {
+    return message.find("operation timed out (timeoutMS ") != std::string_view::npos;
+  }
+  for (const std::string_view other :
+       {"no suitable server", "cannot connect to", "TLS handshake"}) {
+    if (message.find(other) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
+std::string with_time_hint(const context& ctx, const mongo::failure& f) {
+  if (!ran_out_of_time_limit(ctx, f.code, f.message)) return f.message;
+  return f.message + " (" + time_limit_hint(ctx) + ")";
+}
+
 // Makes the client, printing the connection string's warnings; nullopt (reported) when refused.
 // The password: in the URI, in --config FILE, on standard input (--passwordStdin), or, for a
 // user name without any, asked for on a terminal; else a usage error saying how to give one.
@@ -775,10 +942,29 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
     return std::nullopt;
   }
   for (const auto& w : u->warnings()) ctx.err << "oid: warning: " << printable(w) << '\n';
+  // A password in an argument is in /proc/PID/cmdline, which every user of the machine may read
+  // (ps), and in the shell's history: taken, as mongo-tools take it, with a word (once) on how
+  // to avoid it. Never the password itself. --config FILE and standard input are not arguments.
+  const bool password_in_uri = !from_config && uri_given && u->password();
+  const bool password_flag = flags.password && !flags.password->empty();
+  if ((password_in_uri || password_flag) && !ctx.password_warned) {
+    ctx.password_warned = true;
+    ctx.err << "oid: warning: "
+            << (password_flag ? "the password of --password" : "the password in the URI")
+            << " is on the command line, where other users see it (ps) and the shell's history "
+               "keeps it: put it in --config FILE (password: ..., chmod 600), give it on "
+               "standard input with --passwordStdin, or give -p without a value to be asked "
+               "for it on the terminal\n";
+  }
   if (auto merged = with_connection_flags(flags, std::move(*u), uri_given); merged) {
     u = std::move(*merged);
   } else {
     return usage_error(ctx, merged.error());
+  }
+  if (auto limited = with_time_limit(ctx, std::move(*u)); limited) {
+    u = std::move(*limited);
+  } else {
+    return usage_error(ctx, limited.error());
   }
 
   const bool x509 = u->auth_mechanism() == "MONGODB-X509";
@@ -837,6 +1023,18 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
     // The connection string as the client will use it: the URI, the --config file and the
     // connection flags merged. to_string() never holds the password (nor the key's).
     ctx.err << "oid: connecting to " << printable(u->to_string()) << '\n';
+    // The time limit as the client got it (with_time_limit), with the flag that sets it.
+    const auto limit = ctx.time.kind == command_time::stream ? u->socket_timeout() : u->timeout();
+    const std::string flag = is_stall(ctx.time.kind) ? "--stallTimeout" : "--timeout";
+    ctx.err << "oid: time limit: ";
+    if (!limit) {
+      ctx.err << "socketTimeoutMS's default\n";
+    } else if (limit->count() == 0) {
+      ctx.err << "none (" << flag << " 0)\n";
+    } else {
+      ctx.err << (is_stall(ctx.time.kind) ? "no progress for " : "no answer within ")
+              << duration_text(*limit) << " (" << flag << ")\n";
+    }
   }
   auto c = mongo::client::create(*u, std::move(options));
   if (!c) {

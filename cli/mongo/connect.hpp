@@ -2,9 +2,11 @@
 // password on the command line (where `ps` and the shell's history show it): a `--config FILE`
 // in the format of mongo-tools' `--config` (YAML with `uri:` and `password:`), the first line of
 // standard input (`--passwordStdin`), or a prompt on the terminal. make_client (tools.hpp)
-// puts them together; add_uri_options gives every command the same options.
+// puts them together; add_uri_options gives every command the same options, and the time limit
+// of its kind (--timeout or --stallTimeout, parsed by parse_duration).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/secret.hpp>
@@ -47,6 +49,20 @@ std::variant<connection_config, config_error> parse_connection_config(std::strin
 /// root), or lets its group or others read, write or run it: the message says its mode and
 /// `chmod 600 PATH`, as ssh refuses such a key file. The bytes read are cleared afterwards.
 std::variant<connection_config, config_error> read_connection_config(const std::string& path);
+
+/// The default time limits of the `oid mongo` commands (docs/command.md, "Time limits").
+inline constexpr std::chrono::milliseconds default_quick_timeout{30'000};
+inline constexpr std::chrono::milliseconds default_long_timeout{300'000};
+inline constexpr std::chrono::milliseconds default_stall_timeout{300'000};
+
+/// A --timeout or --stallTimeout value: seconds ("30", "2.5") or a number with a unit, "ms",
+/// "s", "m" or "h" ("500ms", "90s", "5m", "1.5h"); "0" is no limit. At most 24 days (what an
+/// int32 of milliseconds, the server's maxTimeMS, holds). The error says what is wrong, without
+/// the flag's name.
+result<std::chrono::milliseconds, std::string> parse_duration(std::string_view text);
+
+/// `d` for people: "500ms", "30s", "5m", "1h30m", "no limit" for 0.
+std::string duration_text(std::chrono::milliseconds d);
 
 /// --readPreference as mongo-tools take it: a mode (primary, primaryPreferred, secondary,
 /// secondaryPreferred, nearest, in any case), or Extended JSON {"mode": ..., "tagSets": [{...},

@@ -199,7 +199,10 @@ void run_aggregate(context& ctx, const crud_options& o) {
   if (!pipeline) return;
   auto coll = collection_of(ctx, o);
   if (!coll) return;
-  auto cur = coll->aggregate(pipeline->items);
+  // Each getMore under the stall limit afresh, not the whole cursor under one deadline.
+  mongo::aggregate_options ao;
+  ao.timeout_mode = mongo::timeout_mode::iteration;
+  auto cur = coll->aggregate(pipeline->items, ao);
   if (!cur) return report(ctx, cur.error());
   print_documents(ctx, *cur);
 }
@@ -256,9 +259,9 @@ void run_drop(context& ctx, const crud_options& o) {
 
 // A subcommand of `parent` taking URI and DB.COLL; its options go to a crud_options it shares.
 CLI::App* add(CLI::App& parent, context& ctx, const char* name, const char* description,
-              const std::shared_ptr<crud_options>& o) {
+              const std::shared_ptr<crud_options>& o, command_time time = command_time::quick) {
   auto* cmd = parent.add_subcommand(name, description);
-  add_uri_options(*cmd, ctx, o->uri);
+  add_uri_options(*cmd, ctx, o->uri, time);
   cmd->add_option("DB.COLL", o->ns, "Database and collection, e.g. shop.orders")->required();
   return cmd;
 }
@@ -280,7 +283,8 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
   }
   {
     auto o = std::make_shared<crud_options>();
-    auto* cmd = add(mongo, ctx, "update", "Apply update operators to the first match (or all)", o);
+    auto* cmd = add(mongo, ctx, "update", "Apply update operators to the first match (or all)", o,
+                    command_time::long_run);
     cmd->add_option("FILTER", o->filter, "Query filter as Extended JSON")->required();
     cmd->add_option("UPDATE", o->update,
                     "Update operators, e.g. '{\"$set\": {\"n\": 2}}', or a pipeline, e.g. "
@@ -297,7 +301,8 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
   }
   {
     auto o = std::make_shared<crud_options>();
-    auto* cmd = add(mongo, ctx, "delete", "Delete the first match (or all)", o);
+    auto* cmd =
+        add(mongo, ctx, "delete", "Delete the first match (or all)", o, command_time::long_run);
     cmd->add_option("FILTER", o->filter, "Query filter as Extended JSON")->required();
     cmd->add_flag("--many", o->many, "Delete every match, not only the first");
     cmd->add_option("--hint", o->hint,
@@ -307,7 +312,8 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
   {
     auto o = std::make_shared<crud_options>();
     auto* cmd =
-        add(mongo, ctx, "aggregate", "Run a pipeline; print its results as Extended JSON lines", o);
+        add(mongo, ctx, "aggregate", "Run a pipeline; print its results as Extended JSON lines", o,
+            command_time::batches);
     cmd->add_option("PIPELINE", o->pipeline,
                     "A JSON array of stages, e.g. '[{\"$match\": {\"n\": 1}}]'")
         ->required();
@@ -320,7 +326,8 @@ void add_mongo_crud_commands(CLI::App& mongo, context& ctx) {
     add(*indexes, ctx, "list", "Print each index specification as an Extended JSON line", list)
         ->final_callback([&ctx, list] { run_indexes_list(ctx, *list); });
     auto create = std::make_shared<crud_options>();
-    auto* c = add(*indexes, ctx, "create", "Create an index on KEYS; print its name", create);
+    auto* c = add(*indexes, ctx, "create", "Create an index on KEYS; print its name", create,
+                  command_time::long_run);
     c->add_option("KEYS", create->keys, "The key pattern, e.g. '{\"name\": 1, \"n\": -1}'")
         ->required();
     c->add_flag("--unique", create->unique, "Reject documents whose key is already present");

@@ -45,7 +45,8 @@ struct dump_job {
   std::string uuid;        // 32 hex digits, or empty
   bool from_view = false;  // a view dumped as a collection (--viewsAsCollections): no indexes
   std::uint64_t documents = 0, bytes = 0;
-  std::string error;  // empty when the dump went well
+  std::string error;       // empty when the dump went well
+  bool timed_out = false;  // the error is a time limit's (its hint follows it)
 };
 
 // A collection name (checked by collection_name_problem: no NUL, not "." or "..") as a file name:
@@ -111,15 +112,20 @@ std::string metadata_json(const dump_job& j, const std::vector<bson::document>& 
 template <class Put>
 bool read_documents(mongo::collection& coll, bson::document_view filter, dump_job& j,
                     progress_line& bar, Put&& put) {
-  auto cur = coll.find(filter);
+  // Each getMore under the stall limit afresh, not the whole cursor under one deadline.
+  mongo::find_options fo;
+  fo.timeout_mode = mongo::timeout_mode::iteration;
+  auto cur = coll.find(filter, fo);
   if (!cur) {
     j.error = "find: " + cur.error().message;
+    j.timed_out = cur.error().code == mongo::errc::timeout;
     return false;
   }
   while (true) {
     auto more = cur->next();
     if (!more) {
       j.error = "after " + std::to_string(j.documents) + " documents: " + more.error().message;
+      j.timed_out = more.error().code == mongo::errc::timeout;
       return false;
     }
     if (!*more) return true;
@@ -137,6 +143,7 @@ bool list_indexes(mongo::collection& coll, dump_job& j, std::vector<bson::docume
   auto listed = coll.list_indexes();
   if (!listed) {
     j.error = "listIndexes: " + listed.error().message;
+    j.timed_out = listed.error().code == mongo::errc::timeout;
     return false;
   }
   indexes = std::move(*listed);
@@ -438,6 +445,9 @@ void run_dump(context& ctx, const dump_options& o) {
   for (const auto& j : jobs) {
     if (!j.error.empty()) {
       ctx.err << "oid: mongo dump: " << printable(j.db + '.' + j.name + ": " + j.error) << '\n';
+      if (j.timed_out && ran_out_of_time_limit(ctx, mongo::errc::timeout, j.error)) {
+        ctx.err << "oid: mongo dump: " << time_limit_hint(ctx) << '\n';
+      }
       ++failed;
       continue;
     }
@@ -469,7 +479,7 @@ void add_mongo_dump_command(CLI::App& mongo, context& ctx) {
   auto o = std::make_shared<dump_options>();
   auto* cmd = mongo.add_subcommand(
       "dump", "Write collections to DIR/DB/COLL.bson and .metadata.json (mongodump's layout)");
-  add_uri_options(*cmd, ctx, o->uri);
+  add_uri_options(*cmd, ctx, o->uri, command_time::batches);
   cmd->add_option("-d,--db", o->db, "Only this database (default: all but local and config)");
   cmd->add_option("-c,--collection", o->collection, "Only this collection (needs --db)");
   auto* out = cmd->add_option("-o,--out", o->out, "The directory to write to (default: dump)")

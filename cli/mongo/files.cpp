@@ -148,7 +148,7 @@ void run_put(context& ctx, const files_options& o) {
     }
     if (!id) {
       ctx.err << "oid: mongo files put: " << printable(path) << ": "
-              << printable(id.error().message) << '\n';
+              << printable(with_time_hint(ctx, id.error())) << '\n';
       ctx.bad_input();
       continue;
     }
@@ -299,9 +299,9 @@ void run_delete(context& ctx, const files_options& o) {
 
 // A subcommand of `files` taking URI and DB, with --bucket.
 CLI::App* add(CLI::App& parent, context& ctx, const char* name, const char* description,
-              const std::shared_ptr<files_options>& o) {
+              const std::shared_ptr<files_options>& o, command_time time = command_time::quick) {
   auto* cmd = parent.add_subcommand(name, description);
-  add_uri_options(*cmd, ctx, o->uri);
+  add_uri_options(*cmd, ctx, o->uri, time);
   cmd->add_option("DB", o->db, "The database, e.g. media")->required();
   cmd->add_option("--bucket", o->bucket, "The bucket: its collections' prefix (default fs)");
   return cmd;
@@ -315,7 +315,8 @@ void add_mongo_files_commands(CLI::App& mongo, context& ctx) {
   files->require_subcommand(1);
   {
     auto o = std::make_shared<files_options>();
-    auto* cmd = add(*files, ctx, "put", "Store FILEs (named as their base name, or --name)", o);
+    auto* cmd = add(*files, ctx, "put", "Store FILEs (named as their base name, or --name)", o,
+                    command_time::stream);
     cmd->add_option("FILE", o->files, "Local files")->required()->type_name("FILE");
     cmd->add_option("--name", o->name, "The stored name (one FILE only)");
     cmd->add_option("--chunkSize,--chunk-size", o->chunk_size, "Bytes per chunk (default 261120)")
@@ -326,8 +327,8 @@ void add_mongo_files_commands(CLI::App& mongo, context& ctx) {
   }
   {
     auto o = std::make_shared<files_options>();
-    auto* cmd =
-        add(*files, ctx, "get", "Fetch the newest revision of NAME (or --revision, --id)", o);
+    auto* cmd = add(*files, ctx, "get", "Fetch the newest revision of NAME (or --revision, --id)",
+                    o, command_time::stream);
     cmd->add_option("NAME", o->name, "The stored name");
     cmd->add_option("--id", o->id, "The file's ObjectId instead of NAME");
     cmd->add_option("--revision", o->revision,

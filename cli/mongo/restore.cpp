@@ -993,7 +993,7 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   auto o = std::make_shared<restore_options>();
   auto* cmd = mongo.add_subcommand(
       "restore", "Restore a directory in mongodump's layout (DIR/DB/COLL.bson[.gz], metadata)");
-  add_uri_options(*cmd, ctx, o->uri);
+  add_uri_options(*cmd, ctx, o->uri, command_time::batches);
   auto* dir = cmd->add_option("DIR,--dir", o->dir,
                               "The directory a dump wrote (default: dump); with --db, one "
                               "database's directory; with --collection, one .bson file")

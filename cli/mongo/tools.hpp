@@ -22,6 +22,7 @@
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -41,8 +42,21 @@ void report(context& ctx, const mongo::failure& f);
 std::optional<mongo::client> make_client(context& ctx, const std::string& uri_text,
                                          mongo::client_options options = {});
 /// Adds to `cmd` the URI argument (bound to `uri`; optional, as --config FILE may hold it),
-/// --config FILE and --passwordStdin (into `ctx`), which make_client reads (connect.cpp).
-void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri);
+/// --config FILE and --passwordStdin (into `ctx`), which make_client reads (connect.cpp), and
+/// the time limit of a command of kind `time`: --timeout DURATION (quick, long_run) or
+/// --stallTimeout DURATION (batches, stream), which make_client applies.
+void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri,
+                     command_time time = command_time::quick);
+/// The line that follows a timeout's message: which limit of the command ran out, its value,
+/// and the flag that changes it (connect.cpp).
+std::string time_limit_hint(const context& ctx);
+/// True when the failure of `code` and `message` (a failure's, or a text that holds it) is the
+/// command's time limit running out, not serverSelectionTimeoutMS or connectTimeoutMS: then
+/// time_limit_hint says something true about it.
+bool ran_out_of_time_limit(const context& ctx, std::error_code code, std::string_view message);
+/// `f`'s message, followed by time_limit_hint when it is a timeout (for messages that are not
+/// written by `report`).
+std::string with_time_hint(const context& ctx, const mongo::failure& f);
 /// `u` with mongo-tools' connection flags (--host, --port, -u, -p, --authenticationDatabase,
 /// --tls, ...) merged in. `given`: the connection string was given (not the default), and a flag
 /// that says otherwise than it is an error naming both.

@@ -155,6 +155,7 @@ void run_export(context& ctx, export_options o) {
   fo.sort = sort->view();
   fo.limit = o.limit;
   fo.skip = o.skip;
+  fo.timeout_mode = mongo::timeout_mode::iteration;  // the stall limit for each getMore afresh
   auto cur = client->collection(db, coll_name).find(query->view(), fo);
   if (!cur) return report(ctx, cur.error());
   std::string line;
@@ -295,7 +296,7 @@ class importer {
 
   void report(const loaded_batch& b) {
     if (b.failed != nullptr) {
-      ctx_.err << "oid: " << printable(b.failed->message) << '\n';
+      ctx_.err << "oid: " << printable(with_time_hint(ctx_, *b.failed)) << '\n';
       refused_ += b.documents.size();
     }
     for (const auto& r : b.refused) {
@@ -470,7 +471,7 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     auto o = std::make_shared<export_options>();
     auto* cmd = mongo.add_subcommand(
         "export", "Write a collection as Extended JSON lines, a JSON array, or CSV (mongoexport)");
-    add_uri_options(*cmd, ctx, o->uri);
+    add_uri_options(*cmd, ctx, o->uri, command_time::batches);
     cmd->add_option("DB.COLL", o->ns, "Database and collection (or --db and --collection)");
     cmd->add_option("-d,--db", o->db, "The database (mongoexport's; or DB.COLL)");
     cmd->add_option("-c,--collection", o->coll, "The collection (mongoexport's; or DB.COLL)");
@@ -502,7 +503,7 @@ void add_mongo_transfer_commands(CLI::App& mongo, context& ctx) {
     auto o = std::make_shared<import_options>();
     auto* cmd = mongo.add_subcommand(
         "import", "Insert, upsert or merge documents from JSON, CSV or TSV (mongoimport)");
-    add_uri_options(*cmd, ctx, o->uri);
+    add_uri_options(*cmd, ctx, o->uri, command_time::batches);
     cmd->add_option("DB.COLL", o->ns, "Database and collection (or --db and --collection)");
     cmd->add_option("FILE,--file", o->file, "The file to read (default: standard input)")
         ->type_name("FILE");
