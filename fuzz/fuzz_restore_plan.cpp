@@ -1,16 +1,21 @@
 // `oid mongo restore` over a dump directory someone else made: the input builds a small tree of
 // database directories, .bson / .metadata.json files (plain or gzip), and symbolic links to a file
-// outside the tree, plus the --nsInclude / --nsExclude / --restoreDbUsersAndRoles filter. The
-// property: every collection the plan would write has a database and collection name MongoDB
-// accepts, is selected by the filter, is a system.* collection only when asked for, and its files
-// are regular files inside the tree (never reached through a link); reading its documents ends
-// in a document or an error, never a crash.
+// outside the tree, plus the --nsInclude / --nsExclude / --restoreDbUsersAndRoles /
+// --restoreLocalAndConfig filter and --nsFrom/--nsTo renames. The property: every collection the
+// plan would write has, after renaming, a database and collection name MongoDB accepts, is a
+// system.* collection only with users_and_roles, is in the local or config database (any case)
+// only with local_and_config; its dump name is selected by the filter and renamed as the renamer
+// says; its files are regular files inside the tree (never reached through a link); reading its
+// documents ends in a document or an error, never a crash.
 //
 // Input: byte 0: flags (bit 0: users_and_roles; bit 1: an include pattern; bit 2: an exclude
-// pattern); then the patterns as entries' names; then entries, each: a kind byte (0: a database
-// directory, made the current one; 1: a file in it; 2: a gzip file in it; 3: a link in it to the
-// outside file; 4: a database directory that is a link to the outside directory), a length byte
-// and that many name bytes, and for files a 2-byte length and the content.
+// pattern; bit 3: local_and_config; bit 4: renames); then the patterns, each a length byte (mod
+// 32) and its bytes; with bit 4, a byte whose value mod 3 + 1 is the number of --nsFrom/--nsTo
+// pairs, then each pair's two patterns (a --nsTo whose '*' do not match its --nsFrom's is
+// refused, and the input is then read without renames); then entries, each: a kind byte (0: a
+// database directory, made the current one; 1: a file in it; 2: a gzip file in it; 3: a link in it
+// to the outside file; 4: a database directory that is a link to the outside directory), a length
+// byte and that many name bytes, and for files a 2-byte length and the content.
 #include <unistd.h>
 #include <zlib.h>
 
@@ -22,6 +27,7 @@
 #include <oid/bson/stream_reader.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mongo/restore.hpp"
 #include "mongo/tools.hpp"
@@ -104,6 +110,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   filter.users_and_roles = (flags & 1) != 0;
   if (flags & 2) filter.include.push_back(in.bytes(in.byte() % 32));
   if (flags & 4) filter.exclude.push_back(in.bytes(in.byte() % 32));
+  filter.local_and_config = (flags & 8) != 0;
+  oid::cli::restore_target target;
+  if (flags & 16) {
+    std::vector<std::string> from, to;
+    for (int pairs = in.byte() % 3 + 1; pairs > 0; --pairs) {
+      from.push_back(in.bytes(in.byte() % 32));
+      to.push_back(in.bytes(in.byte() % 32));
+    }
+    if (auto r = oid::cli::ns_renamer::make(from, to)) target.renames = std::move(*r);
+  }
 
   scratch s;
   const fs::path tree = s.root / "dump";
@@ -131,17 +147,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
 
-  const auto plan = oid::cli::plan_restore(tree, filter);
+  const auto plan = oid::cli::plan_restore(tree, filter, target);
+  const auto lower = [](std::string s) {
+    for (auto& c : s) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    return s;
+  };
   for (const auto& j : plan.jobs) {
     if (j->failed) continue;  // reported, never written
     const std::string ns = j->db + '.' + j->name;
+    const std::string dumped = j->from.empty() ? ns : j->from;
     if (!oid::cli::database_name_problem(j->db).empty())
       fail("a database name no server holds", ns);
     if (!oid::cli::collection_name_problem(j->db, j->name).empty()) {
       fail("a collection name no server holds", ns);
     }
-    if (!filter.selects(ns)) fail("a namespace the filter leaves out", ns);
+    if (!filter.selects(dumped)) fail("a namespace the filter leaves out", dumped);
+    if (target.renames.rename(dumped) != ns) fail("not where the renamer sends it", dumped);
     if (!filter.users_and_roles && j->name.starts_with("system.")) fail("a system collection", ns);
+    if (!filter.local_and_config && (lower(j->db) == "local" || lower(j->db) == "config")) {
+      fail("the local or config database", ns);
+    }
     for (const auto& f : {j->data, j->metadata}) {
       if (!f.empty() && !inside(f, tree)) fail("a file outside the tree or behind a link", f);
     }

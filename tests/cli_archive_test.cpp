@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <oid/bson/builder.hpp>
 #include <oid/objectid/object_id.hpp>
 #include <optional>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "mongo/archive.hpp"
+#include "support/run_cli.hpp"
+#include "support/scratch.hpp"
 
 namespace {
 
@@ -436,6 +439,68 @@ TEST(CliArchiveTest, WriterStopsAfterTheSinkFails) {
   EXPECT_FALSE(w.write_eof("db", "c", 0));
   EXPECT_FALSE(w.write_eof("db", "c", 0));
   EXPECT_EQ(calls, 2);
+}
+
+}  // namespace
+
+namespace {
+
+// An archive that announces `count` collections DB.cN (`system.` before the name when asked) and
+// then ends without any of their data.
+std::string announcing(std::size_t count, std::string_view prefix = "") {
+  std::vector<archive::collection_metadata> meta(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    meta[i] = {"db", std::string(prefix) + "c" + std::to_string(i), "", 0, "collection"};
+  }
+  std::string out;
+  archive::append_prelude(out, {}, meta);
+  return out;
+}
+
+// Before: a prelude could announce 1,000,000 collections (2.7 MB gzip-compressed), each held in
+// memory several times over, and the archive's end listed every one in a 12 MB line.
+TEST(CliArchiveTest, APreludeAnnouncesAtMostMaxCollections) {
+  const auto at_limit = read_all(announcing(archive::max_collections));
+  ASSERT_FALSE(at_limit.errors.empty());
+  EXPECT_EQ(at_limit.errors[0].code, archive_errc::unfinished);
+  EXPECT_EQ(at_limit.collections.size(), archive::max_collections);
+  // The end names a few of the collections never seen, and counts the rest.
+  EXPECT_LT(at_limit.errors[0].message.size(), 400u) << at_limit.errors[0].message;
+  EXPECT_NE(at_limit.errors[0].message.find("db.c0, db.c1, db.c2, db.c3, db.c4 and 99,995 more"),
+            std::string::npos)
+      << at_limit.errors[0].message;
+
+  const auto over = read_all(announcing(archive::max_collections + 1));
+  ASSERT_EQ(over.errors.size(), 1u);
+  EXPECT_EQ(over.errors[0].code, archive_errc::too_large);
+  EXPECT_NE(over.errors[0].message.find("more than 100000 collections"), std::string::npos)
+      << over.errors[0].message;
+}
+
+// Before: restore said each system.* collection left out on a line of its own, and the end of an
+// archive whose collections never came named each one: a line per collection, or one line of
+// megabytes. Every line names at most 5 and counts the rest.
+TEST(CliArchiveTest, RestoreMessagesNameAFewAndCountTheRest) {
+  std::vector<archive::collection_metadata> meta;
+  for (int i = 0; i < 20000; ++i) {
+    meta.push_back({"db", (i % 2 == 0 ? "system.s" : "c") + std::to_string(i), "", 0, ""});
+  }
+  std::string bytes;
+  archive::append_prelude(bytes, {}, meta);
+  const std::string file = oid::testing::scratch_path("announcing.archive");
+  std::ofstream(file, std::ios::binary) << bytes;
+  const std::string flag = "--archive=" + file;
+  const auto r = oid::testing::run_cli(
+      {"mongo", "restore", "mongodb://127.0.0.1:1", flag, "--dryRun", "--quiet"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_LT(r.err.size(), 1000u) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("db.system.s0, db.system.s2, db.system.s4, db.system.s6, db.system.s8 and "
+                       "9,995 more not restored"),
+            std::string::npos)
+      << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("db.system.s0, db.c1, db.system.s2, db.c3, db.system.s4 and 19,995 more"),
+            std::string::npos)
+      << r.err.substr(0, 2000);
 }
 
 }  // namespace

@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <oid/bson/builder.hpp>
+#include <oid/bson/json_writer.hpp>
 #include <oid/bson/validate.hpp>
 #include <set>
 #include <span>
@@ -18,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "mongo/archive.hpp"
 #include "mongo/tools.hpp"
 #include "support/run_cli.hpp"
 #include "support/run_shell.hpp"
@@ -501,3 +504,233 @@ TEST_F(RestoreSafetyTest, BadNamesAndLinksInTheDumpAreRefused) {
 }
 
 }  // namespace
+
+// ---- restore of a hostile dump, against a recording server ----------------------------------
+// Where a restore may write is decided on the namespace it writes, after --nsFrom/--nsTo, for a
+// directory and an archive alike: the commands the server received are the proof.
+
+namespace restore_rules {
+
+std::string one_document() {
+  oid::bson::builder b;
+  b.append_int32("_id", 1);
+  const auto v = b.view();
+  return {reinterpret_cast<const char*>(v.data()), v.size()};
+}
+
+// A dump directory: DIR/DB/FILE.bson for each {DB, collection}, each with one document; the
+// collection's name in its metadata (so that any name can be given).
+fs::path dump_dir(const std::string& tag,
+                  const std::vector<std::pair<std::string, std::string>>& collections) {
+  const fs::path dir = oid::testing::scratch_path("rules_" + tag);
+  fs::remove_all(dir);
+  int i = 0;
+  for (const auto& [db, coll] : collections) {
+    fs::create_directories(dir / db);
+    const std::string file = "c" + std::to_string(i++);
+    std::ofstream(dir / db / (file + ".bson"), std::ios::binary) << one_document();
+    oid::bson::builder m;
+    m.open_array("indexes").close().append_string("collectionName", coll);
+    std::ofstream(dir / db / (file + ".metadata.json")) << oid::bson::to_json(m.view());
+  }
+  return dir;
+}
+
+// The same collections as a mongodump archive.
+std::string dump_archive(const std::vector<std::pair<std::string, std::string>>& collections) {
+  namespace archive = oid::cli::archive;
+  std::string out;
+  archive::writer w([&](std::string_view b) {
+    out += b;
+    return true;
+  });
+  std::vector<archive::collection_metadata> meta;
+  for (const auto& [db, coll] : collections) {
+    meta.push_back({db, coll, R"({"indexes":[]})", 0, "collection"});
+  }
+  EXPECT_TRUE(w.write_prelude({}, meta));
+  const std::string doc = one_document();
+  for (const auto& [db, coll] : collections) {
+    archive::namespace_writer n(w, db, coll);
+    EXPECT_TRUE(n.add({reinterpret_cast<const std::uint8_t*>(doc.data()), doc.size()}));
+    EXPECT_TRUE(n.finish());
+  }
+  return out;
+}
+
+// DB.COLL of every command the server received that writes (create, insert, drop,
+// createIndexes).
+std::set<std::string> written(oid::testing::recording_server& server) {
+  std::set<std::string> out;
+  for (const auto& r : server.seen()) {
+    const auto first = r.body.view().begin();
+    if (first == r.body.view().end()) continue;
+    const std::string name(first->key());
+    if (name != "create" && name != "insert" && name != "drop" && name != "createIndexes") {
+      continue;
+    }
+    const auto db = r.body.view().find("$db");
+    out.insert(std::string(db ? db->get_string().value_or("") : "") + '.' +
+               std::string(first->get_string().value_or("")));
+  }
+  return out;
+}
+
+struct restore_case {
+  const char* name;
+  std::vector<std::pair<std::string, std::string>> collections;  // the dump's
+  std::vector<std::string_view> args;                            // after DIR or --archive
+  std::set<std::string> want_written;
+  std::string want_said;  // a piece of stderr
+};
+
+// Restores `c` from a directory and from an archive against a recording server, and with
+// --dryRun from both; checks what was written and said.
+void check_restore(const restore_case& c) {
+  SCOPED_TRACE(c.name);
+  const fs::path dir = dump_dir(c.name, c.collections);
+  const std::string archive_file = oid::testing::scratch_path(std::string(c.name) + ".archive");
+  std::ofstream(archive_file, std::ios::binary) << dump_archive(c.collections);
+  const std::string archive_flag = "--archive=" + archive_file;
+  for (const bool from_archive : {false, true}) {
+    for (const bool dry : {false, true}) {
+      SCOPED_TRACE(std::string(from_archive ? "archive" : "directory") + (dry ? " --dryRun" : ""));
+      oid::testing::recording_server server;
+      const std::string uri = server.uri();
+      std::vector<std::string_view> args = {"mongo", "restore", uri};
+      args.push_back(from_archive ? std::string_view(archive_flag) : std::string_view(dir.c_str()));
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      if (dry) args.push_back("--dryRun");
+      const auto r = run_cli(args);
+      EXPECT_EQ(r.out, "");
+      EXPECT_NE(r.err.find(c.want_said), std::string::npos) << r.err;
+      if (dry) {
+        EXPECT_TRUE(written(server).empty());
+        // The dry run names each namespace as it would be written, and nothing else.
+        std::set<std::string> would;
+        for (const auto& line : oid::testing::lines(r.err)) {
+          const auto at = line.find(": 1 documents");
+          if (at == std::string::npos) continue;
+          would.insert(line.substr(0, std::min(at, line.find(" (from "))));
+        }
+        EXPECT_EQ(would, c.want_written) << r.err;
+      } else {
+        EXPECT_EQ(written(server), c.want_written) << r.err;
+      }
+    }
+  }
+}
+
+// Before: the system.* rule saw the dump's names (admin.bak_system.users, test.admin.system.users)
+// and --nsFrom/--nsTo then renamed them into admin.system.users, which was created and filled.
+TEST(RestoreRulesTest, ARenameCannotReachSystemCollections) {
+  const restore_case cases[] = {
+      {"bak_prefix",
+       {{"admin", "bak_system.users"}, {"admin", "bak_data"}},
+       {"--nsFrom", "admin.bak_*", "--nsTo", "admin.*"},
+       {"admin.data"},
+       "admin.bak_system.users (renamed admin.system.users) not restored"},
+      {"db_in_collection",
+       {{"test", "admin.system.users"}, {"test", "shop.orders"}},
+       {"--nsFrom", "test.*", "--nsTo", "*"},
+       {"shop.orders"},
+       "test.admin.system.users (renamed admin.system.users) not restored"},
+      {"named_variable",
+       {{"x", "system.roles"}, {"x", "y"}},
+       {"--nsFrom", "$d$.$c$", "--nsTo", "$d$.system.$c$"},
+       {},
+       "x.y (renamed x.system.y) not restored"},
+  };
+  for (const auto& c : cases) check_restore(c);
+  // With --restoreDbUsersAndRoles the rename is what the operator asked for.
+  check_restore({"bak_prefix_flag",
+                 {{"admin", "bak_system.users"}},
+                 {"--nsFrom", "admin.bak_*", "--nsTo", "admin.*", "--restoreDbUsersAndRoles"},
+                 {"admin.system.users"},
+                 "admin.system.users (from admin.bak_system.users): "});
+}
+
+// Before: a dump's local and config databases (the oplog, the sharding catalogue) were restored
+// like any other, and a rename could write into them.
+TEST(RestoreRulesTest, LocalAndConfigNeedTheirFlag) {
+  check_restore({"local_config",
+                 {{"local", "oplog.rs"}, {"config", "settings"}, {"test", "local"}, {"LOCAL", "x"}},
+                 {},
+                 {"test.local"},
+                 "not restored (the local and config databases need --restoreLocalAndConfig)"});
+  check_restore({"renamed_into_local",
+                 {{"test", "oplog.rs"}, {"test", "kept"}},
+                 {"--nsFrom", "test.oplog.rs", "--nsTo", "local.oplog.rs"},
+                 {"test.kept"},
+                 "test.oplog.rs (renamed local.oplog.rs) not restored"});
+  check_restore({"local_config_flag",
+                 {{"local", "oplog.rs"}, {"config", "settings"}},
+                 {"--restoreLocalAndConfig"},
+                 {"local.oplog.rs", "config.settings"},
+                 "restore"});
+}
+
+// Before: a name the rename made invalid was refused, but only after the system.* rule had been
+// passed on the dump's name; a bad name is refused wherever it comes from.
+TEST(RestoreRulesTest, ARenameToABadNameIsRefused) {
+  check_restore({"bad_rename",
+                 {{"test", "a"}, {"test", "b"}},
+                 {"--nsFrom", "test.a", "--nsTo", "te st.a"},
+                 {"test.b"},
+                 "test.a not restored: --nsTo makes it \"te st.a\""});
+}
+
+// Before: a collection's name, a file's name and a server's error message were put into
+// restore's messages as they came, and the messages printed with their newlines kept: a dump (or
+// a server) could print a line of its own, such as a reassuring one.
+TEST(RestoreRulesTest, NamesAndServerTextCannotForgeALine) {
+  const std::string forged = "oid: all collections verified OK";
+  const std::string name = "x\n" + forged;
+  oid::testing::recording_server server([&](const std::string& cmd, oid::bson::document_view,
+                                            std::size_t) {
+    oid::bson::builder b;
+    if (cmd == "insert") {
+      b.append_int32("n", 0).open_array("writeErrors").open_document("0");
+      b.append_int32("index", 0)
+          .append_int32("code", 121)
+          .append_string("errmsg", "no\r\n" + forged);
+      b.close().close().append_double("ok", 1.0);
+    } else if (cmd == "create" || cmd == "createIndexes") {
+      b.append_double("ok", 0.0).append_int32("code", 2).append_string("errmsg", "no\n" + forged);
+    } else {
+      b.append_double("ok", 1.0);
+    }
+    return std::move(b).extract();
+  });
+  const std::string uri = server.uri();
+  const fs::path dir = dump_dir("forged", {{"test", name}, {"test\n" + forged, "c"}});
+  // A file whose own name holds the line, and a linked database directory named so.
+  std::ofstream(dir / "test" / (name + ".bson"), std::ios::binary) << one_document();
+  fs::create_directory_symlink(dir / "test", dir / ("db\n" + forged));
+  const std::string archive_file = oid::testing::scratch_path("forged.archive");
+  std::ofstream(archive_file, std::ios::binary)
+      << dump_archive({{"test", name}, {"test", "ok"}, {"test", "system." + name}});
+  const std::string archive_flag = "--archive=" + archive_file;
+  // And an archive cut short, so that the names are in the reader's error.
+  const std::string cut_file = oid::testing::scratch_path("forged_cut.archive");
+  const std::string whole = dump_archive({{"test", name}, {"test", name + "2"}});
+  std::ofstream(cut_file, std::ios::binary) << whole.substr(0, whole.size() - 30);
+  const std::string cut_flag = "--archive=" + cut_file;
+  for (const std::vector<std::string_view>& args :
+       {std::vector<std::string_view>{"mongo", "restore", uri, dir.c_str()},
+        {"mongo", "restore", uri, dir.c_str(), "--dryRun"},
+        {"mongo", "restore", uri, dir.c_str(), "--nsFrom", "test.*", "--nsTo", "te st.*"},
+        {"mongo", "restore", uri, archive_flag},
+        {"mongo", "restore", uri, archive_flag, "--dryRun"},
+        {"mongo", "restore", uri, cut_flag}}) {
+    SCOPED_TRACE(args.back());
+    const auto r = run_cli(args);
+    EXPECT_NE(r.err.find(forged), std::string::npos) << r.err;  // said, escaped
+    for (const auto& line : oid::testing::lines(r.err)) {
+      EXPECT_FALSE(line.starts_with(forged)) << r.err;
+      EXPECT_EQ(line.find('\r'), std::string::npos) << r.err;
+    }
+  }
+}
+
+}  // namespace restore_rules

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <map>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/validate.hpp>
 
+#include "mongo/name_list.hpp"
 #include "mongo/tools.hpp"
 
 namespace oid::cli::archive {
@@ -205,9 +205,6 @@ bool namespace_writer::finish() { return flush() && w_.write_eof(db_, collection
 namespace {
 
 constexpr std::size_t initial_buffer = std::size_t{1} << 20;
-// A prelude is bounded too: it is held in memory whole.
-constexpr std::size_t max_collections = 1'000'000;
-constexpr std::uint64_t max_prelude_bytes = std::uint64_t{512} << 20;
 
 const char* type_name(bson::type t) {
   switch (t) {
@@ -314,6 +311,15 @@ result<std::span<const std::uint8_t>, archive_error> reader::read_document(std::
   return std::span<const std::uint8_t>(buf_.data() + begin_, length);
 }
 
+std::string reader::key_of(std::string_view db, std::string_view collection) {
+  // The database's length first: names may hold any byte, NUL included.
+  std::string key = std::to_string(db.size());
+  key += ':';
+  key += db;
+  key += collection;
+  return key;
+}
+
 std::string reader::ns_name(std::size_t i) const {
   if (i >= collections_.size()) return {};
   return collections_[i].meta.db + '.' + collections_[i].meta.collection;
@@ -389,7 +395,7 @@ result<void, archive_error> reader::read_prelude() {
     }
   }
 
-  std::map<std::pair<std::string, std::string>, std::size_t> seen;
+  index_.clear();
   while (true) {
     const std::uint64_t at = bytes_read();
     auto doc = next_document("collections' metadata", is_terminator);
@@ -397,7 +403,8 @@ result<void, archive_error> reader::read_prelude() {
     if (is_terminator) break;
     if (collections_.size() == max_collections) {
       return fail(archive_errc::too_large, at, "",
-                  "more than " + std::to_string(max_collections) + " collections");
+                  "the prelude announces more than " + std::to_string(max_collections) +
+                      " collections (the most oid restores from one archive)");
     }
     collection_entry c;
     bool has_db = false, has_collection = false;
@@ -431,7 +438,7 @@ result<void, archive_error> reader::read_prelude() {
     }
     c.problem = database_name_problem(c.meta.db);
     if (c.problem.empty()) c.problem = collection_name_problem(c.meta.db, c.meta.collection);
-    if (!seen.emplace(std::pair{c.meta.db, c.meta.collection}, collections_.size()).second) {
+    if (!index_.emplace(key_of(c.meta.db, c.meta.collection), collections_.size()).second) {
       return fail(archive_errc::bad_header, at, c.meta.db + '.' + c.meta.collection,
                   "announced twice in the prelude");
     }
@@ -448,21 +455,19 @@ result<bool, archive_error> reader::read_block_header(item& out) {
   auto length = read_length(none, eof);
   if (!length) return std::move(length).error();
   if (eof) {
-    // The end: every announced namespace must have had its EOF.
-    std::string open, unseen;
+    // The end: every announced namespace must have had its EOF. The message names a few.
+    name_list open, unseen;
     std::size_t first = none;
     for (std::size_t i = 0; i < collections_.size(); ++i) {
       if (states_[i] == state::closed) continue;
       if (first == none) first = i;
-      std::string& list = states_[i] == state::open ? open : unseen;
-      if (!list.empty()) list += ", ";
-      list += ns_name(i);
+      (states_[i] == state::open ? open : unseen).add(ns_name(i));
     }
     if (first != none) {
       std::string what = "the archive ends before the end of";
-      if (!open.empty()) what += " the data of " + open;
+      if (!open.empty()) what += " the data of " + open.text();
       if (!open.empty() && !unseen.empty()) what += " and of";
-      if (!unseen.empty()) what += " " + unseen + " (never seen)";
+      if (!unseen.empty()) what += " " + unseen.text() + " (never seen)";
       return fail(archive_errc::unfinished, at, ns_name(first), what);
     }
     stopped_ = true;
@@ -517,15 +522,16 @@ result<bool, archive_error> reader::read_block_header(item& out) {
   }
   // The namespace: one the prelude announced, or (as mongodump writes a timeseries collection's
   // data before MongoDB 8.3) system.buckets.NAME of an announced timeseries NAME.
+  // Found by a hash of the names: a prelude of many collections is not searched per block.
   std::size_t i = none;
   bool buckets = false;
-  for (std::size_t k = 0; k < collections_.size() && i == none; ++k) {
-    const auto& m = collections_[k].meta;
-    if (m.db != db) continue;
-    if (m.collection == collection) {
-      i = k;
-    } else if (m.type == "timeseries" && collection == "system.buckets." + m.collection) {
-      i = k;
+  if (const auto it = index_.find(key_of(db, collection)); it != index_.end()) {
+    i = it->second;
+  } else if (constexpr std::string_view prefix = "system.buckets.";
+             collection.starts_with(prefix)) {
+    const auto of = index_.find(key_of(db, std::string_view(collection).substr(prefix.size())));
+    if (of != index_.end() && collections_[of->second].meta.type == "timeseries") {
+      i = of->second;
       buckets = true;
     }
   }

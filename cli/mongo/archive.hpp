@@ -26,6 +26,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,11 @@ inline constexpr std::uint32_t magic_number = 0x8199e26d;
 inline constexpr std::uint32_t terminator = 0xffffffff;
 /// The largest document (or header) an archive may hold: MongoDB's 16 MiB; larger is refused.
 inline constexpr std::size_t max_document_size = 16 * 1024 * 1024;
+/// The most collections an archive's prelude may announce, and the most bytes it may take: the
+/// prelude is held in memory whole, so a small (gzip-compressed) archive could otherwise make a
+/// restore hold gigabytes. More is refused (too_large) before anything is restored.
+inline constexpr std::size_t max_collections = 100'000;
+inline constexpr std::uint64_t max_prelude_bytes = std::uint64_t{64} << 20;
 /// The format version this code writes.
 inline constexpr std::string_view format_version = "0.1";
 
@@ -199,6 +205,7 @@ class reader {
   // segment opened (its documents follow).
   result<bool, archive_error> read_block_header(item& out);
   std::string ns_name(std::size_t i) const;
+  static std::string key_of(std::string_view db, std::string_view collection);
 
   std::istream& in_;
   std::vector<std::uint8_t> buf_;
@@ -208,6 +215,7 @@ class reader {
   bool stopped_ = false;
   archive::header header_;
   std::vector<collection_entry> collections_;
+  std::unordered_map<std::string, std::size_t> index_;  // key_of(db, collection) -> collections_
   std::vector<state> states_;
   std::vector<std::uint64_t> crcs_;
   // The block being read: its namespace (index), or none between blocks / after an EOF header.

@@ -26,6 +26,7 @@
 
 #include "mongo/archive.hpp"
 #include "mongo/loader.hpp"
+#include "mongo/name_list.hpp"
 #include "mongo/tools.hpp"
 #include "text_io.hpp"
 
@@ -112,25 +113,67 @@ bool classify(const std::string& file, std::string& collection, bool& is_metadat
   return false;
 }
 
-// The job renamed by --nsFrom/--nsTo; a new name MongoDB would refuse fails the job (said in its
-// messages).
-void rename_job(restore_job& j, const ns_renamer& renames) {
-  if (renames.empty()) return;
-  const std::string from = j.db + '.' + j.name;
-  const std::string to = renames.rename(from);
-  if (to == from) return;
-  const auto dot = to.find('.');
-  std::string problem = dot == std::string::npos ? "it has no '.' between database and collection"
-                                                 : database_name_problem(to.substr(0, dot));
-  if (problem.empty()) problem = collection_name_problem(to.substr(0, dot), to.substr(dot + 1));
-  if (!problem.empty()) {
-    j.messages << "oid: " << from << " not restored: --nsTo makes it " << quote(to) << ": "
-               << problem << '\n';
-    j.failed = true;
-    return;
+// The collections left out because their final namespace needs a flag, for the lines that say
+// so: a few named, the rest counted.
+struct left_out_lists {
+  name_list users_and_roles, local_and_config;
+  std::string text() const {
+    std::string out;
+    if (!users_and_roles.empty()) {
+      out += "oid: mongo restore: " + users_and_roles.text() +
+             " not restored (system collections, users and roles among them, need "
+             "--restoreDbUsersAndRoles)\n";
+    }
+    if (!local_and_config.empty()) {
+      out += "oid: mongo restore: " + local_and_config.text() +
+             " not restored (the local and config databases need --restoreLocalAndConfig)\n";
+    }
+    return out;
   }
-  j.db = to.substr(0, dot);
-  j.name = to.substr(dot + 1);
+};
+
+// What becomes of job `j`, named as in the dump, for a directory and an archive alike: false when
+// it is not restored (not selected by --nsInclude/--nsExclude, which see the dump's names; or its
+// final namespace needs a flag, added to `left_out`). True when it is kept: renamed by
+// --nsFrom/--nsTo into the namespace restore_write_refusal() allows, or failed (its reason in its
+// messages: it is reported, never written).
+bool place_job(restore_job& j, const restore_filter& filter, const ns_renamer& renames,
+               left_out_lists& left_out) {
+  const std::string from = j.db + '.' + j.name;
+  if (!filter.selects(from)) return false;
+  if (j.failed) return true;
+  const std::string to = renames.rename(from);
+  const bool renamed = to != from;
+  const auto dot = to.find('.');
+  const auto refusal =
+      dot == std::string::npos
+          ? write_refusal{write_refusal::bad_name, "it has no '.' between database and collection"}
+          : restore_write_refusal(to.substr(0, dot), to.substr(dot + 1), filter);
+  switch (refusal.kind) {
+  case write_refusal::none: break;
+  case write_refusal::bad_name:
+    if (renamed) {
+      j.messages << "oid: " << from << " not restored: --nsTo makes it " << quote(to) << ": "
+                 << refusal.why << '\n';
+    } else {
+      j.messages << "oid: " << quote(j.name) << " in " << j.db << " not restored: " << refusal.why
+                 << '\n';
+    }
+    j.failed = true;
+    return true;
+  case write_refusal::needs_users_and_roles:
+  case write_refusal::needs_local_and_config:
+    (refusal.kind == write_refusal::needs_users_and_roles ? left_out.users_and_roles
+                                                          : left_out.local_and_config)
+        .add(renamed ? from + " (renamed " + to + ")" : from);
+    return false;
+  }
+  if (renamed) {
+    j.from = from;
+    j.db = to.substr(0, dot);
+    j.name = to.substr(dot + 1);
+  }
+  return true;
 }
 
 using job_map = std::map<std::pair<std::string, std::string>, std::unique_ptr<restore_job>>;
@@ -139,7 +182,7 @@ using job_map = std::map<std::pair<std::string, std::string>, std::unique_ptr<re
 // `found`. A symbolic link where a file should be is not read (said in `skipped`). The error says
 // that the directory cannot be read.
 result<void, std::string> scan_database(const fs::path& dir, const std::string& db_name,
-                                        job_map& found, std::ostringstream& skipped) {
+                                        job_map& found, message_log& skipped) {
   std::error_code f;
   for (fs::directory_iterator file(dir, f), end; !f && file != end; file.increment(f)) {
     std::string coll;
@@ -168,8 +211,8 @@ result<void, std::string> scan_database(const fs::path& dir, const std::string& 
 // directory whose name MongoDB would refuse, and a symbolic link where a directory or a file
 // should be, are not read (each is said in `skipped`): nothing is read from outside DIR. The
 // error says which directory cannot be read.
-result<std::vector<std::unique_ptr<restore_job>>, std::string> find_jobs(
-    const fs::path& dir, std::ostringstream& skipped) {
+result<std::vector<std::unique_ptr<restore_job>>, std::string> find_jobs(const fs::path& dir,
+                                                                         message_log& skipped) {
   job_map found;
   std::error_code e;
   for (fs::directory_iterator db(dir, e), end; !e && db != end; db.increment(e)) {
@@ -202,7 +245,7 @@ result<std::vector<std::unique_ptr<restore_job>>, std::string> find_jobs(
 // the metadata beside it, when there is one) into DB.COLL; without, the database directory PATH
 // into DB.
 result<std::vector<std::unique_ptr<restore_job>>, std::string> find_target_jobs(
-    const fs::path& path, const restore_target& target, std::ostringstream& skipped) {
+    const fs::path& path, const restore_target& target, message_log& skipped) {
   if (const auto problem = database_name_problem(target.db); !problem.empty()) {
     return "--db " + quote(target.db) + ": " + problem;
   }
@@ -469,7 +512,9 @@ void report_jobs(context& ctx, const restore_options& o,
     refused += j->refused;
     if (j->failed || j->duplicates > 0 || j->refused > 0) ++failed;
     if (!o.quiet) {
-      ctx.err << printable(j->db + '.' + j->name) << ": " << j->documents << " documents";
+      ctx.err << printable(j->db + '.' + j->name);
+      if (!j->from.empty()) ctx.err << " (from " << printable(j->from) << ')';
+      ctx.err << ": " << j->documents << " documents";
       if (j->duplicates > 0) ctx.err << ", " << j->duplicates << " duplicate keys";
       if (j->refused > 0) ctx.err << ", " << j->refused << " refused";
       if (j->failed) ctx.err << " (incomplete: see the errors)";
@@ -602,7 +647,7 @@ void run_restore(context& ctx, restore_options o) {
 
 // One collection an archive announces, as the restore follows it through the archive.
 struct archive_target {
-  restore_job* job = nullptr;  // null: not restored (left out by a filter): its data is read past
+  restore_job* job = nullptr;  // the job it restores (a collection not restored has no target)
   std::optional<batch_loader> loader;  // once started, unless --drop failed or it is a view
   batch_places places;
   std::size_t index = 0;  // of the next document in the collection's data
@@ -645,28 +690,27 @@ void run_archive_restore(context& ctx, const restore_options& o) {
   }
 
   // The plan, from the prelude alone: the namespace each collection is written to is the one
-  // the archive announces (its data is under that name), checked against MongoDB's rules like a
-  // directory's names, then the system.* rule and --nsInclude / --nsExclude.
+  // the archive announces (its data is under that name), filtered, renamed and held to the
+  // rules of place_job(), as a directory's are. Only a collection restored (or reported) gets a
+  // job and a target: the memory follows what is restored, not what the prelude announces.
   const auto& entries = reader.collections();
   std::vector<std::unique_ptr<restore_job>> jobs;
-  std::vector<archive_target> targets(entries.size());
-  std::string left_out;
+  std::vector<std::unique_ptr<archive_target>> targets(entries.size());  // null: read past
+  left_out_lists left_out;
+  bool oplog = false;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
     if (e.meta.db.empty() && e.meta.collection == "oplog") {  // mongodump --oplog's
-      left_out += "oid: mongo restore: " + name +
-                  ": the oplog (of mongodump --oplog) is not replayed: oid has no --oplogReplay\n";
+      oplog = true;
       continue;
     }
     auto j = std::make_unique<restore_job>();
     j->db = e.meta.db;
     j->name = e.meta.collection;
-    const std::string ns = j->db + '.' + j->name;
+    if (!place_job(*j, o.filter, o.target.renames, left_out)) continue;
+    const std::string ns = e.meta.db + '.' + e.meta.collection;
     j->metadata = name + " (the metadata of " + ns + ")";  // for restore_indexes' messages
-    if (!e.problem.empty()) {
-      j->messages << "oid: " << name << ": " << quote(ns) << " not restored: " << e.problem << '\n';
-      j->failed = true;
-    } else if (!e.meta.metadata.empty()) {
+    if (!j->failed && !e.meta.metadata.empty()) {
       auto doc = bson::from_json(e.meta.metadata);
       if (!doc) {
         const auto where = bson::position_of(e.meta.metadata, doc.error().offset);
@@ -678,18 +722,17 @@ void run_archive_restore(context& ctx, const restore_options& o) {
         j->meta = std::move(*doc);
       }
     }
-    if (!o.filter.users_and_roles && !j->failed && j->name.starts_with("system.")) {
-      left_out += "oid: mongo restore: " + ns +
-                  " not restored (system collections, users and roles among them, need "
-                  "--restoreDbUsersAndRoles)\n";
-      continue;
+    if (!j->failed) {
+      targets[i] = std::make_unique<archive_target>();
+      targets[i]->job = j.get();
     }
-    if (!o.filter.selects(ns)) continue;
-    if (!j->failed) rename_job(*j, o.target.renames);
-    if (!j->failed) targets[i].job = j.get();
     jobs.push_back(std::move(j));
   }
-  ctx.err << printable(left_out, true);
+  if (oplog) {
+    ctx.err << "oid: mongo restore: " << printable(name)
+            << ": the oplog (of mongodump --oplog) is not replayed: oid has no --oplogReplay\n";
+  }
+  ctx.err << left_out.text();
   if (jobs.empty()) {
     ctx.err << "oid: mongo restore: nothing to restore in " << printable(name) << '\n';
     return ctx.bad_input();
@@ -736,21 +779,19 @@ void run_archive_restore(context& ctx, const restore_options& o) {
         const auto& e = next.error();
         // A bad document of a collection not restored is read past; of one restored, skipped
         // with --keepGoing, else the end.
-        if (e.code == archive::archive_errc::invalid_document &&
-            (o.keep_going || targets[e.collection].job == nullptr)) {
-          auto& t = targets[e.collection];
-          ++t.index;
-          if (t.job == nullptr) continue;
-          t.job->messages << archive_message(e) << "; skipped (--keepGoing)\n";
-          t.job->failed = true;
+        archive_target* t = e.collection < targets.size() ? targets[e.collection].get() : nullptr;
+        if (e.code == archive::archive_errc::invalid_document && (o.keep_going || t == nullptr)) {
+          if (t == nullptr) continue;
+          ++t->index;
+          t->job->messages << archive_message(e) << "; skipped (--keepGoing)\n";
+          t->job->failed = true;
           continue;
         }
         if (e.code == archive::archive_errc::crc_mismatch) {
-          auto& t = targets[e.collection];
-          end(t);
-          if (t.job != nullptr) {
-            t.job->messages << archive_message(e) << '\n';
-            t.job->failed = true;
+          if (t != nullptr) {
+            end(*t);
+            t->job->messages << archive_message(e) << '\n';
+            t->job->failed = true;
           } else {
             ctx.err << printable(archive_message(e)) << '\n';
             ctx.bad_input();
@@ -761,19 +802,21 @@ void run_archive_restore(context& ctx, const restore_options& o) {
         break;
       }
       if (next->kind == archive::item::end) break;
-      auto& t = targets[next->collection];
+      archive_target* const found = targets[next->collection].get();
+      if (found == nullptr) continue;  // not restored: read past
+      auto& t = *found;
       if (next->kind == archive::item::namespace_end) {
         end(t);
         continue;
       }
       // Batches are per collection and sent when the data moves to another collection, so an
       // interleaved archive holds one collection's batch in memory at a time.
-      if (last != next->collection && last < targets.size() && targets[last].loader) {
-        targets[last].loader->flush();
+      if (last != next->collection && last < targets.size() && targets[last] &&
+          targets[last]->loader) {
+        targets[last]->loader->flush();
       }
       last = next->collection;
       const std::size_t index = t.index++;
-      if (t.job == nullptr) continue;
       begin(t);
       if (next->buckets) {
         if (!t.buckets_said) {
@@ -797,9 +840,9 @@ void run_archive_restore(context& ctx, const restore_options& o) {
     }
     // What came before the error goes in; a collection not ended is incomplete.
     for (auto& t : targets) {
-      if (t.job == nullptr || t.ended) continue;
-      if (t.loader) t.loader->flush();
-      t.job->failed = true;
+      if (!t || t->ended) continue;
+      if (t->loader) t->loader->flush();
+      t->job->failed = true;
     }
   }
   if (!fatal.empty()) {
@@ -811,10 +854,36 @@ void run_archive_restore(context& ctx, const restore_options& o) {
 
 }  // namespace
 
+write_refusal restore_write_refusal(std::string_view db, std::string_view coll,
+                                    const restore_filter& filter) {
+  if (auto problem = database_name_problem(db); !problem.empty()) {
+    return {write_refusal::bad_name, std::move(problem)};
+  }
+  if (auto problem = collection_name_problem(db, coll); !problem.empty()) {
+    return {write_refusal::bad_name, std::move(problem)};
+  }
+  if (!filter.users_and_roles && coll.starts_with("system.")) {
+    return {write_refusal::needs_users_and_roles,
+            "a system collection (users and roles among them): --restoreDbUsersAndRoles"};
+  }
+  // The server compares database names without regard to case: LOCAL would be local's.
+  const auto is = [&](std::string_view name) {
+    return db.size() == name.size() &&
+           std::equal(db.begin(), db.end(), name.begin(), [](char a, char b) {
+             return (a >= 'A' && a <= 'Z' ? a - 'A' + 'a' : a) == b;
+           });
+  };
+  if (!filter.local_and_config && (is("local") || is("config"))) {
+    return {write_refusal::needs_local_and_config,
+            "the local and config databases: --restoreLocalAndConfig"};
+  }
+  return {};
+}
+
 restore_plan plan_restore(const fs::path& dir, const restore_filter& filter,
                           const restore_target& target) {
   restore_plan plan;
-  std::ostringstream refused;
+  message_log refused;
   auto found = target.db.empty() ? find_jobs(dir, refused) : find_target_jobs(dir, target, refused);
   plan.refused = refused.str();
   if (!found) {
@@ -840,25 +909,13 @@ restore_plan plan_restore(const fs::path& dir, const restore_filter& filter,
         j->name = *n->get_string();
       }
     }
-    if (const auto problem = collection_name_problem(j->db, j->name); !problem.empty()) {
-      j->messages << "oid: " << quote(j->name) << " in " << j->db << " not restored: " << problem
-                  << '\n';
-      j->failed = true;
-    }
   }
-  // system.* collections (admin's users and roles among them) only when asked for.
-  std::erase_if(jobs, [&](const auto& j) {
-    if (filter.users_and_roles || j->failed || !j->name.starts_with("system.")) return false;
-    plan.left_out += "oid: mongo restore: " + j->db + '.' + j->name +
-                     " not restored (system collections, users and roles among them, need "
-                     "--restoreDbUsersAndRoles)\n";
-    return true;
-  });
-  // --nsInclude / --nsExclude on the DB.COLL of the dump, then --nsFrom/--nsTo.
-  std::erase_if(jobs, [&](const auto& j) { return !filter.selects(j->db + '.' + j->name); });
-  for (auto& j : jobs) {
-    if (!j->failed) rename_job(*j, target.renames);
-  }
+  // --nsInclude / --nsExclude on the DB.COLL of the dump, then --nsFrom/--nsTo, then the rules on
+  // where a restore may write, on the namespace it would write.
+  left_out_lists left_out;
+  std::erase_if(jobs,
+                [&](const auto& j) { return !place_job(*j, filter, target.renames, left_out); });
+  plan.left_out = left_out.text();
   return plan;
 }
 
@@ -1037,6 +1094,9 @@ void add_mongo_restore_command(CLI::App& mongo, context& ctx) {
   cmd->add_flag("--restoreDbUsersAndRoles", o->filter.users_and_roles,
                 "Also restore system.* collections (admin.system.users, admin.system.roles, ...): "
                 "they change who may log in and what they may do");
+  cmd->add_flag("--restoreLocalAndConfig", o->filter.local_and_config,
+                "Also restore into the local and config databases (the oplog, sessions, the "
+                "sharding catalogue), which dumps leave out");
   cmd->add_option("-j,--jobs,--numParallelCollections", o->jobs,
                   "Collections restored at once (default 4)")
       ->check(CLI::Range(1, 64));
