@@ -395,7 +395,12 @@ class two_mongoses {
  public:
   two_mongoses()
       : a_([this](peer& p, int) { serve(p, 0); }), b_([this](peer& p, int) { serve(p, 1); }) {}
-  std::string uri() const { return "mongodb://" + a_.address() + "," + b_.address() + "/"; }
+  // localThresholdMS wide enough that both mongoses stay in the latency window on a loaded
+  // machine, where one monitor's round trips can take 15 ms longer than the other's (the
+  // default window) and every unpinned operation would then go to the faster one.
+  std::string uri() const {
+    return "mongodb://" + a_.address() + "," + b_.address() + "/?localThresholdMS=10000";
+  }
   std::string address(int i) const { return i == 0 ? a_.address() : b_.address(); }
   // (mongos, command name) of every command but hello, in order.
   std::vector<std::pair<int, std::string>> seen() {
