@@ -897,20 +897,30 @@ result<std::vector<ns_renamer::piece>, std::string> parse_ns_pattern(std::string
 }
 
 // Matches `text` against `pieces` from piece `p` and byte `at`, each wildcard taking the shortest
-// text that lets the rest match; the wildcards' texts in `captures`, in order.
+// text that lets the rest match; the wildcards' texts in `captures`, in order. `failed` (one bit
+// per piece and position, all clear at first) remembers where the rest does not match, so that a
+// name from a dump is not tried in every split among many wildcards (exponential time).
 bool match_pieces(const std::vector<ns_renamer::piece>& pieces, std::size_t p,
-                  std::string_view text, std::size_t at, std::vector<std::string_view>& captures) {
+                  std::string_view text, std::size_t at, std::vector<std::string_view>& captures,
+                  std::vector<bool>& failed) {
   if (p == pieces.size()) return at == text.size();
+  const std::size_t memo = p * (text.size() + 1) + at;
+  if (failed[memo]) return false;
   const auto& piece = pieces[p];
   if (!piece.wildcard) {
-    if (text.substr(at, piece.text.size()) != piece.text) return false;
-    return match_pieces(pieces, p + 1, text, at + piece.text.size(), captures);
+    if (text.substr(at, piece.text.size()) == piece.text &&
+        match_pieces(pieces, p + 1, text, at + piece.text.size(), captures, failed)) {
+      return true;
+    }
+    failed[memo] = true;
+    return false;
   }
   for (std::size_t end = at; end <= text.size(); ++end) {
     captures.push_back(text.substr(at, end - at));
-    if (match_pieces(pieces, p + 1, text, end, captures)) return true;
+    if (match_pieces(pieces, p + 1, text, end, captures, failed)) return true;
     captures.pop_back();
   }
+  failed[memo] = true;
   return false;
 }
 
@@ -950,7 +960,8 @@ result<ns_renamer, std::string> ns_renamer::make(const std::vector<std::string>&
 std::string ns_renamer::rename(const std::string& ns) const {
   for (const auto& rule : rules_) {
     std::vector<std::string_view> captures;  // one per wildcard of --nsFrom, in order
-    if (!match_pieces(rule.from, 0, ns, 0, captures)) continue;
+    std::vector<bool> failed(rule.from.size() * (ns.size() + 1));
+    if (!match_pieces(rule.from, 0, ns, 0, captures, failed)) continue;
     // The capture of each '*' of --nsFrom, in order, and of each $name$.
     std::vector<std::string_view> stars;
     const auto named = [&](const std::string& name) {
