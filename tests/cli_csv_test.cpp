@@ -226,4 +226,21 @@ TEST(CliCsvTest, ANameNestedDeeperThanADocumentMayBeIsRefused) {
   }
 }
 
+// A BSON key cannot hold a NUL byte: a header with one is refused where it is, rather than
+// build() throwing (the builder refuses the key) and import stopping with "invalid key" and no
+// line (fuzz_csv found it).
+TEST(CliCsvTest, ANameWithANulByteIsRefused) {
+  for (const auto& [names, typed] : std::vector<std::pair<std::vector<std::string>, bool>>{
+           {{"a", std::string("b\0c", 3)}, false},
+           {{"a", std::string("b.c\0", 4)}, false},
+           {{"a.int32()", std::string("b\0.string()", 11)}, true}}) {
+    SCOPED_TRACE(names[1].size());
+    csv_columns columns;
+    auto r = columns.parse(names, typed);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().index, 1u);
+    EXPECT_EQ(r.error().message, "a NUL byte in a field name (BSON keys cannot hold one)");
+  }
+}
+
 }  // namespace
