@@ -150,7 +150,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string got = made->rename(ns);
     if (made->rename(ns) != got) fail("rename() is not deterministic", ns);
     std::string expected = ns;
-    for (const auto& [f, t] : rules) {
+    for (const auto& rule : rules) {
+      const auto& f = rule.first;  // not a structured binding: the lambda below captures it
+      const auto& t = rule.second;
       const auto captures = match(f, ns);
       if (!captures) continue;
       std::vector<std::string_view> star_captures;
