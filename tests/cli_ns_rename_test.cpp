@@ -79,6 +79,12 @@ TEST(NsRenameTest, ManyWildcardsAgainstALongNameEnd) {
   const std::string ns = "d." + std::string(250, '_');
   EXPECT_EQ(r.rename(ns), ns);  // no x: unchanged
   EXPECT_EQ(r.rename(ns + "x"), ns + "y");
+  // A long name full of the literal between two wildcards: each start of the second wildcard was
+  // tried against every end (time quadratic in the name's length).
+  const auto two = make({"$a$.$b$x"}, {"$b$.$a$y"});
+  const std::string dots(200000, '.');
+  EXPECT_EQ(two.rename(dots), dots);
+  EXPECT_EQ(two.rename(dots + "x"), dots.substr(1) + "." + "y");
 }
 
 }  // namespace
