@@ -5,6 +5,7 @@
 #include <oid/bson/builder.hpp>
 #include <oid/bson/json_reader.hpp>
 #include <oid/bson/json_writer.hpp>
+#include <oid/bson/validate.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -198,6 +199,47 @@ TEST(CliCsvTest, BadColumnNamesAreRefusedWithTheirIndex) {
     ASSERT_FALSE(r.has_value()) << c.message;
     EXPECT_EQ(r.error().index, c.index);
     EXPECT_EQ(r.error().message, c.message);
+  }
+}
+
+// A header someone else wrote: a name nested deeper than MongoDB's documents may be (100 levels)
+// is refused, rather than planned by a recursion as deep as the name is long (which a header of
+// "a.a.a..." over a few hundred kilobytes overflowed the stack with; fuzz_csv found it).
+TEST(CliCsvTest, ANameNestedDeeperThanADocumentMayBeIsRefused) {
+  const auto nested = [](std::size_t parts) {
+    std::string name = "a";
+    for (std::size_t i = 1; i < parts; ++i) name += ".a";
+    return name;
+  };
+  csv_columns columns;
+  ASSERT_TRUE(columns.parse({"x", nested(oid::cli::max_column_parts)}, false).has_value());
+  oid::bson::builder b;
+  ASSERT_TRUE(columns.build({"1", "2"}, b).has_value());
+  EXPECT_TRUE(oid::bson::validate(b.view().bytes()).has_value());
+  for (const std::size_t parts : {oid::cli::max_column_parts + 1, std::size_t{400000}}) {
+    SCOPED_TRACE(parts);
+    auto r = columns.parse({"x", nested(parts)}, false);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().index, 1u);
+    EXPECT_EQ(r.error().message,
+              "a name of more than 100 dotted parts (documents nest at most 100 deep)");
+  }
+}
+
+// A BSON key cannot hold a NUL byte: a header with one is refused where it is, rather than
+// build() throwing (the builder refuses the key) and import stopping with "invalid key" and no
+// line (fuzz_csv found it).
+TEST(CliCsvTest, ANameWithANulByteIsRefused) {
+  for (const auto& [names, typed] : std::vector<std::pair<std::vector<std::string>, bool>>{
+           {{"a", std::string("b\0c", 3)}, false},
+           {{"a", std::string("b.c\0", 4)}, false},
+           {{"a.int32()", std::string("b\0.string()", 11)}, true}}) {
+    SCOPED_TRACE(names[1].size());
+    csv_columns columns;
+    auto r = columns.parse(names, typed);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().index, 1u);
+    EXPECT_EQ(r.error().message, "a NUL byte in a field name (BSON keys cannot hold one)");
   }
 }
 

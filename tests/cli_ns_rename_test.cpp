@@ -70,4 +70,21 @@ TEST(NsRenameTest, BadPatternsAreRefusedSayingWhy) {
   refused({"a.$x$"}, {"b.$y$"}, "$y$ is not in its --nsFrom");
 }
 
+// The namespace comes from a dump someone else made. Matching tried every way of splitting it
+// among the wildcards, so a --nsFrom with eight of them against a 250-byte name that does not
+// match took longer than anyone waits (fuzz_ns_rename found it); a match is now one pass per
+// wildcard and position.
+TEST(NsRenameTest, ManyWildcardsAgainstALongNameEnd) {
+  const auto r = make({"*.*_*_*_*_*_*_*x"}, {"*.*_*_*_*_*_*_*y"});
+  const std::string ns = "d." + std::string(250, '_');
+  EXPECT_EQ(r.rename(ns), ns);  // no x: unchanged
+  EXPECT_EQ(r.rename(ns + "x"), ns + "y");
+  // A long name full of the literal between two wildcards: each start of the second wildcard was
+  // tried against every end (time quadratic in the name's length).
+  const auto two = make({"$a$.$b$x"}, {"$b$.$a$y"});
+  const std::string dots(200000, '.');
+  EXPECT_EQ(two.rename(dots), dots);
+  EXPECT_EQ(two.rename(dots + "x"), dots.substr(1) + "." + "y");
+}
+
 }  // namespace

@@ -476,6 +476,15 @@ result<void, column_error> csv_columns::parse(const std::vector<std::string>& na
     if (typed) {
       if (auto t = parse_type(c, field); !t) return column_error{std::move(t).error(), bad};
     }
+    if (field.find('\0') != std::string::npos) {
+      return column_error{"a NUL byte in a field name (BSON keys cannot hold one)", bad};
+    }
+    // Refused before plan(), whose recursion is as deep as the name has parts.
+    if (static_cast<std::size_t>(std::count(field.begin(), field.end(), '.')) >= max_column_parts) {
+      return column_error{"a name of more than " + std::to_string(max_column_parts) +
+                              " dotted parts (documents nest at most 100 deep)",
+                          bad};
+    }
     std::size_t start = 0;
     while (true) {
       const auto dot = std::min(field.find('.', start), field.size());

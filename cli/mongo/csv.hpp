@@ -105,6 +105,10 @@ struct column {
   std::vector<date_piece> layout;
 };
 
+/// The most dotted parts a column name may have ("a.b" has 2): MongoDB's documents nest at most
+/// 100 deep (bson::validate_options::max_depth).
+inline constexpr std::size_t max_column_parts = 100;
+
 /// A bad column name: what is wrong, and which name (0-based).
 struct column_error {
   std::string message;
@@ -117,8 +121,9 @@ struct column_error {
 class csv_columns {
  public:
   /// Reads the names (each NAME.TYPE(ARGUMENT) when `typed`). Errors: a name without a type
-  /// (typed), an unknown type or a wrong argument, an empty field name, a field named twice or
-  /// made both a value and a document.
+  /// (typed), an unknown type or a wrong argument, an empty field name, a NUL byte in a name, a
+  /// name of more than max_column_parts parts, a field named twice or made both a value and a
+  /// document.
   result<void, column_error> parse(const std::vector<std::string>& names, bool typed);
 
   std::size_t size() const noexcept { return columns_.size(); }

@@ -953,22 +953,43 @@ result<std::vector<ns_renamer::piece>, std::string> parse_ns_pattern(std::string
   return pieces;
 }
 
-// Matches `text` against `pieces` from piece `p` and byte `at`, each wildcard taking the shortest
-// text that lets the rest match; the wildcards' texts in `captures`, in order.
-bool match_pieces(const std::vector<ns_renamer::piece>& pieces, std::size_t p,
-                  std::string_view text, std::size_t at, std::vector<std::string_view>& captures) {
-  if (p == pieces.size()) return at == text.size();
-  const auto& piece = pieces[p];
-  if (!piece.wildcard) {
-    if (text.substr(at, piece.text.size()) != piece.text) return false;
-    return match_pieces(pieces, p + 1, text, at + piece.text.size(), captures);
+// Matches all of `text` against `pieces`, each wildcard taking the shortest text that lets the
+// rest match (earlier wildcards first); the wildcards' texts in `captures`, in order. In time
+// proportional to the pattern's length times the name's, whatever the name (it comes from a
+// dump): trying every split among the wildcards took exponential time.
+bool match_pieces(const std::vector<ns_renamer::piece>& pieces, std::string_view text,
+                  std::vector<std::string_view>& captures) {
+  // rest[p * (n + 1) + i]: pieces p.. match text[i..].
+  const std::size_t n = text.size();
+  std::vector<bool> rest((pieces.size() + 1) * (n + 1));
+  const auto at = [&](std::size_t p, std::size_t i) { return p * (n + 1) + i; };
+  rest[at(pieces.size(), n)] = true;
+  for (std::size_t p = pieces.size(); p-- > 0;) {
+    const auto& piece = pieces[p];
+    bool later = false;  // a wildcard matches from i when the rest matches from some j >= i
+    for (std::size_t i = n + 1; i-- > 0;) {
+      if (piece.wildcard) {
+        later = later || rest[at(p + 1, i)];
+        rest[at(p, i)] = later;
+      } else {
+        rest[at(p, i)] = text.substr(i, piece.text.size()) == piece.text &&
+                         rest[at(p + 1, i + piece.text.size())];
+      }
+    }
   }
-  for (std::size_t end = at; end <= text.size(); ++end) {
-    captures.push_back(text.substr(at, end - at));
-    if (match_pieces(pieces, p + 1, text, end, captures)) return true;
-    captures.pop_back();
+  if (!rest[at(0, 0)]) return false;
+  std::size_t i = 0;
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    if (!pieces[p].wildcard) {
+      i += pieces[p].text.size();
+      continue;
+    }
+    std::size_t end = i;
+    while (!rest[at(p + 1, end)]) ++end;  // the shortest: rest[at(p, i)] says there is one
+    captures.push_back(text.substr(i, end - i));
+    i = end;
   }
-  return false;
+  return true;
 }
 
 }  // namespace
@@ -1007,7 +1028,7 @@ result<ns_renamer, std::string> ns_renamer::make(const std::vector<std::string>&
 std::string ns_renamer::rename(const std::string& ns) const {
   for (const auto& rule : rules_) {
     std::vector<std::string_view> captures;  // one per wildcard of --nsFrom, in order
-    if (!match_pieces(rule.from, 0, ns, 0, captures)) continue;
+    if (!match_pieces(rule.from, ns, captures)) continue;
     // The capture of each '*' of --nsFrom, in order, and of each $name$.
     std::vector<std::string_view> stars;
     const auto named = [&](const std::string& name) {
