@@ -20,6 +20,7 @@
 
 #include "mongo/connect.hpp"
 #include "support/run_cli.hpp"
+#include "support/scratch.hpp"
 #include "support/script_server.hpp"
 
 namespace {
@@ -294,6 +295,20 @@ TEST(CliTimeLimitsTest, WritesToAServerThatStopsAnsweringStall) {
     EXPECT_NE(r.err.find("the transfer stalled: no progress for 500ms"), std::string::npos)
         << r.err;
   }
+  // restore from a dump directory: its batch stalls the same way, and says so.
+  const std::string dump = oid::testing::scratch_path("stall-dump");
+  std::filesystem::create_directories(dump + "/d");
+  ::chmod(dump.c_str(), 0700);
+  builder doc;
+  doc.append_int32("a", 1);
+  const auto bytes = doc.view().bytes();
+  std::ofstream(dump + "/d/c.bson", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  const auto restore = run_cli({"mongo", "restore", server.uri(), dump, "--stallTimeout", "500ms"});
+  EXPECT_EQ(restore.status, 1) << restore.err;
+  EXPECT_NE(restore.err.find("the transfer stalled: no progress for 500ms"), std::string::npos)
+      << restore.err;
 }
 
 // A slow transfer that keeps moving is not a stall: it takes longer than the limit in all, but

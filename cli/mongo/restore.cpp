@@ -343,10 +343,11 @@ struct batch_places {
 };
 
 // The report of each batch into `j`: what went in, and each refused document with `where` (the
-// file, or the archive and namespace), its index and offset.
-batch_loader::report_fn batch_reporter(restore_job& j, const std::string& where,
+// file, or the archive and namespace), its index and offset; a batch that ran out of the
+// command's time limit says which limit and its flag (`ctx`).
+batch_loader::report_fn batch_reporter(const context& ctx, restore_job& j, const std::string& where,
                                        batch_places& places, progress_line& bar) {
-  return [&j, where, &places, &bar](const loaded_batch& b) {
+  return [&ctx, &j, where, &places, &bar](const loaded_batch& b) {
     const auto& offsets = places.offsets;
     const auto& indexes = places.indexes;
     bar.add(b.documents.size(), b.bytes);
@@ -354,7 +355,7 @@ batch_loader::report_fn batch_reporter(restore_job& j, const std::string& where,
     if (b.failed == nullptr && b.refused.empty()) j.bytes += b.bytes;
     if (b.failed != nullptr) {
       j.messages << "oid: " << where << ": inserting documents " << indexes.front() << " to "
-                 << indexes.back() << ": " << b.failed->message << '\n';
+                 << indexes.back() << ": " << with_time_hint(ctx, *b.failed) << '\n';
     }
     for (const auto& r : b.refused) {
       j.messages << "oid: " << where << ": document " << indexes[r.index] << " (offset "
@@ -373,8 +374,8 @@ batch_loader::report_fn batch_reporter(restore_job& j, const std::string& where,
 
 // Inserts the documents of j.data in batches; reports each refused document and the place where
 // the file cannot be read on. False when the file stopped early.
-bool restore_documents(mongo::collection& coll, const restore_options& o, restore_job& j,
-                       progress_line& bar) {
+bool restore_documents(const context& ctx, mongo::collection& coll, const restore_options& o,
+                       restore_job& j, progress_line& bar) {
   source_buf buf;
   if (!buf.open(j.data)) {
     j.messages << "oid: " << buf.error() << '\n';
@@ -384,7 +385,7 @@ bool restore_documents(mongo::collection& coll, const restore_options& o, restor
   bson::stream_reader reader(in);
   const std::string file = j.data.string();
   batch_places places;
-  batch_loader loader(coll, loader_settings(o), batch_reporter(j, file, places, bar));
+  batch_loader loader(coll, loader_settings(o), batch_reporter(ctx, j, file, places, bar));
   auto& offsets = places.offsets;
   auto& indexes = places.indexes;
 
@@ -484,8 +485,8 @@ bool prepare_collection(mongo::client& client, const restore_options& o, restore
   return true;
 }
 
-void restore_one(mongo::client& client, const restore_options& o, restore_job& j,
-                 progress_line& bar) {
+void restore_one(const context& ctx, mongo::client& client, const restore_options& o,
+                 restore_job& j, progress_line& bar) {
   if (j.failed) return;  // its metadata or its name was refused (said in j.messages)
   const auto& metadata = j.meta;
   const auto meta = metadata ? metadata->view() : bson::document_view();
@@ -494,7 +495,7 @@ void restore_one(mongo::client& client, const restore_options& o, restore_job& j
   auto coll = client.collection(j.db, j.name);
   if (!prepare_collection(client, o, j)) return;
   if (view) return;
-  if (!j.data.empty() && !restore_documents(coll, o, j, bar)) j.failed = true;
+  if (!j.data.empty() && !restore_documents(ctx, coll, o, j, bar)) j.failed = true;
   if (!o.no_index_restore && metadata && !restore_indexes(coll, j, meta)) j.failed = true;
 }
 
@@ -639,7 +640,7 @@ void run_restore(context& ctx, restore_options o) {
     }
     progress_line bar(ctx, o.quiet, total);
     run_parallel(jobs.size(), o.jobs,
-                 [&](std::size_t i) { restore_one(*client, o, *jobs[i], bar); });
+                 [&](std::size_t i) { restore_one(ctx, *client, o, *jobs[i], bar); });
   }
 
   report_jobs(ctx, o, jobs, start);
@@ -759,7 +760,7 @@ void run_archive_restore(context& ctx, const restore_options& o) {
       const auto type = meta.find("type");
       if (type && type->get_string().value_or("") == "view") return;
       t.loader.emplace(client->collection(j.db, j.name), loader_settings(o),
-                       batch_reporter(j, name + ": " + j.db + '.' + j.name, t.places, bar));
+                       batch_reporter(ctx, j, name + ": " + j.db + '.' + j.name, t.places, bar));
     };
     const auto end = [&](archive_target& t) {
       t.ended = true;
