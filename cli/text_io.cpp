@@ -86,6 +86,9 @@ void output_buffer::write(std::string_view s) {
 void output_buffer::flush() {
   if (size_ > 0) out_.write(buf_.data(), static_cast<std::streamsize>(size_));
   size_ = 0;
+  // On to the file or terminal now: std::cout keeps its own buffer (main turns off stdio's
+  // sync), and `find --tail` and `topology --watch` show each document or event as it comes.
+  out_.flush();
 }
 
 std::string quote(std::string_view input) {

@@ -52,6 +52,7 @@ class output_buffer {
   void commit(std::size_t n) { size_ += n; }
   void write(std::string_view s);
   void put(char c) { write(std::string_view(&c, 1)); }
+  /// Writes what is held and flushes the stream.
   void flush();
 
   static constexpr std::size_t capacity = 1 << 16;
@@ -117,7 +118,7 @@ class document_output {
   /// Whole lines oid wrote, each ending in a newline, around a file's names already printable()
   /// (bson dump --type debug); on a terminal made printable() again, their newlines kept.
   void lines(std::string_view text);
-  /// Writes what is held to the stream.
+  /// Writes what is held to the stream and flushes it: it shows now.
   void flush() { buffer_.flush(); }
   /// True when the output is escaped (standard output, and a terminal).
   bool escaped() const noexcept { return escape_; }

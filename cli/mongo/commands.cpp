@@ -321,6 +321,11 @@ void run_topology_watch(context& ctx, const std::string& uri_text, bool json, bo
       ::sigwait(&stop_signals, &received);
     }
   }
+  // A second signal that came while the client closed (timeout(1) signals the command, then its
+  // process group) is taken here: unblocked, it would end the process before its exit status.
+  const timespec no_wait{};
+  while (::sigtimedwait(&stop_signals, nullptr, &no_wait) > 0) {
+  }
   ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 
