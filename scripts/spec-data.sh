@@ -41,7 +41,7 @@ godriver_url=https://proxy.golang.org/go.mongodb.org/mongo-driver/@v/$godriver_v
 
 dest=${OID_SPEC_DATA_DIR:-$root/build/spec-data}
 # The layout number changes when the list of suites below does, so that a cached copy is redone.
-stamp="layout 3, pymongo $pymongo_version $pymongo_sha256, mongo-driver $godriver_version $godriver_sha256"
+stamp="layout 4, pymongo $pymongo_version $pymongo_sha256, mongo-driver $godriver_version $godriver_sha256"
 
 die() {
   echo "spec-data.sh: $*" >&2
@@ -125,6 +125,18 @@ pymongo = {
     "load-balancer": ("load_balancer", False),
     "causal-consistency": ("causal_consistency", False),
     "read-write-concern": ("read_write_concern", True),
+    "auth-unified": ("auth/unified", False),
+    "client-backpressure": ("client-backpressure", False),
+    "client-side-encryption": ("client-side-encryption/spec/unified", False),
+    "command-logging": ("command_logging", False),
+    "connection-logging": ("connection_logging", False),
+    "sdam-unified": ("discovery_and_monitoring/unified", False),
+    "handshake": ("handshake/unified", False),
+    "server-selection-logging": ("server_selection_logging", False),
+    "versioned-api": ("versioned-api", False),
+    "data-lake": ("data_lake/unified", False),
+    # BSON's binary vector subtype (9): JSON tests of their own, not in the unified format.
+    "bson-binary-vector": ("bson_binary_vector", False),
 }
 go = {  # gzipped directories of the module
     "driverbench/single_and_multi_document": "testdata/single_and_multi_document",
