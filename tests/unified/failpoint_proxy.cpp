@@ -396,6 +396,43 @@ bool is_plain_write(std::string_view name) {
          name == "findandmodify";
 }
 
+// `body` without readConcern.afterClusterTime, and without readConcern when nothing else is in
+// it; nullopt when its readConcern has no afterClusterTime.
+std::optional<document> without_after_cluster_time(document_view body) {
+  const auto rc = body.find("readConcern");
+  if (!rc) return std::nullopt;
+  const auto concern = rc->get_document();
+  if (!concern || !concern->contains("afterClusterTime")) return std::nullopt;
+  builder b(body.size());
+  for (const element& e : body) {
+    if (e.key() != "readConcern") {
+      b.append_element(e);
+      continue;
+    }
+    const bool more = std::any_of(concern->begin(), concern->end(),
+                                  [](const element& f) { return f.key() != "afterClusterTime"; });
+    if (!more) continue;
+    b.open_document("readConcern");
+    for (const element& f : *concern) {
+      if (f.key() != "afterClusterTime") b.append_element(f);
+    }
+    b.close();
+  }
+  return std::move(b).extract();
+}
+
+// True for a reply with ok: 1.
+bool reply_ok(document_view reply) {
+  const auto ok = reply.find("ok");
+  return ok && boolean(*ok).value_or(false);
+}
+
+// An integer field of a reply, 0 when absent.
+std::int64_t count_field(document_view reply, std::string_view key) {
+  const auto e = reply.find(key);
+  return e ? integral(*e).value_or(0) : 0;
+}
+
 bool is_hello(std::string_view name) {
   return name == "hello" || name == "isMaster" || name == "ismaster";
 }
@@ -411,9 +448,11 @@ bool same_command(std::string_view a, std::string_view b) {
   return alias(a) == alias(b);
 }
 
-// ---- The fail point ------------------------------------------------------------------------
+// ---- The fail points -----------------------------------------------------------------------
 
-// What failCommand's `data` asks for, checked.
+// What a fail point's `data` asks for, checked. failCommand uses every field but
+// fail_before_commit; onPrimaryTransactionalWrite close_connection and fail_before_commit;
+// failGetMoreAfterCursorCheckout error_code and app_name.
 struct fail_action {
   std::vector<std::string> commands;
   bool all_commands = false;
@@ -423,13 +462,17 @@ struct fail_action {
   std::optional<std::int32_t> error_code;
   std::optional<std::vector<std::string>> error_labels;
   std::optional<document> write_concern_error;
+  std::optional<std::int32_t> fail_before_commit;  // failBeforeCommitExceptionCode
 
   bool has_effect() const {
     return block_ms || close_connection || error_code || write_concern_error;
   }
+  bool app_matches(const std::optional<std::string>& client_app) const {
+    return !app_name || (client_app && *client_app == *app_name);
+  }
   bool matches(std::string_view command, const std::optional<std::string>& client_app) const {
     if (command == "configureFailPoint") return false;
-    if (app_name && (!client_app || *client_app != *app_name)) return false;
+    if (!app_matches(client_app)) return false;
     if (all_commands) return true;
     return std::any_of(commands.begin(), commands.end(),
                        [&](const std::string& c) { return same_command(c, command); });
@@ -447,7 +490,17 @@ struct fail_action {
   }
 };
 
-// `data` checked into an action, or the sentence that refuses it.
+// An error code given as a 32-bit integer.
+std::optional<std::int32_t> code_value(const element& e) {
+  const auto v = integral(e);
+  if (!v || *v < std::numeric_limits<std::int32_t>::min() ||
+      *v > std::numeric_limits<std::int32_t>::max()) {
+    return std::nullopt;
+  }
+  return static_cast<std::int32_t>(*v);
+}
+
+// failCommand's `data` checked into an action, or the sentence that refuses it.
 std::optional<fail_action> parse_data(document_view data, std::string& why) {
   fail_action a;
   bool block = false;
@@ -485,12 +538,9 @@ std::optional<fail_action> parse_data(document_view data, std::string& why) {
       if (!v) return refuse("must be a boolean");
       a.close_connection = *v;
     } else if (key == "errorCode") {
-      const auto v = integral(e);
-      if (!v || *v < std::numeric_limits<std::int32_t>::min() ||
-          *v > std::numeric_limits<std::int32_t>::max()) {
-        return refuse("must be an integer error code (32 bits)");
-      }
-      a.error_code = static_cast<std::int32_t>(*v);
+      const auto v = code_value(e);
+      if (!v) return refuse("must be an integer error code (32 bits)");
+      a.error_code = *v;
     } else if (key == "errorLabels") {
       auto labels = strings(e);
       if (!labels) return refuse("must be an array of strings");
@@ -519,31 +569,157 @@ std::optional<fail_action> parse_data(document_view data, std::string& why) {
   return a;
 }
 
-// failCommand: one for the whole proxy, shared by the connections' threads.
+// onPrimaryTransactionalWrite's `data`: closeConnection (default true) and
+// failBeforeCommitExceptionCode, the two the server reads.
+std::optional<fail_action> parse_transactional_write_data(document_view data, std::string& why) {
+  fail_action a;
+  a.close_connection = true;
+  for (const element& e : data) {
+    const std::string_view key = e.key();
+    const auto refuse = [&](std::string_view what) {
+      why = "configureFailPoint: data." + std::string(key) + " " + std::string(what);
+      return std::nullopt;
+    };
+    if (key == "closeConnection") {
+      const auto v = boolean(e);
+      if (!v) return refuse("must be a boolean");
+      a.close_connection = *v;
+    } else if (key == "failBeforeCommitExceptionCode") {
+      const auto v = code_value(e);
+      if (!v) return refuse("must be an integer error code (32 bits)");
+      a.fail_before_commit = *v;
+    } else {
+      return refuse(
+          "is not a field of onPrimaryTransactionalWrite's data (closeConnection, "
+          "failBeforeCommitExceptionCode)");
+    }
+  }
+  return a;
+}
+
+// failGetMoreAfterCursorCheckout's `data`: errorCode (default InternalError, 1) and the fields of
+// failCommand's that decide whether it applies to a client (appName; failCommands, which the
+// server replaces by getMore). closeConnection is taken and, as by the server, ignored.
+std::optional<fail_action> parse_get_more_data(document_view data, std::string& why) {
+  fail_action a;
+  a.error_code = 1;
+  for (const element& e : data) {
+    const std::string_view key = e.key();
+    const auto refuse = [&](std::string_view what) {
+      why = "configureFailPoint: data." + std::string(key) + " " + std::string(what);
+      return std::nullopt;
+    };
+    if (key == "errorCode") {
+      const auto v = code_value(e);
+      if (!v) return refuse("must be an integer error code (32 bits)");
+      a.error_code = *v;
+    } else if (key == "appName") {
+      const auto v = e.get_string();
+      if (!v) return refuse("must be a string");
+      a.app_name = std::string(*v);
+    } else if (key == "failCommands") {
+      if (!strings(e)) return refuse("must be an array of command names");
+    } else if (key == "closeConnection" || key == "failInternalCommands" ||
+               key == "failLocalClients") {
+      if (!boolean(e)) return refuse("must be a boolean");
+    } else if (key == "threadName" || key == "namespace") {
+      return refuse("is not supported by oid_failpoint_proxy");
+    } else {
+      return refuse("is not a field of failGetMoreAfterCursorCheckout's data (errorCode, appName)");
+    }
+  }
+  return a;
+}
+
+// One fail point's mode and action, shared by the connections' threads.
 class fail_point {
  public:
+  enum class mode { off, always_on, times, skip };
+
+  // Sets the mode (times: fire N times, then off; skip: let N through, then always on) and the
+  // action; returns how often it fired so far.
+  std::int64_t set(mode m, std::int64_t n, std::shared_ptr<const fail_action> action) {
+    const std::lock_guard lock(mutex_);
+    if (m == mode::times && n == 0) m = mode::off;  // fires no time at all
+    mode_ = m;
+    remaining_ = n;
+    action_ = m == mode::off ? nullptr : std::move(action);
+    return entered_;
+  }
+
+  bool active() {
+    const std::lock_guard lock(mutex_);
+    return mode_ != mode::off && action_;
+  }
+
+  // The action when the fail point fires for a point of evaluation `applies` accepts (it is
+  // called, under the fail point's lock, only when the fail point is on); null when it does not.
+  // Counts the firing (times, skip, count), as the server counts only what passed its filter.
+  template <typename F>
+  std::shared_ptr<const fail_action> fire(F&& applies) {
+    const std::lock_guard lock(mutex_);
+    if (mode_ == mode::off || !action_ || !applies(*action_)) return nullptr;
+    if (mode_ == mode::skip && remaining_ > 0) {
+      --remaining_;
+      return nullptr;
+    }
+    auto action = action_;
+    if (mode_ == mode::times && --remaining_ <= 0) {
+      mode_ = mode::off;
+      action_ = nullptr;
+    }
+    ++entered_;
+    return action;
+  }
+
+ private:
+  std::mutex mutex_;
+  mode mode_ = mode::off;
+  std::int64_t remaining_ = 0;  // times: firings left; skip: evaluations still to let through
+  std::shared_ptr<const fail_action> action_;
+  std::int64_t entered_ = 0;
+};
+
+// The fail points the proxy implements, one of each for the whole proxy (all connections).
+struct fail_points {
+  fail_point command;        // failCommand
+  fail_point transactional;  // onPrimaryTransactionalWrite
+  fail_point get_more;       // failGetMoreAfterCursorCheckout
+
   // Answers configureFailPoint (`command` is its body); a refused command changes nothing.
-  document configure(document_view command) {
-    const auto first = command.begin();
-    const auto name = first == command.end() ? oid::result<std::string_view>(std::string_view{})
-                                             : first->get_string();
+  document configure(document_view body) {
+    const auto first = body.begin();
+    const auto name = first == body.end() ? oid::result<std::string_view>(std::string_view{})
+                                          : first->get_string();
     if (!name) {
       return error_reply(bad_value, "configureFailPoint: the fail point's name must be a string");
     }
-    if (*name != "failCommand") {
+    fail_point* target = nullptr;
+    std::optional<fail_action> (*parse)(document_view, std::string&) = nullptr;
+    if (*name == "failCommand") {
+      target = &command;
+      parse = parse_data;
+    } else if (*name == "onPrimaryTransactionalWrite") {
+      target = &transactional;
+      parse = parse_transactional_write_data;
+    } else if (*name == "failGetMoreAfterCursorCheckout") {
+      target = &get_more;
+      parse = parse_get_more_data;
+    } else {
       return error_reply(bad_value, "configureFailPoint: fail point '" + std::string(*name) +
                                         "' is not supported by oid_failpoint_proxy (it "
-                                        "implements failCommand only)");
+                                        "implements failCommand, onPrimaryTransactionalWrite "
+                                        "and failGetMoreAfterCursorCheckout)");
     }
-    const auto mode_field = command.find("mode");
+    const auto mode_field = body.find("mode");
     if (!mode_field) return error_reply(bad_value, "configureFailPoint: mode is missing");
-    mode parsed = mode::off;
+    fail_point::mode parsed = fail_point::mode::off;
     std::int64_t n = 0;
     if (const auto s = mode_field->get_string()) {
       if (*s == "off") {
-        parsed = mode::off;
+        parsed = fail_point::mode::off;
       } else if (*s == "alwaysOn") {
-        parsed = mode::always_on;
+        parsed = fail_point::mode::always_on;
       } else {
         return error_reply(bad_value, "configureFailPoint: mode '" + std::string(*s) +
                                           "' is not off, alwaysOn, {times: N} or {skip: N}");
@@ -557,9 +733,9 @@ class fail_point {
       }
       const auto count = integral(*it);
       if (it->key() == "times") {
-        parsed = mode::times;
+        parsed = fail_point::mode::times;
       } else if (it->key() == "skip") {
-        parsed = mode::skip;
+        parsed = fail_point::mode::skip;
       } else if (it->key() == "activationProbability") {
         return error_reply(bad_value,
                            "configureFailPoint: mode activationProbability is not supported "
@@ -579,61 +755,23 @@ class fail_point {
                          "{skip: N}");
     }
     std::shared_ptr<const fail_action> action;
-    if (parsed != mode::off) {
+    if (parsed != fail_point::mode::off) {
       document_view data;
-      if (const auto d = command.find("data")) {
+      if (const auto d = body.find("data")) {
         const auto v = d->get_document();
         if (!v) return error_reply(bad_value, "configureFailPoint: data must be a document");
         data = *v;
       }
       std::string why;
-      auto a = parse_data(data, why);
+      auto a = parse(data, why);
       if (!a) return error_reply(bad_value, why);
       action = std::make_shared<const fail_action>(std::move(*a));
-      if (parsed == mode::times && n == 0) parsed = mode::off;  // fires no time at all
     }
-    std::int64_t count = 0;
-    {
-      const std::lock_guard lock(mutex_);
-      mode_ = parsed;
-      remaining_ = n;
-      action_ = parsed == mode::off ? nullptr : std::move(action);
-      count = entered_;
-    }
+    const std::int64_t count = target->set(parsed, n, std::move(action));
     builder b;
     b.append_int64("count", count).append_double("ok", 1.0);
     return std::move(b).extract();
   }
-
-  // The action when the fail point fires for `command` on a connection whose handshake gave
-  // `app_name`; null when it does not. Counts the firing (times, skip, count).
-  std::shared_ptr<const fail_action> fire(std::string_view command,
-                                          const std::optional<std::string>& app_name) {
-    const std::lock_guard lock(mutex_);
-    if (mode_ == mode::off || !action_ || !action_->has_effect() ||
-        !action_->matches(command, app_name)) {
-      return nullptr;
-    }
-    if (mode_ == mode::skip && remaining_ > 0) {
-      --remaining_;
-      return nullptr;
-    }
-    auto action = action_;
-    if (mode_ == mode::times && --remaining_ <= 0) {
-      mode_ = mode::off;
-      action_ = nullptr;
-    }
-    ++entered_;
-    return action;
-  }
-
- private:
-  enum class mode { off, always_on, times, skip };
-  std::mutex mutex_;
-  mode mode_ = mode::off;
-  std::int64_t remaining_ = 0;  // times: firings left; skip: matches still to let through
-  std::shared_ptr<const fail_action> action_;
-  std::int64_t entered_ = 0;
 };
 
 // ---- Retryable writes ----------------------------------------------------------------------
@@ -667,36 +805,65 @@ bool write_applied(document_view reply) {
 }
 
 // FerretDB ignores txnNumber: a write the client retries (after a write concern error the proxy
-// added to a write the server had applied) would be applied twice. A server keeps each retryable
-// write's outcome by session and transaction number and answers a repeat with it; so does the
-// proxy, for the writes it forwarded and the server applied, whatever connection the repeat
-// comes on. The oldest are forgotten past 10,000.
+// added to a write the server had applied, or a connection onPrimaryTransactionalWrite closed
+// after the write) would be applied twice. A server keeps each retryable write's outcome by
+// session, transaction number and statement, and answers a repeat with it; so does the proxy,
+// for the writes it forwarded and the server applied, whatever connection the repeat comes on:
+// the whole reply of a command forwarded as one, or the outcome of each statement of a command
+// it ran statement by statement (see session::statement_write). The oldest are forgotten past
+// 10,000 commands.
 class transaction_table {
  public:
-  // The reply to the write `key` names, when it was `command` and was applied.
+  // The reply to the write `key` names, when it was `command` and was applied as one.
   std::optional<document> find(const std::string& key, std::string_view command) {
     const std::lock_guard lock(mutex_);
     const auto it = writes_.find(key);
     if (it == writes_.end() || !same_command(it->second.command, command)) return std::nullopt;
     return it->second.reply;
   }
+  // The outcomes of the statements of `key` the server applied, by index in the command; empty
+  // when none (or it was another command).
+  std::map<std::size_t, document> statements(const std::string& key, std::string_view command) {
+    const std::lock_guard lock(mutex_);
+    const auto it = writes_.find(key);
+    if (it == writes_.end() || !same_command(it->second.command, command)) return {};
+    return it->second.statements;
+  }
   void store(const std::string& key, std::string command, document reply) {
     const std::lock_guard lock(mutex_);
-    if (writes_.size() >= capacity && !order_.empty()) {
-      writes_.erase(order_.front());
-      order_.pop_front();
-    }
-    if (writes_.insert_or_assign(key, entry{std::move(command), std::move(reply)}).second) {
-      order_.push_back(key);
-    }
+    at(key, std::move(command)).reply = std::move(reply);
+  }
+  void store_statement(const std::string& key, std::string command, std::size_t index,
+                       document outcome) {
+    const std::lock_guard lock(mutex_);
+    at(key, std::move(command)).statements.insert_or_assign(index, std::move(outcome));
   }
 
  private:
   static constexpr std::size_t capacity = 10'000;
   struct entry {
     std::string command;
-    document reply;
+    std::optional<document> reply;
+    std::map<std::size_t, document> statements;
   };
+
+  // The entry of `key` for `command` (a new one, replacing one of another command); with the
+  // lock held.
+  entry& at(const std::string& key, std::string command) {
+    auto it = writes_.find(key);
+    if (it != writes_.end()) {
+      if (!same_command(it->second.command, command))
+        it->second = entry{std::move(command), {}, {}};
+      return it->second;
+    }
+    if (writes_.size() >= capacity && !order_.empty()) {
+      writes_.erase(order_.front());
+      order_.pop_front();
+    }
+    order_.push_back(key);
+    return writes_.emplace(key, entry{std::move(command), {}, {}}).first->second;
+  }
+
   std::mutex mutex_;
   std::unordered_map<std::string, entry> writes_;
   std::deque<std::string> order_;  // keys, oldest first
@@ -961,7 +1128,7 @@ struct proxy_state {
   endpoint upstream;
   std::string address;  // the proxy's own HOST:PORT, put in hello replies
   int stop_fd = -1;     // an eventfd: readable once the proxy is stopping
-  fail_point failpoint;
+  fail_points failpoints;
   transaction_table transactions;
   std::unique_ptr<transaction_emulator> emulated;  // made once `upstream` is known
   // The logical clock of operationTime and $clusterTime on a replica set's replies: the
@@ -1200,14 +1367,7 @@ class session {
       }
       in.start += size;
     }
-    // Keep the unread tail at the front, so that the buffer holds at most one message and a read.
-    if (in.start == in.bytes.size()) {
-      in.bytes.clear();
-      in.start = 0;
-    } else if (in.start > 0) {
-      in.bytes.erase(in.bytes.begin(), in.bytes.begin() + static_cast<std::ptrdiff_t>(in.start));
-      in.start = 0;
-    }
+    compact(in);
     return step::keep;
   }
 
@@ -1228,7 +1388,7 @@ class session {
     if (name == "configureFailPoint") {
       const document reply =
           string_field(body, "$db") == "admin"
-              ? proxy_.failpoint.configure(body)
+              ? proxy_.failpoints.configure(body)
               : error_reply(unauthorized,
                             "configureFailPoint may only be run against the admin database");
       if (!reply_expected) return step::keep;
@@ -1259,7 +1419,8 @@ class session {
       }
     }
 
-    const auto action = proxy_.failpoint.fire(name, app_name_);
+    const auto action = proxy_.failpoints.command.fire(
+        [&](const fail_action& a) { return a.has_effect() && a.matches(name, app_name_); });
     const bool retryable_write = in_retryable_write(body, name);
     if (action) {
       if (action->block_ms && !pause(*action->block_ms)) return step::close;
@@ -1275,9 +1436,24 @@ class session {
         return send_reply(msg->request_id, reply.view()) ? step::keep : step::close;
       }
     }
+    if (name == "getMore" && reply_expected) {
+      const auto failed = get_more_failure(body);
+      if (failed.close) return step::close;
+      if (failed.reply) {
+        return send_reply(msg->request_id, failed.reply->view()) ? step::keep : step::close;
+      }
+    }
     if (body.contains("autocommit")) {
       return transaction_message(*msg, name, action, retryable_write, reply_expected);
     }
+    // A write of a causally consistent session carries readConcern {afterClusterTime}, from the
+    // proxy's own logical clock, which FerretDB refuses ("unknown field", as it refuses any
+    // readConcern on a write): it goes without afterClusterTime, and without readConcern when
+    // nothing else is in it. Anything else in it goes on, for FerretDB to refuse as MongoDB
+    // refuses it (level snapshot on a write).
+    std::optional<document> without_after;
+    if (is_plain_write(name)) without_after = without_after_cluster_time(body);
+    const document_view upstream_body = without_after ? without_after->view() : body;
     const bool hello = is_hello(name);
     const bool write_concern = action && action->write_concern_error;
     const auto write_key = reply_expected ? retryable_write_key(body, name) : std::nullopt;
@@ -1288,6 +1464,11 @@ class session {
           applied = rewrite(applied->view(), pending{false, action, retryable_write, {}, {}, {}});
         }
         return send_reply(msg->request_id, applied->view()) ? step::keep : step::close;
+      }
+      if (is_plain_write(name) && (proxy_.failpoints.transactional.active() ||
+                                   !proxy_.transactions.statements(*write_key, name).empty())) {
+        return statement_write(*msg, upstream_body, name, *write_key,
+                               write_concern ? action : nullptr, retryable_write);
       }
     }
     if (reply_expected && (hello || write_concern || write_key)) {
@@ -1300,17 +1481,476 @@ class session {
           hello, write_concern ? action : nullptr, retryable_write, write_key.value_or(""), name,
           {}};
     }
-    if (is_plain_write(name) && body.contains("readConcern")) {
-      // A write of a causally consistent session carries readConcern {afterClusterTime}, which
-      // MongoDB takes and FerretDB refuses ("unknown field"): it goes without.
+    if (without_after) return send_with_body(*msg, upstream_body, upstream_.get(), "upstream");
+    return send_all(upstream_.get(), bytes, "upstream") ? step::keep : step::close;
+  }
+
+  // Drops the handled messages at the front of `in`, so that the buffer holds at most one
+  // message and a read.
+  static void compact(inbox& in) {
+    if (in.start == in.bytes.size()) {
+      in.bytes.clear();
+      in.start = 0;
+    } else if (in.start > 0) {
+      in.bytes.erase(in.bytes.begin(), in.bytes.begin() + static_cast<std::ptrdiff_t>(in.start));
+      in.start = 0;
+    }
+  }
+
+  // Sends `body` to the upstream as a request of the proxy's own and returns the body of its
+  // reply; whatever else the upstream sends meanwhile goes on to the client as usual. nullopt
+  // (logged) when the connection fails or the proxy stops.
+  std::optional<document> call_upstream(document_view body) {
+    mongo::op_msg request;
+    request.request_id = next_upstream_request_id_;
+    next_upstream_request_id_ =
+        next_upstream_request_id_ == std::numeric_limits<std::int32_t>::max()
+            ? own_request_ids
+            : next_upstream_request_id_ + 1;
+    request.body = body;
+    const auto encoded = mongo::encode_op_msg(request);
+    if (!encoded) {
+      log(peer_ + ": cannot encode a command for the upstream: " + encoded.error().message());
+      return std::nullopt;
+    }
+    if (!send_all(upstream_.get(), *encoded, "upstream")) return std::nullopt;
+    inbox& in = from_upstream_;
+    while (true) {
+      while (in.bytes.size() - in.start >= mongo::message_header_size) {
+        const std::span<const std::uint8_t> rest(in.bytes.data() + in.start,
+                                                 in.bytes.size() - in.start);
+        const auto header = mongo::decode_header(rest, limits());
+        if (!header) {
+          log(peer_ + ": the upstream sent a message header the proxy refuses (" +
+              header.error().message() + "); closed");
+          return std::nullopt;
+        }
+        const auto size = static_cast<std::size_t>(header->message_length);
+        if (rest.size() < size) break;
+        const auto message = rest.first(size);
+        if (header->op_code == mongo::op_msg_opcode && header->response_to == request.request_id) {
+          const auto msg = mongo::decode_op_msg(message, limits());
+          if (!msg) {
+            log(peer_ + ": the upstream answered the proxy with an OP_MSG it cannot read (" +
+                msg.error().message() + "); closed");
+            return std::nullopt;
+          }
+          document reply(msg->body);
+          in.start += size;
+          compact(in);
+          return reply;
+        }
+        if (from_upstream_message(message, header->op_code) == step::close) return std::nullopt;
+        in.start += size;
+      }
+      compact(in);
+      if (!wait_for(upstream_.get(), POLLIN) ||
+          !receive(upstream_.get(), from_upstream_, "upstream")) {
+        return std::nullopt;
+      }
+    }
+  }
+
+  // What failGetMoreAfterCursorCheckout makes of a getMore: when it fires, the server's error
+  // (the cursor killed first, as the server deletes a cursor whose getMore failed after its
+  // checkout); no reply when it does not. As the server's, it applies only once the cursor is
+  // checked out, i.e. to a cursor the server has: the proxy's killCursors finds out, and a cursor
+  // the server does not know is the server's to answer (CursorNotFound). `close` when the
+  // upstream connection failed.
+  struct get_more_outcome {
+    bool close = false;
+    std::optional<document> reply;
+  };
+  get_more_outcome get_more_failure(document_view body) {
+    get_more_outcome out;
+    if (!proxy_.failpoints.get_more.active()) return out;
+    const auto id_field = body.find("getMore");
+    const auto id = id_field ? integral(*id_field) : std::nullopt;
+    const std::string coll(string_field(body, "collection"));
+    const std::string db(string_field(body, "$db"));
+    if (!id || coll.empty() || db.empty()) return out;
+    const auto action = proxy_.failpoints.get_more.fire([&](const fail_action& a) {
+      if (!a.app_matches(app_name_)) return false;
+      builder kill;
+      kill.append_string("killCursors", coll);
+      kill.open_array("cursors").append_int64("0", *id).close();
+      kill.append_string("$db", db);
+      const auto reply = call_upstream(kill.view());
+      if (!reply) {
+        out.close = true;
+        return false;
+      }
+      const auto killed = reply->view().find("cursorsKilled");
+      const auto ids = killed ? killed->get_array() : oid::result<document_view>(document_view{});
+      if (!ids) return false;
+      return std::any_of(ids->begin(), ids->end(),
+                         [&](const element& e) { return integral(e) == *id; });
+    });
+    if (!action) return out;
+    std::vector<std::string> labels;
+    if (body.contains("autocommit") &&
+        is_transient_in_transaction("getMore", *action->error_code)) {
+      labels.emplace_back("TransientTransactionError");  // as the server labels it
+    }
+    out.reply = error_reply(*action->error_code,
+                            "Hit the 'failGetMoreAfterCursorCheckout' failpoint", labels);
+    return out;
+  }
+
+  // True when the collection of `command` (`name`'s value, in $db) holds a document matching
+  // `filter`, with the statement's collation and hint; false when not or when the server
+  // refuses the query (then the statement fails too, writing nothing).
+  bool finds(document_view command, std::string_view name, document_view filter,
+             document_view statement) {
+    builder b;
+    b.append_string("find", string_field(command, name));
+    b.append_document("filter", filter);
+    for (const char* key : {"collation", "hint"}) {
+      if (const auto e = statement.find(key)) b.append_element(*e);
+    }
+    b.open_document("projection").append_int32("_id", 1).close();
+    b.append_int32("limit", 1).append_bool("singleBatch", true);
+    b.append_string("$db", string_field(command, "$db"));
+    const auto reply = call_upstream(b.view());
+    if (!reply || !reply_ok(reply->view())) return false;
+    const auto cursor = reply->view().find("cursor");
+    if (!cursor || !cursor->get_document()) return false;
+    const auto batch = cursor->get_document()->find("firstBatch");
+    const auto docs = batch ? batch->get_array() : oid::result<document_view>(document_view{});
+    return docs && docs->begin() != docs->end();
+  }
+
+  // A retryable insert, update, delete or findAndModify, run as the server runs it while
+  // onPrimaryTransactionalWrite is on (or when an earlier attempt of it was run so): statement by
+  // statement for update and delete, the documents of an insert as one batch (one at a time when
+  // the batch fails), each statement's outcome kept in the transaction table once the server
+  // applied it, and a statement the table holds answered from it, not applied again.
+  // The fail point is evaluated where the server evaluates it, once per write that commits (a
+  // statement that changes nothing is no write): with failBeforeCommitExceptionCode before the
+  // write (the proxy asks the server whether the statement would write, and does not run it when
+  // the fail point fires: that statement fails with the code), otherwise after it. When it fires
+  // with closeConnection (the default), the rest of the command still runs and the client's
+  // connection is then closed without a reply, as the server ends the session and goes on.
+  step statement_write(const mongo::op_msg& msg, document_view body, const std::string& name,
+                       const std::string& key, const std::shared_ptr<const fail_action>& wce,
+                       bool retryable_write) {
+    const bool find_and_modify = same_command(name, "findAndModify");
+    const std::string_view field = name == "insert"   ? "documents"
+                                   : name == "update" ? "updates"
+                                   : name == "delete" ? "deletes"
+                                                      : "";
+    std::vector<document_view> statements;
+    if (find_and_modify) {
+      statements.push_back(body);
+    } else {
+      if (const auto a = body.find(field)) {
+        if (const auto arr = a->get_array()) {
+          for (const element& e : *arr) {
+            if (const auto d = e.get_document()) statements.push_back(*d);
+          }
+        }
+      }
+      for (const auto& s : msg.sequences) {
+        if (s.identifier == field) {
+          statements.insert(statements.end(), s.documents.begin(), s.documents.end());
+        }
+      }
+    }
+    const auto ordered_field = body.find("ordered");
+    const bool ordered = !ordered_field || boolean(*ordered_field).value_or(true);
+    struct outcome {
+      std::optional<document> applied;  // {n, nModified, upserted}, or findAndModify's reply
+      std::optional<document> error;    // a writeErrors entry
+    };
+    std::vector<outcome> out(statements.size());
+    for (auto& [i, applied] : proxy_.transactions.statements(key, name)) {
+      if (i < out.size()) out[i].applied = std::move(applied);
+    }
+    bool close = false;
+    std::optional<document> server_wce, refusal;
+    fail_point& fp = proxy_.failpoints.transactional;
+    // failBeforeCommitExceptionCode: evaluated before a write that `would` make.
+    const auto fire_before = [&](auto&& would) {
+      auto a = fp.fire([&](const fail_action& f) { return f.fail_before_commit && would(); });
+      if (a && a->close_connection) close = true;
+      return a;
+    };
+    // Without it: evaluated after a write.
+    const auto fire_after = [&] {
+      const auto a = fp.fire([](const fail_action& f) { return !f.fail_before_commit; });
+      if (a && a->close_connection) close = true;
+    };
+    std::string session = "session";
+    if (const auto l = body.find("lsid"); l && l->get_document()) {
+      if (const auto id = l->get_document()->find("id")) {
+        if (const auto bin = id->get_binary()) {
+          static constexpr char hex[] = "0123456789abcdef";
+          session.clear();
+          for (const auto byte : bin->bytes) {
+            session += hex[byte >> 4];
+            session += hex[byte & 15];
+          }
+        }
+      }
+    }
+    const std::string txn = std::to_string(count_field(body, "txnNumber"));
+    const auto failed = [&](std::int32_t code, std::size_t index) {
+      builder e;
+      e.append_int32("index", static_cast<std::int32_t>(index)).append_int32("code", code);
+      if (const auto n = code_name(code); !n.empty()) e.append_string("codeName", n);
+      e.append_string("errmsg", "Failing write for " + session + ":" + txn +
+                                    " due to failpoint. The write must not be reflected.");
+      out[index].error = std::move(e).extract();
+    };
+    // The command with `docs` as its statements, to the server; its reply (a write concern error
+    // in it kept for the whole reply), or nullopt when the connection failed.
+    const auto run = [&](std::span<const document_view> docs) -> std::optional<document> {
       builder b(body.size());
       for (const element& e : body) {
-        if (e.key() != "readConcern") b.append_element(e);
+        if (e.key() != field) b.append_element(e);
       }
-      const document stripped = std::move(b).extract();
-      return send_with_body(*msg, stripped.view(), upstream_.get(), "upstream");
+      b.open_array(field);
+      for (std::size_t k = 0; k < docs.size(); ++k) b.append_document(std::to_string(k), docs[k]);
+      b.close();
+      const document command = std::move(b).extract();
+      auto reply = call_upstream(command.view());
+      if (reply) {
+        if (const auto w = reply->view().find("writeConcernError")) {
+          if (const auto d = w->get_document()) server_wce.emplace(*d);
+        }
+      }
+      return reply;
+    };
+    // The writeErrors of a reply, by index.
+    const auto write_errors = [](document_view reply) {
+      std::vector<std::pair<std::size_t, document_view>> errors;
+      if (const auto w = reply.find("writeErrors")) {
+        if (const auto arr = w->get_array()) {
+          for (const element& e : *arr) {
+            const auto d = e.get_document();
+            if (!d) continue;
+            const auto index = d->find("index");
+            const auto i = index ? integral(*index) : std::nullopt;
+            if (i && *i >= 0) errors.emplace_back(static_cast<std::size_t>(*i), *d);
+          }
+        }
+      }
+      return errors;
+    };
+    // `error` (a writeErrors entry) with `index` instead of its own.
+    const auto reindexed = [](document_view error, std::size_t index) {
+      builder e;
+      e.append_int32("index", static_cast<std::int32_t>(index));
+      for (const element& f : error) {
+        if (f.key() != "index") e.append_element(f);
+      }
+      return std::move(e).extract();
+    };
+    const auto keep = [&](std::size_t i, document applied) {
+      proxy_.transactions.store_statement(key, name, i, document(applied.view()));
+      out[i].applied = std::move(applied);
+    };
+    const auto one = [] {
+      builder b;
+      b.append_int32("n", 1);
+      return std::move(b).extract();
+    };
+
+    std::optional<document> reply;
+    if (find_and_modify) {
+      if (out[0].applied) {
+        reply = std::move(out[0].applied);
+      } else {
+        const auto would = [&] {
+          const auto upsert = body.find("upsert");
+          if (upsert && boolean(*upsert).value_or(false)) return true;
+          const auto query = body.find("query");
+          const auto filter =
+              query && query->get_document() ? *query->get_document() : document_view{};
+          return finds(body, name, filter, body);
+        };
+        if (const auto f = fire_before(would)) {
+          const std::int32_t code = *f->fail_before_commit;
+          reply = error_reply(code,
+                              "Failing write for " + session + ":" + txn +
+                                  " due to failpoint. The write must not be reflected.",
+                              f->labels({}, retryable_write, code));
+        } else {
+          reply = call_upstream(body);
+          if (!reply) return step::close;
+          const auto leo = reply->view().find("lastErrorObject");
+          const auto le = leo && leo->get_document() ? *leo->get_document() : document_view{};
+          if (reply_ok(reply->view()) && (count_field(le, "n") > 0 || le.contains("upserted"))) {
+            proxy_.transactions.store_statement(key, name, 0, document(reply->view()));
+            fire_after();
+          }
+        }
+      }
+    } else if (name == "insert") {
+      std::vector<std::size_t> todo;
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        if (!out[i].applied) todo.push_back(i);
+      }
+      // A document the server would insert: one whose _id is not there yet.
+      const auto is_new = [&](std::size_t i) {
+        const auto id = statements[i].find("_id");
+        if (!id) return true;
+        builder filter;
+        filter.append_element("_id", *id);
+        return !finds(body, name, filter.view(), document_view{});
+      };
+      const auto batch_failed =
+          todo.size() > 1
+              ? fire_before([&] { return std::all_of(todo.begin(), todo.end(), is_new); })
+              : nullptr;
+      if (todo.size() == 1 || batch_failed) {
+        // One at a time, as the server inserts a batch that failed.
+        for (const std::size_t i : todo) {
+          if (const auto f = fire_before([&] { return is_new(i); })) {
+            failed(*f->fail_before_commit, i);
+            if (ordered) break;
+            continue;
+          }
+          const auto r = run(std::span(&statements[i], 1));
+          if (!r) return step::close;
+          if (!reply_ok(r->view())) {
+            refusal = std::move(*r);
+            break;
+          }
+          if (const auto errors = write_errors(r->view()); !errors.empty()) {
+            out[i].error = reindexed(errors.front().second, i);
+            if (ordered) break;
+            continue;
+          }
+          keep(i, one());
+          fire_after();
+        }
+      } else if (!todo.empty()) {
+        std::vector<document_view> docs;
+        for (const std::size_t i : todo) docs.push_back(statements[i]);
+        const auto r = run(docs);
+        if (!r) return step::close;
+        if (!reply_ok(r->view())) {
+          refusal = std::move(*r);
+        } else {
+          const auto errors = write_errors(r->view());
+          std::vector<bool> erred(todo.size(), false);
+          for (const auto& [j, e] : errors) {
+            if (j < todo.size()) {
+              erred[j] = true;
+              out[todo[j]].error = reindexed(e, todo[j]);
+            }
+          }
+          std::size_t inserted = 0;
+          for (std::size_t j = 0; j < todo.size(); ++j) {
+            if (erred[j]) {
+              if (ordered) break;
+              continue;
+            }
+            keep(todo[j], one());
+            ++inserted;
+          }
+          // One commit for the batch; after a failure the server inserts one at a time.
+          for (std::size_t k = 0;
+               k < (errors.empty() ? std::min<std::size_t>(inserted, 1) : inserted); ++k) {
+            fire_after();
+          }
+        }
+      }
+    } else {
+      for (std::size_t i = 0; i < statements.size(); ++i) {
+        if (out[i].applied) continue;
+        const document_view s = statements[i];
+        const auto would = [&] {
+          const auto upsert = s.find("upsert");
+          if (name == "update" && upsert && boolean(*upsert).value_or(false)) return true;
+          const auto q = s.find("q");
+          return finds(body, name, q && q->get_document() ? *q->get_document() : document_view{},
+                       s);
+        };
+        if (const auto f = fire_before(would)) {
+          failed(*f->fail_before_commit, i);
+          if (ordered) break;
+          continue;
+        }
+        const auto r = run(std::span(&statements[i], 1));
+        if (!r) return step::close;
+        if (!reply_ok(r->view())) {
+          refusal = std::move(*r);
+          break;
+        }
+        if (const auto errors = write_errors(r->view()); !errors.empty()) {
+          out[i].error = reindexed(errors.front().second, i);
+          if (ordered) break;
+          continue;
+        }
+        builder applied;
+        const std::int64_t n = count_field(r->view(), "n");
+        applied.append_int64("n", n);
+        if (name == "update")
+          applied.append_int64("nModified", count_field(r->view(), "nModified"));
+        bool upserted = false;
+        const auto u = r->view().find("upserted");
+        if (const auto list = u ? u->get_array() : oid::result<document_view>(document_view{})) {
+          for (const element& e : *list) {
+            const auto d = e.get_document();
+            if (!d) continue;
+            if (const auto id = d->find("_id")) {
+              applied.append_element("upserted", *id);
+              upserted = true;
+              break;
+            }
+          }
+        }
+        document result = std::move(applied).extract();
+        if (n > 0 || upserted) {
+          // A statement that wrote nothing leaves no trace: a retry runs it again.
+          keep(i, std::move(result));
+          fire_after();
+        } else {
+          out[i].applied = std::move(result);
+        }
+      }
     }
-    return send_all(upstream_.get(), bytes, "upstream") ? step::keep : step::close;
+    if (close) return step::close;
+
+    if (!reply) {
+      if (refusal) {
+        reply = std::move(refusal);
+      } else {
+        // The statements' outcomes as the server reports them: up to the first error when
+        // ordered, all of them when not.
+        std::int64_t n = 0, modified = 0;
+        builder b;
+        builder upserts, errors;
+        std::size_t upsert_count = 0, error_count = 0;
+        for (std::size_t i = 0; i < out.size(); ++i) {
+          if (out[i].error) {
+            errors.append_document(std::to_string(error_count++), out[i].error->view());
+            if (ordered) break;
+            continue;
+          }
+          if (!out[i].applied) continue;
+          const document_view a = out[i].applied->view();
+          n += count_field(a, "n");
+          modified += count_field(a, "nModified");
+          if (const auto id = a.find("upserted")) {
+            upserts.open_document(std::to_string(upsert_count++));
+            upserts.append_int32("index", static_cast<std::int32_t>(i)).append_element("_id", *id);
+            upserts.close();
+          }
+        }
+        b.append_int32("n", static_cast<std::int32_t>(n));
+        if (name == "update") b.append_int32("nModified", static_cast<std::int32_t>(modified));
+        if (upsert_count > 0) b.append_array("upserted", upserts.view());
+        if (error_count > 0) b.append_array("writeErrors", errors.view());
+        if (server_wce) b.append_document("writeConcernError", server_wce->view());
+        b.append_double("ok", 1.0);
+        reply = std::move(b).extract();
+      }
+    }
+    if (wce) reply = rewrite(reply->view(), pending{false, wce, retryable_write, {}, {}, {}});
+    return send_reply(msg.request_id, reply->view()) ? step::keep : step::close;
   }
 
   // A command of a transaction (see transaction_emulator): answered by the proxy, or forwarded
@@ -1467,6 +2107,9 @@ class session {
   // operationTime and $clusterTime.
   bool replica_set_ = false;
   std::int32_t next_request_id_ = 1;
+  // The ids of the proxy's own requests to the upstream (call_upstream), far from a client's.
+  static constexpr std::int32_t own_request_ids = 1'500'000'000;
+  std::int32_t next_upstream_request_id_ = own_request_ids;
 };
 
 std::string describe_peer(const sockaddr_storage& addr) {
