@@ -909,10 +909,10 @@ TEST_F(FailpointProxyTest, OffClearsTheFailPoint) {
 
 TEST_F(FailpointProxyTest, OtherFailPointsAreRefusedByName) {
   const document r =
-      configure(R"({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "alwaysOn"})");
+      configure(R"({"configureFailPoint": "failCollectionInserts", "mode": "alwaysOn"})");
   EXPECT_EQ(ok_of(r.view()), 0.0) << json(r.view());
   const std::string message = string_of(r.view(), "errmsg");
-  EXPECT_NE(message.find("failGetMoreAfterCursorCheckout"), std::string::npos) << message;
+  EXPECT_NE(message.find("failCollectionInserts"), std::string::npos) << message;
   EXPECT_NE(message.find("not supported by oid_failpoint_proxy"), std::string::npos) << message;
   // Through the client: a server error with that message; nothing was forwarded.
   const auto c = client_->run_command(
@@ -920,6 +920,104 @@ TEST_F(FailpointProxyTest, OtherFailPointsAreRefusedByName) {
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().code, oid::mongo::errc::server_error);
   EXPECT_NE(c.error().message.find("maxTimeAlwaysTimeOut"), std::string::npos) << c.error().message;
+}
+
+TEST_F(FailpointProxyTest, FailGetMoreAfterCursorCheckoutFailsTheGetMoreAndKillsTheCursor) {
+  auto coll = client_->collection(db_, "c");
+  for (int i = 0; i < 6; ++i) {
+    builder d;
+    d.append_int32("_id", i);
+    ASSERT_TRUE(coll.insert_one(d.view()));
+  }
+  auto c = open();
+  // A cursor of the server's, a batch of it read.
+  const auto open_cursor = [&] {
+    const document found = c.run(db_, doc(R"({"find": "c", "batchSize": 2})").view()).value();
+    const auto cursor = found.view().find("cursor");
+    if (!cursor || !cursor->get_document()) {
+      ADD_FAILURE() << json(found.view());
+      return std::int64_t{0};
+    }
+    const auto id = cursor->get_document()->find("id");
+    EXPECT_TRUE(id.has_value()) << json(found.view());
+    return id ? id->get_int64().value_or(0) : 0;
+  };
+  const auto get_more = [&](std::int64_t id) {
+    builder b;
+    b.append_int64("getMore", id).append_string("collection", "c").append_int32("batchSize", 2);
+    return c.run(db_, b.view()).value();
+  };
+  const std::int64_t id = open_cursor();
+  ASSERT_NE(id, 0);
+  arm(R"({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": {"times": 1},
+          "data": {"errorCode": 91, "closeConnection": false}})");
+  // A cursor the server does not have is never checked out: the server's CursorNotFound, and the
+  // fail point is not met.
+  const document unknown = get_more(id + 12345);
+  EXPECT_EQ(int_of(unknown, "code"), 43) << json(unknown.view());
+  const document failed = get_more(id);
+  EXPECT_EQ(ok_of(failed), 0.0) << json(failed.view());
+  EXPECT_EQ(int_of(failed, "code"), 91);
+  EXPECT_EQ(string_of(failed.view(), "codeName"), "ShutdownInProgress");
+  EXPECT_EQ(string_of(failed.view(), "errmsg"),
+            "Hit the 'failGetMoreAfterCursorCheckout' failpoint");
+  EXPECT_FALSE(failed.view().contains("errorLabels")) << json(failed.view());
+  // The server deletes a cursor whose getMore failed after its checkout: it is gone.
+  const document gone = get_more(id);
+  EXPECT_EQ(int_of(gone, "code"), 43) << json(gone.view());
+  const document off =
+      configure(R"({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "off"})");
+  EXPECT_EQ(int_of(off, "count"), 1) << json(off.view());
+
+  // Another application's connections only: this cursor goes on.
+  const std::int64_t second = open_cursor();
+  arm(R"({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "alwaysOn",
+          "data": {"appName": "someone else"}})");
+  const document through = get_more(second);
+  EXPECT_EQ(ok_of(through), 1.0) << json(through.view());
+  // Without errorCode: InternalError.
+  arm(R"({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "alwaysOn"})");
+  const document internal = get_more(second);
+  EXPECT_EQ(int_of(internal, "code"), 1) << json(internal.view());
+  EXPECT_EQ(string_of(internal.view(), "codeName"), "InternalError");
+  arm(R"({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "off"})");
+  EXPECT_EQ(int_of(get_more(second), "code"), 43);
+}
+
+TEST_F(FailpointProxyTest, AWritesReadConcernLosesOnlyAfterClusterTime) {
+  // FerretDB refuses any readConcern on a write; a causally consistent session's write carries
+  // afterClusterTime (from the proxy's clock on a replica set).
+  {
+    const auto u = mongo::uri::parse(server_uri_).value();
+    auto direct = mongo::connection::open(u.hosts().front(), {}).value();
+    const document refused = direct
+                                 .run(db_, doc(R"({"insert": "c", "documents": [{"_id": 0}],
+                              "readConcern": {"afterClusterTime": {"$timestamp": {"t": 1, "i": 1}}}})")
+                                               .view())
+                                 .value();
+    EXPECT_EQ(ok_of(refused), 0.0) << json(refused.view());
+  }
+  auto c = open();
+  const document causal = c.run(db_, doc(R"({"insert": "c", "documents": [{"_id": 1}],
+                         "readConcern": {"afterClusterTime": {"$timestamp": {"t": 1, "i": 1}}}})")
+                                         .view())
+                              .value();
+  EXPECT_EQ(ok_of(causal), 1.0) << json(causal.view());
+  EXPECT_EQ(int_of(causal, "n"), 1);
+  // Anything else goes on: a snapshot session's write is refused, as MongoDB refuses it.
+  for (const char* concern :
+       {R"({"level": "snapshot"})",
+        R"({"level": "snapshot", "afterClusterTime": {"$timestamp": {"t": 1, "i": 1}}})"}) {
+    SCOPED_TRACE(concern);
+    const document snapshot =
+        c.run(db_,
+              doc(std::string(R"({"insert": "c", "documents": [{"_id": 2}], "readConcern": )") +
+                  concern + "}")
+                  .view())
+            .value();
+    EXPECT_EQ(ok_of(snapshot), 0.0) << json(snapshot.view());
+  }
+  EXPECT_EQ(client_->collection(db_, "c").count_documents().value(), 1);
 }
 
 TEST_F(FailpointProxyTest, BadArgumentsAreRefusedWithAMessage) {
@@ -975,6 +1073,22 @@ TEST_F(FailpointProxyTest, BadArgumentsAreRefusedWithAMessage) {
       {R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
            "data": {"failCommands": ["find"], "errorCode": 2, "bogus": 1}})",
        "bogus"},
+      {R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "alwaysOn",
+           "data": {"failBeforeCommitExceptionCode": "1"}})",
+       "failBeforeCommitExceptionCode"},
+      {R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "alwaysOn",
+           "data": {"closeConnection": "no"}})",
+       "closeConnection"},
+      {R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "alwaysOn",
+           "data": {"errorCode": 1}})",
+       "errorCode is not a field of onPrimaryTransactionalWrite"},
+      {R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"often": 1}})", "often"},
+      {R"({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "alwaysOn",
+           "data": {"errorCode": "91"}})",
+       "errorCode"},
+      {R"({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "alwaysOn",
+           "data": {"blockConnection": true}})",
+       "blockConnection is not a field of failGetMoreAfterCursorCheckout"},
   };
   for (const auto& t : cases) {
     SCOPED_TRACE(t.command);
@@ -1278,6 +1392,141 @@ TEST_F(FailpointProxyReplicaSetTest, WriteConcernErrorOfARetryableWriteIsLabelle
   EXPECT_EQ(ok_of(r.view()), 1.0) << json(r.view());
   EXPECT_TRUE(r.view().contains("writeConcernError")) << json(r.view());
   EXPECT_EQ(labels_of(r.view()), std::vector<std::string>{"RetryableWriteError"}) << json(r.view());
+}
+
+// ---- onPrimaryTransactionalWrite -----------------------------------------------------------
+
+// The session of the retryable writes these tests send by hand.
+constexpr std::string_view test_lsid =
+    R"("lsid": {"id": {"$binary": {"base64": "AQIDBAUGBwgJCgsMDQ4PEA==", "subType": "04"}}})";
+
+// `command` (JSON without its closing brace) as a retryable write of `test_lsid`, number `txn`.
+std::string retryable(std::string_view command, int txn) {
+  return std::string(command) + ", " + std::string(test_lsid) +
+         R"(, "txnNumber": {"$numberLong": ")" + std::to_string(txn) + R"("}})";
+}
+
+TEST_F(FailpointProxyReplicaSetTest, ATransactionalWriteCommitsThenTheConnectionCloses) {
+  arm(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 1}})");
+  const std::string insert =
+      retryable(R"({"insert": "c", "documents": [{"_id": 1}, {"_id": 2}])", 1);
+  auto first = open();
+  const auto r = first.run(db_, doc(insert).view());
+  ASSERT_FALSE(r.has_value()) << json(r->view());
+  EXPECT_TRUE(first.broken());
+  auto coll = client_->collection(db_, "c");
+  EXPECT_EQ(coll.count_documents().value(), 2) << "the write commits before the connection closes";
+  // The retry, on another connection: the first attempt's outcome, not a duplicate key.
+  auto second = open();
+  const document retried = second.run(db_, doc(insert).view()).value();
+  EXPECT_EQ(ok_of(retried), 1.0) << json(retried.view());
+  EXPECT_EQ(int_of(retried, "n"), 2) << json(retried.view());
+  EXPECT_FALSE(retried.view().contains("writeErrors")) << json(retried.view());
+  EXPECT_EQ(coll.count_documents().value(), 2);
+  // One insert command is one commit: the fail point fired once.
+  const document off =
+      configure(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off"})");
+  EXPECT_EQ(int_of(off, "count"), 1) << json(off.view());
+}
+
+TEST_F(FailpointProxyReplicaSetTest, AWriteCommittedBeforeTheConnectionClosedIsNotAppliedTwice) {
+  auto coll = client_->collection(db_, "c");
+  ASSERT_TRUE(coll.insert_one(doc(R"({"_id": 1, "x": 1})").view()));
+  arm(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 1}})");
+  const auto r = coll.update_one(doc(R"({"_id": 1})").view(), doc(R"({"$inc": {"x": 1}})").view());
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->matched, 1);
+  EXPECT_EQ(r->modified, 1);
+  // Two attempts, one increment: the retry was answered from the transaction table.
+  EXPECT_EQ(log_.started("update").size(), 2u);
+  EXPECT_EQ(log_.failed("update"), 1);
+  const auto after = coll.find_one(doc(R"({"_id": 1})").view()).value();
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(int_of(*after, "x"), 2) << json(after->view());
+}
+
+TEST_F(FailpointProxyReplicaSetTest, FailBeforeCommitLeavesThatStatementUnappliedUntilTheRetry) {
+  auto coll = client_->collection(db_, "c");
+  ASSERT_TRUE(coll.insert_one(doc(R"({"_id": 1, "y": 0})").view()));
+  ASSERT_TRUE(coll.insert_one(doc(R"({"_id": 2, "y": 0})").view()));
+  // As the server's own test of it: the first statement commits, the second fails with the code
+  // and is not applied; the connection stays open (closeConnection: false).
+  arm(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"skip": 1},
+          "data": {"closeConnection": false, "failBeforeCommitExceptionCode": 1}})");
+  const std::string update = retryable(
+      R"({"update": "c", "ordered": true, "updates": [{"q": {"_id": 1}, "u": {"$inc": {"y": 1}}},
+                                                      {"q": {"_id": 2}, "u": {"$inc": {"y": 1}}}])",
+      2);
+  auto c = open();
+  const document failed = c.run(db_, doc(update).view()).value();
+  EXPECT_EQ(ok_of(failed), 1.0) << json(failed.view());
+  EXPECT_EQ(int_of(failed, "nModified"), 1) << json(failed.view());
+  const auto errors = failed.view().find("writeErrors");
+  ASSERT_TRUE(errors.has_value()) << json(failed.view());
+  const auto first_error = errors->get_array().value().begin()->get_document().value();
+  EXPECT_EQ(int_of(first_error, "index"), 1);
+  EXPECT_EQ(int_of(first_error, "code"), 1);
+  EXPECT_EQ(string_of(first_error, "codeName"), "InternalError");
+  EXPECT_NE(string_of(first_error, "errmsg").find("must not be reflected"), std::string::npos);
+  EXPECT_EQ(int_of(coll.find_one(doc(R"({"_id": 2})").view()).value().value(), "y"), 0);
+  // The same statements again, the fail point off: the first from the table, the second applied.
+  arm(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off"})");
+  const document again = c.run(db_, doc(update).view()).value();
+  EXPECT_EQ(int_of(again, "n"), 2) << json(again.view());
+  EXPECT_EQ(int_of(again, "nModified"), 2) << json(again.view());
+  EXPECT_FALSE(again.view().contains("writeErrors")) << json(again.view());
+  for (const int id : {1, 2}) {
+    SCOPED_TRACE(id);
+    builder filter;
+    filter.append_int32("_id", id);
+    EXPECT_EQ(int_of(coll.find_one(filter.view()).value().value(), "y"), 1);
+  }
+}
+
+TEST_F(FailpointProxyReplicaSetTest, AWriteThatNeverCommitsFailsAndChangesNothing) {
+  auto coll = client_->collection(db_, "c");
+  ASSERT_TRUE(coll.insert_one(doc(R"({"_id": 1})").view()));
+  // Both attempts fail before their commit (and lose their connection): the client gives up.
+  arm(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 2},
+          "data": {"failBeforeCommitExceptionCode": 1}})");
+  const auto never = coll.delete_one(doc(R"({"_id": 1})").view());
+  EXPECT_FALSE(never.has_value());
+  EXPECT_EQ(log_.started("delete").size(), 2u);
+  EXPECT_EQ(coll.count_documents().value(), 1);
+  // Only the first attempt fails: the retry deletes it.
+  arm(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 1},
+          "data": {"failBeforeCommitExceptionCode": 1}})");
+  const auto once = coll.delete_one(doc(R"({"_id": 1})").view());
+  ASSERT_TRUE(once.has_value()) << once.error().message;
+  EXPECT_EQ(*once, 1);
+  EXPECT_EQ(log_.started("delete").size(), 4u);
+  EXPECT_EQ(coll.count_documents().value(), 0);
+}
+
+TEST_F(FailpointProxyReplicaSetTest, OnlyAWriteThatCommitsMeetsTheTransactionalWriteFailPoint) {
+  auto coll = client_->collection(db_, "c");
+  ASSERT_TRUE(coll.insert_one(doc(R"({"_id": 1})").view()));
+  arm(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 1}})");
+  auto c = open();
+  // A delete that matches nothing writes nothing: the server's fail point is not met.
+  const document none =
+      c.run(db_, doc(retryable(R"({"delete": "c", "deletes": [{"q": {"_id": 99}, "limit": 1}])", 3))
+                     .view())
+          .value();
+  EXPECT_EQ(ok_of(none), 1.0) << json(none.view());
+  EXPECT_EQ(int_of(none, "n"), 0);
+  // Nor a command without txnNumber.
+  EXPECT_EQ(ok_of(c.run(db_, doc(R"({"insert": "c", "documents": [{"_id": 2}]})").view()).value()),
+            1.0);
+  // This one commits, then its connection closes.
+  const auto closed = c.run(
+      db_,
+      doc(retryable(R"({"delete": "c", "deletes": [{"q": {"_id": 1}, "limit": 1}])", 4)).view());
+  EXPECT_FALSE(closed.has_value());
+  EXPECT_EQ(coll.count_documents().value(), 1);
+  const document off =
+      configure(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off"})");
+  EXPECT_EQ(int_of(off, "count"), 1) << json(off.view());
 }
 
 // ---- Transactions over FerretDB (transaction_emulator) --------------------------------------
