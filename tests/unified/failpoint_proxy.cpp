@@ -18,12 +18,21 @@
 //     outside a transaction): FerretDB ignores txnNumber, so the proxy keeps the reply to each
 //     one the server applied (ok: 1, no writeErrors) and answers a repeat of the same (lsid,
 //     txnNumber) with it instead of forwarding it, as a server's transaction table does: a
-//     driver's retry after an injected writeConcernError then finds the write done once.
+//     driver's retry after an injected writeConcernError then finds the write done once. While
+//     onPrimaryTransactionalWrite is on (and for a repeat of a write run so), insert, update,
+//     delete and findAndModify run as the server runs them: update and delete one statement at a
+//     time, an insert's documents as one batch (one at a time when the batch fails), each
+//     statement the server applied kept by (lsid, txnNumber, index) and answered from there on a
+//     retry, never applied twice; the reply is made from the statements' outcomes (n,
+//     nModified, upserted, writeErrors, the server's writeConcernError).
 //   - Transactions (commands with autocommit: false), which FerretDB refuses: run over its storage
 //     by copying each collection a transaction writes and putting the copy back on abort, without
 //     isolation (see transaction_emulator).
-//   - readConcern on insert, update, delete and findAndModify (a causally consistent session's
-//     afterClusterTime), which FerretDB refuses: removed before forwarding.
+//   - readConcern.afterClusterTime on insert, update, delete and findAndModify (a causally
+//     consistent session's write, with a time of the proxy's clock), which FerretDB refuses, as
+//     it refuses any readConcern on a write: removed before forwarding, with readConcern when
+//     nothing else is in it. The rest goes on (a snapshot session's level: snapshot, which
+//     FerretDB refuses on a write as MongoDB does).
 //   - A replica set's replies (hello said setName) carry operationTime and $clusterTime from a
 //     logical clock of the proxy's, as a member's do: FerretDB sends neither.
 //   - hello, isMaster and ismaster replies (OP_MSG): `me`, `primary` and the strings of `hosts`,
@@ -47,12 +56,35 @@
 //       retryable codes). configureFailPoint itself never fires it. As the server does, a fail
 //       point fires (and counts) only for a matching command when it has an effect (block,
 //       close, error or write concern error).
+//     onPrimaryTransactionalWrite, with the same modes: evaluated once per write a retryable
+//     write (lsid and txnNumber, outside a transaction) commits, as the server evaluates it
+//     where it records the write: per statement of an update or delete, once for an insert's
+//     batch (then per document when the batch fails), once for a findAndModify; a statement
+//     that writes nothing (no match, no upsert) does not meet it. `data`: closeConnection
+//     (default true: the write commits, the rest of the command runs, then the client's socket
+//     is closed without a reply) and failBeforeCommitExceptionCode (the statement is not
+//     applied and fails with that code: a writeErrors entry of insert, update and delete, the
+//     reply's error for findAndModify; the proxy asks the server whether the statement would
+//     write, since FerretDB cannot take a write back).
+//     failGetMoreAfterCursorCheckout, with the same modes: a getMore of a cursor the server has
+//     (the proxy's killCursors for it finds it: the cursor is killed, as the server deletes a
+//     cursor whose getMore failed) is answered {ok: 0, errmsg: "Hit the
+//     'failGetMoreAfterCursorCheckout' failpoint", code: data.errorCode (default 1,
+//     InternalError)}; a cursor the server does not have goes on to it (CursorNotFound), and the
+//     fail point is not met. `data`: errorCode, appName; closeConnection and failCommands are
+//     taken and ignored, as the server ignores them here.
 // What it does not implement:
 //   - Any other fail point (the reply is ok: 0, code 2, naming it as not supported by the proxy),
 //     the modes activationProbability and the data fields threadName, namespace, errorExtraInfo
 //     and tassert (ok: 0 naming the field); waitForFailPoint is forwarded like any command.
+//   - onPrimaryTransactionalWrite on a write inside a transaction or on bulkWrite (the client
+//     bulk write command, which FerretDB lacks); an update that matches a document and changes
+//     nothing counts as a write. An insert's batch is not split at the server's 64 documents.
 //   - The labels a server adds besides RetryableWriteError (TransientTransactionError,
 //     NoWritesPerformed, ResumableChangeStreamError) and topologyVersion in state-change errors.
+//     (ResumableChangeStreamError goes on a change stream's getMore that
+//     failGetMoreAfterCursorCheckout fails; FerretDB v1 has no change streams, so no such cursor
+//     reaches the proxy.)
 //   - A retry that arrives while the first attempt is still at the server is forwarded (a
 //     server would wait for the first); only the last 10,000 retryable writes are remembered.
 //   - Concurrency within a connection: its messages are handled one at a time, in order, so
