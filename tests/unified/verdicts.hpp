@@ -16,7 +16,7 @@
 //            lacks it), file (the test cannot pass as written, against any server); `harness
 //            (timing)`: a harness rule for a failure that depends on the host's speed (a margin of
 //            a few tens of milliseconds a loaded host misses), which a run may not meet: it is
-//            never stale
+//            never stale, and its verdict's reason starts with "(timing) "
 //   SUITE/FILE, TEST   fnmatch(3) globs on "<suite>/<file name>" and on the test's description
 //   FAILURE  an fnmatch(3) glob on the failure's text (the runner's line for it, as the report
 //            shows, e.g. "*(238 NotImplemented)*"); the rule applies only to a test that fails
