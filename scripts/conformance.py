@@ -167,7 +167,7 @@ def generated(rows, the_table):
     body = [BEGIN, "", "### Counts per suite", "", the_table, ""]
     sections = [
         ("failed", "Failed (nobody's gap explained: a defect)", None),
-        ("oid-lacks", "What oid lacks (oid lacks), largest first", "gaps"),
+        ("oid-lacks", "What oid lacks, largest first", "gaps"),
         ("server-differs", "What FerretDB does otherwise than MongoDB (server differs), largest "
          "first", None),
         ("harness", "What the test harness lacks (harness), largest first", None),
