@@ -135,7 +135,19 @@ std::pair<verdict, std::string> verdict_rules::judge(const std::string& file_key
       return {verdict::failed, "refused, but " + refusals_name_ +
                                    " does not say with what (refused: " + reason + ")"};
     }
-    if (raw != verdict::passed) return {raw, std::move(reason)};
+    if (raw != verdict::passed) {
+      // Not judged (oid lacks what it needs, or it does not apply): a test the refusal list
+      // names must be refused all the same.
+      for (auto& r : refusals_) {
+        if (glob(r.file_glob, file_key) && glob(r.test_glob, test)) {
+          ++r.applied;
+          return {verdict::failed, "not refused (" + std::string(verdict_name(raw)) + ": " +
+                                       reason + "), though " + refusals_name_ + ":" +
+                                       std::to_string(r.line) + " names it"};
+        }
+      }
+      return {raw, std::move(reason)};
+    }
     const std::string passed(valid_fail_passed);
     for (auto& r : skips_) {
       if (r.kind == verdict::server_differs && r.failure_glob == passed &&

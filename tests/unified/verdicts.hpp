@@ -31,7 +31,8 @@
 // the runner refusing the test, which is what it must do, and no rule applies to it; a test that
 // passes is the failure, unless a `server` rule names it with FAILURE "a valid-fail test passed"
 // (the server accepts what the file expects it to refuse: FerretDB's gap, not the runner's). The
-// refusal list (--refusals) says for each such test the failure it must be refused with:
+// refusal list (--refusals) says for each such test the failure it must be refused with; a test
+// it names that ends otherwise (oid lacks what it needs, not applicable) is a failure too:
 //
 //   SUITE/FILE | TEST | REFUSAL       REFUSAL: a glob on the refusal's text
 #pragma once

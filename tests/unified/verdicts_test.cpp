@@ -125,6 +125,10 @@ TEST(UnifiedVerdicts, TheRefusalListChecksWhyATestWasRefused) {
                       "operation: unknown field `expectResults`", true);
   EXPECT_EQ(typo.first, verdict::failed);
   EXPECT_NE(typo.second.find("refused for another reason"), std::string::npos) << typo.second;
+  // A test the list names that oid cannot run is not refused: a failure.
+  EXPECT_EQ(
+      r.judge("must-fail/a.json", "wrong result", verdict::oid_lacks, "runner: loop", true).first,
+      verdict::failed);
   // A refused test the list does not name.
   EXPECT_EQ(r.judge("must-fail/a.json", "other", verdict::failed, "x", true).first,
             verdict::failed);
