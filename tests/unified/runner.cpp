@@ -316,6 +316,24 @@ struct test_context {
 // ---- runOnRequirements
 // ---------------------------------------------------------------------------
 
+// The server parameter `key` of `d` as {"v": value} (getParameter, asked once per deployment);
+// nullopt when the server has none.
+const std::optional<bson::document>& server_parameter(deployment& d, const std::string& key) {
+  auto it = d.parameters.find(key);
+  if (it == d.parameters.end()) {
+    bson::builder b;
+    b.append_int32("getParameter", 1);
+    b.append_int32(key, 1);
+    auto r = d.internal->run_command("admin", b.view());
+    std::optional<bson::document> value;
+    if (r) {
+      if (auto v = r->view().find(key)) value = wrap(*v);
+    }
+    it = d.parameters.emplace(key, std::move(value)).first;
+  }
+  return it->second;
+}
+
 // Why `req` (one runOnRequirement) is not met by `d`; empty when it is.
 std::string unmet(bson::document_view req, deployment& d) {
   only_fields(req,
@@ -349,7 +367,14 @@ std::string unmet(bson::document_view req, deployment& d) {
     if (*want != d.auth) return *want ? "needs authentication enabled" : "needs authentication off";
   }
   if (auto m = optional_string(req, "authMechanism")) {
-    return "needs the server's authenticationMechanisms to hold " + *m;
+    const auto& mechanisms = server_parameter(d, "authenticationMechanisms");
+    bool listed = false;
+    if (mechanisms) {
+      if (auto list = unwrap(*mechanisms).get_array()) {
+        for (const auto& e : *list) listed |= e.get_string() && *e.get_string() == *m;
+      }
+    }
+    if (!listed) return "needs the server's authenticationMechanisms to hold " + *m;
   }
   if (auto e = field(req, "csfle")) {
     auto b = e->get_bool();
@@ -358,21 +383,10 @@ std::string unmet(bson::document_view req, deployment& d) {
   if (auto params = optional_doc(req, "serverParameters")) {
     for (const auto& p : *params) {
       std::string key(p.key());
-      auto it = d.parameters.find(key);
-      if (it == d.parameters.end()) {
-        bson::builder b;
-        b.append_int32("getParameter", 1);
-        b.append_int32(key, 1);
-        auto r = d.internal->run_command("admin", b.view());
-        std::optional<bson::document> value;
-        if (r) {
-          if (auto v = r->view().find(key)) value = wrap(*v);
-        }
-        it = d.parameters.emplace(key, std::move(value)).first;
-      }
-      if (!it->second) return "needs server parameter " + key + " (the server has none)";
+      const auto& value = server_parameter(d, key);
+      if (!value) return "needs server parameter " + key + " (the server has none)";
       match_context none;
-      if (!match(p, unwrap(*it->second), none, false).empty()) {
+      if (!match(p, unwrap(*value), none, false).empty()) {
         return "needs server parameter " + key + " = " + to_text(p);
       }
     }
