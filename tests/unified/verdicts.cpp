@@ -74,11 +74,14 @@ std::string verdict_rules::read_skips(std::istream& in, std::string_view name) {
       return where + "expected \"KIND | SUITE/FILE | TEST | FAILURE | reason\" (5 fields, got " +
              std::to_string(parts.size()) + ")";
     }
-    const bool timing = parts[0] == "harness (timing)";
-    auto kind = timing ? verdict::harness : kind_of(parts[0]);
+    constexpr std::string_view qualifier = " (sometimes)";
+    const bool sometimes = parts[0].ends_with(qualifier);
+    auto kind =
+        kind_of(sometimes ? std::string_view(parts[0]).substr(0, parts[0].size() - qualifier.size())
+                          : std::string_view(parts[0]));
     if (!kind) {
-      return where + "KIND is one of server, harness, harness (timing), oid, file, not \"" +
-             parts[0] + "\"";
+      return where + "KIND is one of server, harness, oid, file (each may be followed by " +
+             "\" (sometimes)\"), not \"" + parts[0] + "\"";
     }
     for (int i = 1; i < 5; ++i) {
       if (parts[i].empty()) return where + "an empty field";
@@ -93,7 +96,7 @@ std::string verdict_rules::read_skips(std::istream& in, std::string_view name) {
     r.failure_glob = parts[3];
     r.reason = parts[4];
     r.line = number;
-    r.timing = timing;
+    r.sometimes = sometimes;
     skips_.push_back(std::move(r));
   }
   return {};
@@ -168,9 +171,9 @@ std::pair<verdict, std::string> verdict_rules::judge(const std::string& file_key
   for (auto& r : skips_) {
     if (glob(r.file_glob, file_key) && glob(r.test_glob, test) && glob(r.failure_glob, reason)) {
       ++r.applied;
-      // A timing rule's verdict says so: scripts/conformance.py allows for it when it compares
+      // A `sometimes` rule's verdict says so: scripts/conformance.py allows for it when it compares
       // README.md's counts with a run's.
-      return {r.kind, r.timing ? "(timing) " + r.reason : r.reason};
+      return {r.kind, r.sometimes ? "(sometimes) " + r.reason : r.reason};
     }
   }
   return {raw, std::move(reason)};
@@ -183,7 +186,7 @@ std::vector<std::string> verdict_rules::stale(const std::set<std::string>& file_
                        [&](const std::string& k) { return glob(pattern, k); });
   };
   for (const auto& r : skips_) {
-    if (r.timing || !covers(r.file_glob)) continue;
+    if (r.sometimes || !covers(r.file_glob)) continue;
     const auto where = skips_name_ + ":" + std::to_string(r.line) + ": stale: ";
     if (r.applied == 0) {
       out.push_back(where + "matched no test (" + r.file_glob + " | " + r.test_glob + " | " +

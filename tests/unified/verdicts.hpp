@@ -13,10 +13,11 @@
 //
 //   KIND     server (FerretDB answers otherwise), harness (the test harness lacks it: the fault
 //            proxy's fail points, its transactions without isolation, a slow host), oid (oid
-//            lacks it), file (the test cannot pass as written, against any server); `harness
-//            (timing)`: a harness rule for a failure that depends on the host's speed (a margin of
-//            a few tens of milliseconds a loaded host misses), which a run may not meet: it is
-//            never stale, and its verdict's reason starts with "(timing) "
+//            lacks it), file (the test cannot pass as written, against any server). Any KIND
+//            followed by " (sometimes)": a failure a run may not meet, because it depends on
+//            what the run does not control (a margin of a few tens of milliseconds a loaded host
+//            misses, data other tests left behind): the rule is never stale, and its verdict's
+//            reason starts with "(sometimes) "
 //   SUITE/FILE, TEST   fnmatch(3) globs on "<suite>/<file name>" and on the test's description
 //   FAILURE  an fnmatch(3) glob on the failure's text (the runner's line for it, as the report
 //            shows, e.g. "*(238 NotImplemented)*"); the rule applies only to a test that fails
@@ -60,8 +61,8 @@ struct skip_rule {
   std::string test_glob;
   std::string failure_glob;
   std::string reason;
-  int line = 0;         // in the file, for messages
-  bool timing = false;  // `harness (timing)`: never stale
+  int line = 0;            // in the file, for messages
+  bool sometimes = false;  // `KIND (sometimes)`: never stale
   // What a run found: how many tests it applied to, and the tests it matched that passed.
   int applied = 0;
   std::vector<std::string> passed;

@@ -46,11 +46,12 @@ TEST(UnifiedVerdicts, ReadsTheKindsAndRefusesMalformedLines) {
   EXPECT_EQ(r.skips()[0].line, 3);
 
   for (const char* bad : {
-           "server | crud/a.json | t | reason\n",               // the old 4 fields
-           "server-error | crud/a.json | t | *x* | reason\n",   // an unknown kind
-           "server | * | t | *x* | reason\n",                   // no suite named
-           "server | crud/a.json | t | *x* | reason | more\n",  // 6 fields
-           "server | crud/a.json |  | *x* | reason\n",          // an empty field
+           "server | crud/a.json | t | reason\n",                // the old 4 fields
+           "server-error | crud/a.json | t | *x* | reason\n",    // an unknown kind
+           "server (maybe) | crud/a.json | t | *x* | reason\n",  // an unknown qualifier
+           "server | * | t | *x* | reason\n",                    // no suite named
+           "server | crud/a.json | t | *x* | reason | more\n",   // 6 fields
+           "server | crud/a.json |  | *x* | reason\n",           // an empty field
        }) {
     verdict_rules v;
     std::istringstream in(bad);
@@ -152,13 +153,18 @@ TEST(UnifiedVerdicts, StaleRules) {
   (void)r.judge("crud/a.json", "t3", verdict::failed, "y (2 BadValue)", false);
   (void)r.judge("crud/a.json", "t4", verdict::failed, "z", false);
   auto stale = r.stale({"crud/a.json"});
-  // A timing rule may meet no failure in a run, and its test may pass: never stale.
-  auto timing = skips("harness (timing) | csot/c.json | t | *expected more* | a loaded host\n");
+  // A `sometimes` rule may meet no failure in a run, and its test may pass: never stale.
+  auto timing = skips(
+      "harness (sometimes) | csot/c.json | t | *expected more* | a loaded host\n"
+      "server (sometimes) | crud/d.json | u | *succeeded* | data left behind\n");
+  EXPECT_EQ(timing.skips()[1].kind, verdict::server_differs);
   EXPECT_EQ(timing.skips()[0].kind, verdict::harness);
   (void)timing.judge("csot/c.json", "t", verdict::passed, "", false);
   EXPECT_TRUE(timing.stale({"csot/c.json"}).empty());
   EXPECT_EQ(timing.judge("csot/c.json", "t", verdict::failed, "1 observed, expected more", false),
-            std::make_pair(verdict::harness, std::string("(timing) a loaded host")));
+            std::make_pair(verdict::harness, std::string("(sometimes) a loaded host")));
+  (void)timing.judge("crud/d.json", "u", verdict::passed, "", false);
+  EXPECT_TRUE(timing.stale({"csot/c.json", "crud/d.json"}).empty());
   ASSERT_EQ(stale.size(), 3u) << ::testing::PrintToString(stale);
   EXPECT_NE(stale[0].find("skips.txt:2: stale: matched no test"), std::string::npos) << stale[0];
   EXPECT_NE(stale[1].find("skips.txt:3: stale:"), std::string::npos) << stale[1];
