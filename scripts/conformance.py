@@ -1,13 +1,32 @@
 #!/usr/bin/env python3
 """The counts of MongoDB's unified test format suites, from oid_unified_runner's reports.
 
-    scripts/conformance.py [DIR]           prints the table (DIR: build/ci/tests/unified)
+    scripts/conformance.py [DIR]           prints the table and checks README.md's counts against it
     scripts/conformance.py --write [DIR]   also rewrites the generated part of docs/conformance.md
+                                           and README.md's counts
 
-Each ctest test unified_SUITE writes DIR/SUITE.tsv: one line per test, tab-separated (suite, file,
-test, verdict, reason), verdict one of passed, skipped-server, skipped-oid, failed. The table gives
-per suite the files, tests and verdicts; the reasons are grouped by their text, largest first, so
-that the gaps of oid ("skipped, oid") read as a to-do list.
+DIR defaults to build/ci/tests/unified. Each ctest test unified_SUITE writes DIR/SUITE.tsv: one
+line per test, tab-separated (suite, file, test, verdict, reason), the verdict one of
+
+    passed          the test passed (in unified-valid-fail: the runner refused it, as it must)
+    not-applicable  its runOnRequirements exclude the servers (topology, version, auth, ...), the
+                    file skips it itself, or skips.txt says it cannot pass as written (`file`)
+    server-differs  FerretDB answers otherwise than MongoDB (a skips.txt line names the failure)
+    harness         the test harness lacks it: a fail point of the fault proxy, isolation of its
+                    transactions, a fast enough host (a skips.txt line names the failure)
+    oid-lacks       oid lacks what the test needs first (found by the runner, or a skips.txt line)
+    failed          anything else: a failure nobody explained
+
+The table gives per suite the files, tests and verdicts; the reasons are grouped by their text,
+largest first, one list per verdict, so that oid's gaps read as a to-do list and every other
+column says whose gap it is.
+
+README.md states counts as "`SUITE` P of T" (P passed of T tests; a name that is a prefix of
+suites, such as `read-write-concern`, sums them): they are checked against the reports (exit 1 on
+a mismatch) and rewritten by --write, so they cannot drift from the table. A suite with
+"KIND (sometimes)" rules in tests/unified/skips.txt (a failure a run may not meet: a margin a
+loaded host misses, data other tests left behind) may pass as many tests more or fewer than
+README.md says: that is allowed (--write still writes the run's counts).
 """
 import collections
 import os
@@ -24,10 +43,22 @@ ORDER = [
     "transactions", "transactions-convenient-api", "csot", "gridfs", "change-streams",
     "load-balancer",
 ]
+# The verdicts, in the order of the table's columns, with their column titles.
+VERDICTS = [
+    ("passed", "passed"),
+    ("not-applicable", "not applicable"),
+    ("server-differs", "server differs"),
+    ("harness", "harness"),
+    ("oid-lacks", "oid lacks"),
+    ("failed", "failed"),
+]
+KNOWN = {v for v, _ in VERDICTS}
 
 
 def read(directory):
     rows = []
+    if not os.path.isdir(directory):
+        sys.exit(f"conformance.py: no directory {directory} (run ctest -R unified_ first)")
     for name in sorted(os.listdir(directory)):
         if not name.endswith(".tsv"):
             continue
@@ -36,37 +67,44 @@ def read(directory):
                 parts = line.rstrip("\n").split("\t")
                 if len(parts) != 5:
                     sys.exit(f"conformance.py: {name}:{n}: expected 5 tab-separated fields")
+                if parts[3] not in KNOWN:
+                    sys.exit(f"conformance.py: {name}:{n}: unknown verdict {parts[3]!r} "
+                             f"(a report of an older runner? run the suites again)")
                 rows.append(parts)
     if not rows:
         sys.exit(f"conformance.py: no reports in {directory} (run ctest -R unified_ first)")
     return rows
 
 
-def tables(rows):
+def per_suite(rows):
     suites = collections.OrderedDict()
-    for suite, file, _test, verdict, reason in rows:
+    for suite, file, _test, verdict, _reason in rows:
         s = suites.setdefault(suite, {"files": set(), "counts": collections.Counter()})
         s["files"].add(file)
         s["counts"][verdict] += 1
     order = [s for s in ORDER if s in suites] + sorted(s for s in suites if s not in ORDER)
-    out = ["| suite | files | tests | passed | skipped, server | skipped, oid | failed |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+    return suites, order
+
+
+def table(rows):
+    suites, order = per_suite(rows)
+    out = ["| suite | files | tests | " + " | ".join(t for _, t in VERDICTS) + " |",
+           "|---|---:|---:|" + "---:|" * len(VERDICTS)]
     total = collections.Counter()
     files = 0
     for name in order:
         c = suites[name]["counts"]
-        n = sum(c.values())
         files += len(suites[name]["files"])
         total.update(c)
-        out.append(f"| {name} | {len(suites[name]['files'])} | {n} | {c['passed']} | "
-                   f"{c['skipped-server']} | {c['skipped-oid']} | {c['failed']} |")
-    out.append(f"| **all** | {files} | {sum(total.values())} | {total['passed']} | "
-               f"{total['skipped-server']} | {total['skipped-oid']} | {total['failed']} |")
-    reasons = {}
-    for kind in ("skipped-oid", "skipped-server", "failed"):
-        grouped = collections.Counter(r[4] for r in rows if r[3] == kind)
-        reasons[kind] = grouped.most_common()
-    return "\n".join(out), reasons, total
+        out.append(f"| {name} | {len(suites[name]['files'])} | {sum(c.values())} | " +
+                   " | ".join(str(c[v]) for v, _ in VERDICTS) + " |")
+    out.append(f"| **all** | {files} | {sum(total.values())} | " +
+               " | ".join(str(total[v]) for v, _ in VERDICTS) + " |")
+    return "\n".join(out), total
+
+
+def reasons(rows, verdict):
+    return collections.Counter(r[4] for r in rows if r[3] == verdict).most_common()
 
 
 def gaps(rows):
@@ -74,7 +112,7 @@ def gaps(rows):
     `comment` option" are one gap (the `comment` option), naming the operations."""
     merged = collections.OrderedDict()
     for r in rows:
-        if r[3] != "skipped-oid":
+        if r[3] != "oid-lacks":
             continue
         reason = r[4]
         m = re.match(r"^(\w+): (no .*)$", reason)
@@ -86,41 +124,125 @@ def gaps(rows):
     return sorted(merged.items(), key=lambda kv: (-kv[1][0], kv[0]))
 
 
+def sometimes_rules():
+    """{suite: number of "KIND (sometimes)" rules of tests/unified/skips.txt for its files}."""
+    counts = collections.Counter()
+    with open(os.path.join(ROOT, "tests", "unified", "skips.txt"), encoding="utf-8") as f:
+        for line in f:
+            parts = line.split(" | ")
+            if len(parts) == 5 and parts[0].strip().endswith(" (sometimes)"):
+                counts[parts[1].strip().split("/", 1)[0]] += 1
+    return counts
+
+
+# "`crud` 153 of 437" in README.md: a suite (or a prefix of suites) and its passed and total counts.
+README_COUNT = re.compile(r"`([a-z][a-z-]*)` (\d+) of (\d+)")
+
+
+def readme_counts(rows):
+    """{name: (passed, tests)} for every suite, and for every prefix that names several."""
+    suites, _ = per_suite(rows)
+    timing = sometimes_rules()
+    counts = {}
+    for name, s in suites.items():
+        counts[name] = (s["counts"]["passed"], sum(s["counts"].values()), timing[name])
+    prefixes = collections.defaultdict(lambda: [0, 0, 0])
+    for name, c in counts.items():
+        parts = name.split("-")
+        for i in range(1, len(parts)):
+            for k in range(3):
+                prefixes["-".join(parts[:i])][k] += c[k]
+    for name, c in prefixes.items():
+        counts.setdefault(name, tuple(c))
+    return counts
+
+
+def check_readme(text, counts, exact=False):
+    """README.md's text with its counts made the reports', and the list of what differed (with
+    `exact`, a difference a `sometimes` rule allows for is one too)."""
+    wrong = []
+
+    def fix(m):
+        name, p, t = m.group(1), int(m.group(2)), int(m.group(3))
+        if name not in counts:
+            return m.group(0)
+        passed, tests, timing = counts[name]
+        if (p, t) == (passed, tests) or (not exact and t == tests and abs(p - passed) <= timing):
+            return m.group(0)  # as many as passed, give or take the suite's `sometimes` rules
+        wrong.append(f"`{name}` {p} of {t}: the reports say {passed} of {tests}")
+        return f"`{name}` {passed} of {tests}"
+
+    return README_COUNT.sub(fix, text), wrong
+
+
+def generated(rows, the_table):
+    body = [BEGIN, "", "### Counts per suite", "", the_table, ""]
+    sections = [
+        ("failed", "Failed (nobody's gap explained: a defect)", None),
+        ("oid-lacks", "What oid lacks, largest first", "gaps"),
+        ("server-differs", "What FerretDB does otherwise than MongoDB (server differs), largest "
+         "first", None),
+        ("harness", "What the test harness lacks (harness), largest first", None),
+        ("not-applicable", "Not applicable: the tests' requirements, the files' own skips, tests "
+         "that cannot pass as written", None),
+    ]
+    for verdict, title, kind in sections:
+        listed = reasons(rows, verdict)
+        if not listed:
+            continue
+        body += [f"### {title}", ""]
+        if kind == "gaps":
+            body += ["| tests | gap | operations |", "|---:|---|---|"]
+            for gap, (n, ops) in gaps(rows):
+                body.append(f"| {n} | {gap.replace('|', '/')} | {', '.join(sorted(ops))} |")
+        else:
+            body += ["| tests | reason |", "|---:|---|"]
+            for reason, n in listed:
+                body.append(f"| {n} | {reason.replace('|', '/')} |")
+        body.append("")
+    body.append(END)
+    return "\n".join(body)
+
+
 def main(argv):
     write = "--write" in argv
     args = [a for a in argv if a != "--write"]
     directory = args[0] if args else os.path.join(ROOT, "build", "ci", "tests", "unified")
     rows = read(directory)
-    table, reasons, total = tables(rows)
-    print(table)
-    for kind, title in (("failed", "failed"), ("skipped-oid", "skipped, oid"),
-                        ("skipped-server", "skipped, server")):
-        if reasons[kind]:
-            print(f"\n{title} ({sum(n for _, n in reasons[kind])} tests):")
-            for reason, n in reasons[kind]:
+    the_table, total = table(rows)
+    print(the_table)
+    for verdict, title in VERDICTS[1:]:
+        listed = reasons(rows, verdict)
+        if listed:
+            print(f"\n{title} ({sum(n for _, n in listed)} tests):")
+            for reason, n in listed:
                 print(f"  {n:4d}  {reason}")
+    readme_path = os.path.join(ROOT, "README.md")
+    with open(readme_path, encoding="utf-8") as f:
+        readme = f.read()
+    fixed, wrong = check_readme(readme, readme_counts(rows), exact=write)
+    status = 1 if total["failed"] else 0
     if write:
         path = os.path.join(ROOT, "docs", "conformance.md")
         with open(path, encoding="utf-8") as f:
             text = f.read()
         if BEGIN not in text or END not in text:
             sys.exit(f"conformance.py: {path} has no generated part ({BEGIN} ... {END})")
-        body = [BEGIN, "", "### What oid lacks (skipped, oid), largest first", "",
-                "| tests | gap | operations |", "|---:|---|---|"]
-        for gap, (n, ops) in gaps(rows):
-            body.append(f"| {n} | {gap.replace('|', '/')} | {', '.join(sorted(ops))} |")
-        body += ["", "### Counts per suite", "", table, "",
-                 "### What FerretDB lacks or does differently (skipped, server), largest first",
-                 "", "| tests | reason |", "|---:|---|"]
-        for reason, n in reasons["skipped-server"]:
-            body.append(f"| {n} | {reason.replace('|', '/')} |")
-        body += ["", END]
         head, rest = text.split(BEGIN, 1)
         _, tail = rest.split(END, 1)
         with open(path, "w", encoding="utf-8") as f:
-            f.write(head + "\n".join(body) + tail)
+            f.write(head + generated(rows, the_table) + tail)
         print(f"\nconformance.py: wrote {path}")
-    return 1 if total["failed"] else 0
+        if wrong:
+            with open(readme_path, "w", encoding="utf-8") as f:
+                f.write(fixed)
+            print(f"conformance.py: wrote {readme_path}: " + "; ".join(wrong))
+    elif wrong:
+        print("\nconformance.py: README.md's counts differ from the reports (--write fixes them):")
+        for w in wrong:
+            print(f"  {w}")
+        status = 1
+    return status
 
 
 if __name__ == "__main__":

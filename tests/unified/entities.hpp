@@ -3,8 +3,9 @@
 // and saved values, each under the id the test file gives it.
 //
 // The runner is a test program, not a part of oid: it maps the format's operations onto oid's
-// public client API (oid/mongo/*.hpp) and reports, for every test, passed, skipped (the server or
-// oid lacks what it needs, with one line saying what) or failed.
+// public client API (oid/mongo/*.hpp) and reports, for every test, passed or whose gap it is
+// (not applicable, server differs, harness, oid lacks: verdicts.hpp), with one line saying what,
+// or failed.
 #pragma once
 
 #include <atomic>
@@ -178,7 +179,7 @@ struct op_outcome {
   /// For a failed bulk write: what it did before it failed, shaped as its result.
   std::optional<bson::document> partial_result;
   /// Not empty when oid lacks what the operation asks for (an operation, an argument, an option):
-  /// the runner reports the test "skipped, oid" with this line, e.g. "find: no `comment` option".
+  /// the runner reports the test "oid lacks" with this line, e.g. "find: no `comment` option".
   std::string unsupported;
   /// Not empty when the test file itself is wrong: a required argument missing or of the wrong
   /// type, an argument the format does not define, an invalid enum value. The test fails.

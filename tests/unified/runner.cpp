@@ -1,32 +1,42 @@
 // oid_unified_runner: runs MongoDB's unified test format files (schema 1.x) against a server
-// with oid's client, and says for every test: passed; skipped, server (the server lacks what the
-// test needs); skipped, oid (oid lacks it); or failed.
+// with oid's client, and says for every test whose gap it is when it does not pass: passed; not
+// applicable (its runOnRequirements exclude the servers, or the file skips it); server differs
+// (FerretDB answers otherwise); harness (the fault proxy or the host lacks it); oid lacks; or
+// failed. Every test is run; only a failure skips.txt names, by file, test and the failure's
+// text, becomes a gap of the server's, the harness's, oid's or the
+// file's (verdicts.hpp). oid's own gaps the runner finds itself (an entity, operation, argument
+// or option oid lacks), and they count only when they are the test's first obstacle.
 //
-//   oid_unified_runner [--suite NAME] [--skips FILE] [--report FILE] [--expect-failure]
-//                      [--uri URI] [--rs-uri URI] [--rs-auth-uri URI] [--verbose] FILE_OR_DIR...
+//   oid_unified_runner [--suite NAME] [--skips FILE] [--check-skips] [--report FILE]
+//                      [--expect-failure] [--refusals FILE] [--uri URI] [--rs-uri URI]
+//                      [--rs-auth-uri URI] [--verbose] FILE_OR_DIR...
 //
 // --uri names a standalone server, --rs-uri a replica set and --rs-auth-uri a replica set with
 // authentication, its URI holding a user and password (defaults: MONGODB_PROXY_URI,
 // MONGODB_RS_PROXY_URI and MONGODB_RS_AUTH_PROXY_URI, the fault-injecting proxies
 // scripts/test.sh puts in front of FerretDB, which answer configureFailPoint). A test runs on the
-// first of them its runOnRequirements allow. --skips names the list of tests skipped on purpose
-// (tests/unified/skips.txt: each line says why). --expect-failure is for the format's valid-fail
-// files: every test must fail (or be skipped for a reason), and one that passes is the failure.
+// first of them its runOnRequirements allow. --skips names the list of failures that are not
+// oid's (tests/unified/skips.txt: each line says whose and why); --check-skips makes a stale line
+// (one that matched no test of the files run, or names a test that passed) an error.
+// --expect-failure is for the format's valid-fail files and oid's must-fail files: every test
+// must be refused (a failure), skips.txt does not apply, and one that passes is the failure;
+// --refusals names the list of the failure each must be refused with (must-fail/refusals.txt).
 // --report writes one line per test (suite, file, test, verdict, reason; tab-separated) for
 // docs/conformance.md (scripts/conformance.py). An input that does not exist as given is looked for
 // under the specification data directory ($OID_SPEC_DATA_DIR, else the build's;
 // scripts/spec-data.sh).
 //
-// Exit status: 0 when no test failed, 1 when one did, 2 for bad arguments, 77 when no server is
-// given (a ctest skip; under CI=true that is a failure, 1).
+// Exit status: 0 when no test failed (and, with --check-skips, no skips.txt line is stale), 1
+// otherwise, 2 for bad arguments, 77 when no server is given (a ctest skip; under CI=true that is
+// a failure, 1).
 //
 // How it follows the specification (source/unified-test-format/unified-test-format.md):
 // entities are made per test and dropped after it; initialData is written with an internal client
 // (w: majority); fail points are disabled after each test; command events for configureFailPoint
 // and for redacted (sensitive) commands are not recorded; outcome compares documents exactly, in
 // any key order, numbers by value. What the runner does not implement yet is reported as
-// "skipped, oid" with a line saying what, like any other gap of oid's.
-#include <fnmatch.h>
+// "oid lacks" with a line saying what, like any other gap of oid's. An entity oid cannot make is
+// an obstacle only for the tests that use it.
 
 #include <algorithm>
 #include <atomic>
@@ -56,6 +66,7 @@
 
 #include "unified/entities.hpp"
 #include "unified/match.hpp"
+#include "unified/verdicts.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::string_view_literals;
@@ -65,22 +76,8 @@ namespace {
 
 // ---- outcomes of a test -----------------------------------------------------------------------
 
-enum class verdict { passed, skipped_server, skipped_oid, failed };
-
-const char* verdict_name(verdict v) {
-  switch (v) {
-  case verdict::passed: return "passed";
-  case verdict::skipped_server: return "skipped-server";
-  case verdict::skipped_oid: return "skipped-oid";
-  case verdict::failed: return "failed";
-  }
-  return "?";
-}
-
-// Thrown inside a test to end it: the runner catches them in run_test.
-struct skip_server {
-  std::string reason;
-};
+// Thrown inside a test to end it: the runner catches them in run_test. (verdict and its names:
+// verdicts.hpp.)
 struct skip_oid {
   std::string reason;
 };
@@ -238,83 +235,8 @@ int compare_versions(const std::vector<int>& a, const std::vector<int>& b) {
 }
 
 // The newest schema version this runner reads. Files up to it are run; features of it the runner
-// lacks make their tests "skipped, oid".
+// lacks make their tests "oid lacks".
 constexpr std::string_view supported_schema = "1.28";
-
-// ---- skips on purpose (tests/unified/skips.txt) -------------------------------------------------
-
-struct skip_rule {
-  verdict kind;           // skipped_server or skipped_oid
-  std::string file_glob;  // "<suite>/<file name>" pattern
-  std::string test_glob;  // test description pattern; for `on_error`, the failure's pattern
-  std::string reason;
-  // A `server-error` line: it names a failure (the server's error text), not a test, and applies
-  // only when a test of the file fails with it.
-  bool on_error = false;
-};
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return std::string(s);
-}
-
-// Lines "server | SUITE/FILE-GLOB | TEST-GLOB | reason", "oid | ...", "file | ..." (counted with
-// the server's skips, as a file's own skipReason is), and
-// "server-error | SUITE/FILE-GLOB | FAILURE-GLOB | reason"; '#' starts a comment.
-std::vector<skip_rule> load_skips(const fs::path& path) {
-  std::vector<skip_rule> rules;
-  std::ifstream in(path);
-  if (!in) {
-    std::fprintf(stderr, "oid_unified_runner: cannot read %s: %s\n", path.c_str(),
-                 std::strerror(errno));
-    std::exit(2);
-  }
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    auto t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    for (int i = 0; i < 3; ++i) {
-      auto bar = t.find(" | ", start);
-      if (bar == std::string::npos) break;
-      parts.push_back(trim(std::string_view(t).substr(start, bar - start)));
-      start = bar + 3;
-    }
-    parts.push_back(trim(std::string_view(t).substr(start)));
-    if (parts.size() != 4 ||
-        (parts[0] != "server" && parts[0] != "oid" && parts[0] != "server-error" &&
-         parts[0] != "file") ||
-        parts[3].empty()) {
-      std::fprintf(
-          stderr,
-          "oid_unified_runner: %s:%d: expected \"server|oid|file|server-error | SUITE/FILE | "
-          "TEST | reason\"\n",
-          path.c_str(), number);
-      std::exit(2);
-    }
-    rules.push_back({parts[0] == "oid" ? verdict::skipped_oid : verdict::skipped_server, parts[1],
-                     parts[2], parts[3], parts[0] == "server-error"});
-  }
-  return rules;
-}
-
-// The rule for `test` of `file_key` (or, with `on_error`, for a test of it that failed with
-// `test` as its reason).
-const skip_rule* find_skip(const std::vector<skip_rule>& rules, const std::string& file_key,
-                           const std::string& test, bool on_error = false) {
-  for (const auto& r : rules) {
-    if (r.on_error == on_error && fnmatch(r.file_glob.c_str(), file_key.c_str(), 0) == 0 &&
-        fnmatch(r.test_glob.c_str(), test.c_str(), 0) == 0) {
-      return &r;
-    }
-  }
-  return nullptr;
-}
 
 // ---- the deployments
 // ------------------------------------------------------------------------------
@@ -369,7 +291,15 @@ struct test_context {
   bool timed_out = false;
   // Inside withTransaction's callback: an operation's unexpected failure is the callback's.
   bool in_callback = false;
+  // The file's entities oid could not make, each with why (skip_oid's reason): an obstacle only
+  // for the tests that use them.
+  std::map<std::string, std::string, std::less<>> unavailable;
   match_context match;
+
+  // Ends the test as "oid lacks" when it uses `id`, an entity oid could not make.
+  void require_entity(std::string_view id) const {
+    if (auto it = unavailable.find(id); it != unavailable.end()) throw skip_oid{it->second};
+  }
 
   test_context() {
     match.entity = [this](std::string_view id) -> std::optional<bson::document> {
@@ -385,6 +315,24 @@ struct test_context {
 
 // ---- runOnRequirements
 // ---------------------------------------------------------------------------
+
+// The server parameter `key` of `d` as {"v": value} (getParameter, asked once per deployment);
+// nullopt when the server has none.
+const std::optional<bson::document>& server_parameter(deployment& d, const std::string& key) {
+  auto it = d.parameters.find(key);
+  if (it == d.parameters.end()) {
+    bson::builder b;
+    b.append_int32("getParameter", 1);
+    b.append_int32(key, 1);
+    auto r = d.internal->run_command("admin", b.view());
+    std::optional<bson::document> value;
+    if (r) {
+      if (auto v = r->view().find(key)) value = wrap(*v);
+    }
+    it = d.parameters.emplace(key, std::move(value)).first;
+  }
+  return it->second;
+}
 
 // Why `req` (one runOnRequirement) is not met by `d`; empty when it is.
 std::string unmet(bson::document_view req, deployment& d) {
@@ -419,7 +367,14 @@ std::string unmet(bson::document_view req, deployment& d) {
     if (*want != d.auth) return *want ? "needs authentication enabled" : "needs authentication off";
   }
   if (auto m = optional_string(req, "authMechanism")) {
-    return "needs the server's authenticationMechanisms to hold " + *m;
+    const auto& mechanisms = server_parameter(d, "authenticationMechanisms");
+    bool listed = false;
+    if (mechanisms) {
+      if (auto list = unwrap(*mechanisms).get_array()) {
+        for (const auto& e : *list) listed |= e.get_string() && *e.get_string() == *m;
+      }
+    }
+    if (!listed) return "needs the server's authenticationMechanisms to hold " + *m;
   }
   if (auto e = field(req, "csfle")) {
     auto b = e->get_bool();
@@ -428,21 +383,10 @@ std::string unmet(bson::document_view req, deployment& d) {
   if (auto params = optional_doc(req, "serverParameters")) {
     for (const auto& p : *params) {
       std::string key(p.key());
-      auto it = d.parameters.find(key);
-      if (it == d.parameters.end()) {
-        bson::builder b;
-        b.append_int32("getParameter", 1);
-        b.append_int32(key, 1);
-        auto r = d.internal->run_command("admin", b.view());
-        std::optional<bson::document> value;
-        if (r) {
-          if (auto v = r->view().find(key)) value = wrap(*v);
-        }
-        it = d.parameters.emplace(key, std::move(value)).first;
-      }
-      if (!it->second) return "needs server parameter " + key + " (the server has none)";
+      const auto& value = server_parameter(d, key);
+      if (!value) return "needs server parameter " + key + " (the server has none)";
       match_context none;
-      if (!match(p, unwrap(*it->second), none, false).empty()) {
+      if (!match(p, unwrap(*value), none, false).empty()) {
         return "needs server parameter " + key + " = " + to_text(p);
       }
     }
@@ -799,6 +743,10 @@ void make_entity(test_context& t, bson::document_view entity) {
   auto type = it->key();
   auto spec = it->get_document();
   if (!spec) fail("entity " + std::string(type) + " is not a document");
+  // An entity made from one oid could not make cannot be made either, for the same reason.
+  for (const auto parent : {"client"sv, "database"sv}) {
+    if (auto e = spec->find(parent); e && e->get_string()) t.require_entity(*e->get_string());
+  }
   if (type == "client") return make_client(t, *spec);
   if (type == "database") {
     only_fields(*spec, {"id", "client", "databaseName", "databaseOptions"}, "database entity");
@@ -886,6 +834,14 @@ void make_entity(test_context& t, bson::document_view entity) {
 // ---- data setup and checks
 // --------------------------------------------------------------------------
 
+// A failure's message with the server's code and code name: "... (238 NotImplemented)". A
+// skips.txt line names a failure by this text.
+std::string error_text(const mongo::failure& f) {
+  std::string s = f.message;
+  if (f.server) s += " (" + std::to_string(f.server->code) + " " + f.server->code_name + ")";
+  return s;
+}
+
 void must(const mongo::outcome<bson::document>& r, std::string_view what) {
   if (!r) fail(std::string(what) + ": " + r.error().message);
 }
@@ -927,12 +883,10 @@ void set_up_data(deployment& d, bson::document_view initial) {
       b.open_document("writeConcern").append_string("w", "majority").close();
       auto r = c.run_command(db, b.view());
       if (!r) {
-        auto& f = r.error();
-        if (f.server && (f.server->code == 238 || f.server->code == 115 || f.server->code == 2)) {
-          throw skip_server{"create with " + to_text(*field(*data, "createOptions")) + ": " +
-                            f.message};
-        }
-        must(r, "initialData: create " + name);
+        // A server that refuses the options fails the test: skips.txt may name the refusal.
+        const auto options = field(*data, "createOptions");
+        fail("initialData: create " + name + (options ? " with " + to_text(*options) : "") + ": " +
+             error_text(r.error()));
       }
     }
     auto docs = doc_field(*data, "documents", "initialData");
@@ -1026,7 +980,7 @@ void check_outcome(deployment& d, bson::document_view outcome) {
 // --------------------------------------------------------------------------------------
 
 // The operations the format defines for each entity type (an operation not listed is an error in
-// the test file; one listed that oid lacks is "skipped, oid").
+// the test file; one listed that oid lacks is "oid lacks").
 const std::map<std::string, std::set<std::string>, std::less<>> known_operations = {
     {"client",
      {"close", "appendMetadata", "createChangeStream", "clientBulkWrite", "watch", "listDatabases",
@@ -1248,10 +1202,9 @@ void run_special(test_context& t, std::string_view name, bson::document_view arg
     auto fp_name = fp.find("configureFailPoint");
     if (!fp_name || !fp_name->get_string()) fail("failPoint: no configureFailPoint name");
     auto r = c.client->run_command("admin", fp);
-    if (!r) {
-      throw skip_server{"fail point " + std::string(*fp_name->get_string()) + ": " +
-                        r.error().message};
-    }
+    // A fail point the fault proxy (or the server) refuses fails the test: skips.txt may name it
+    // as the harness's gap, by the refusal's text.
+    if (!r) fail("failPoint " + std::string(*fp_name->get_string()) + ": " + error_text(r.error()));
     t.fail_point_names.emplace_back(*fp_name->get_string());
     if (auto data = fp.find("data"); data && data->get_document()) {
       const auto block = data->get_document()->find("blockTimeMS");
@@ -1379,12 +1332,6 @@ void run_special(test_context& t, std::string_view name, bson::document_view arg
   fail("unknown testRunner operation " + std::string(name));
 }
 
-std::string error_text(const mongo::failure& f) {
-  std::string s = f.message;
-  if (f.server) s += " (" + std::to_string(f.server->code) + " " + f.server->code_name + ")";
-  return s;
-}
-
 void check_error(test_context& t, const op_outcome& r, bson::document_view expect) {
   only_fields(expect,
               {"isError", "isClientError", "isTimeoutError", "errorContains", "errorCode",
@@ -1480,7 +1427,11 @@ void run_operation(test_context& t, bson::document_view op) {
       (op.contains("expectResult") || op.contains("saveResultAsEntity"))) {
     fail(name + ": expectError with expectResult or saveResultAsEntity");
   }
+  for (const auto key : {"client"sv, "session"sv}) {
+    if (auto e = args.find(key); e && e->get_string()) t.require_entity(*e->get_string());
+  }
   if (object == "testRunner") return run_special(t, name, args);
+  t.require_entity(object);
   auto type = entity_type(t, object);
   if (type.empty()) fail(name + ": no entity " + object);
   auto ops = known_operations.find(type);
@@ -1507,15 +1458,9 @@ void run_operation(test_context& t, bson::document_view op) {
     return;
   }
   if (r.error && t.in_callback) throw callback_failed{*r.error};
-  if (r.error) {
-    const auto& f = *r.error;
-    // FerretDB answers what it has not implemented with NotImplemented (238) or CommandNotFound
-    // (59): the server lacks what the test needs.
-    if (f.server && (f.server->code == 238 || f.server->code == 59)) {
-      throw skip_server{name + ": " + f.server->message};
-    }
-    fail(name + " failed: " + error_text(f));
-  }
+  // Any failure the test does not expect fails it, NotImplemented (238) and CommandNotFound (59)
+  // too: skips.txt may name one as FerretDB's gap, by file, test and the failure's text.
+  if (r.error) fail(name + " failed: " + error_text(*r.error));
   if (auto e = field(op, "expectResult")) {
     if (!r.result) fail(name + ": expected a result, the operation returned none");
     // The documents of a cursor (find, aggregate, list*) are root-level documents; the values of
@@ -1556,6 +1501,7 @@ void check_events(test_context& t, bson::document_view expect_events) {
     if (!spec) fail("expectEvents holds a value that is not a document");
     only_fields(*spec, {"client", "eventType", "events", "ignoreExtraEvents"}, "expectEvents");
     auto id = string_field(*spec, "client", "expectEvents");
+    t.require_entity(id);
     auto* c = t.entities.find<client_entity>(id);
     if (!c) fail("expectEvents: no client entity " + id);
     auto type = optional_string(*spec, "eventType").value_or("command");
@@ -1635,34 +1581,28 @@ struct test_result {
 
 struct runner {
   std::string suite;
-  std::vector<skip_rule> skips;
+  verdict_rules rules;               // skips.txt and the refusal list (verdicts.hpp)
   std::vector<deployment*> servers;  // in order of preference: single, replicaset
   bool expect_failure = false;
+  bool check_skips = false;
   bool verbose = false;
   std::vector<test_result> results;
-  std::size_t files = 0;
+  std::set<std::string> file_keys;
 
-  void record(const std::string& file, const std::string& test, verdict v, std::string reason) {
-    if (expect_failure) {
-      // valid-fail: a failure is the runner refusing the file, as it must; a pass is the failure.
-      if (v == verdict::failed) {
-        v = verdict::passed;
-        reason = "refused: " + reason;
-      } else if (v == verdict::passed) {
-        v = verdict::failed;
-        reason = "a valid-fail test passed";
-      }
-    }
+  // `raw` is what running the test gave (passed, not_applicable, oid_lacks or failed); the rules
+  // make it the final verdict.
+  void record(const std::string& file, const std::string& test, verdict raw, std::string reason) {
+    auto [v, why] = rules.judge(file, test, raw, std::move(reason), expect_failure);
     if (verbose || v == verdict::failed) {
       std::printf("%-14s %s: %s%s%s\n", verdict_name(v), file.c_str(), test.c_str(),
-                  reason.empty() ? "" : ": ", reason.c_str());
+                  why.empty() ? "" : ": ", why.c_str());
     }
-    results.push_back({file, test, v, std::move(reason)});
+    results.push_back({file, test, v, std::move(why)});
   }
 
   void run_file(const fs::path& path) {
-    ++files;
     std::string file_key = suite + "/" + path.filename().string();
+    file_keys.insert(file_key);
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -1708,15 +1648,13 @@ struct runner {
         record(file_key, description, verdict::failed, why_not);
         continue;
       }
-      auto [v, reason] = run_test(file_key, file, description, test);
+      auto [v, reason] = run_test(file, test);
       record(file_key, description, v, std::move(reason));
     }
   }
 
-  std::pair<verdict, std::string> run_test(const std::string& file_key, bson::document_view file,
-                                           const std::string& description,
-                                           bson::document_view test) {
-    if (auto rule = find_skip(skips, file_key, description)) return {rule->kind, rule->reason};
+  // What running `test` gave: passed, not_applicable, oid_lacks or failed, with the reason.
+  std::pair<verdict, std::string> run_test(bson::document_view file, bson::document_view test) {
     test_context t;
     try {
       only_fields(test,
@@ -1728,10 +1666,10 @@ struct runner {
                    "initialData", "tests", "_yamlAnchors"},
                   "file");
       if (auto s = optional_string(test, "skipReason")) {
-        return {verdict::skipped_server, "the file skips it: " + *s};
+        return {verdict::not_applicable, "the file skips it: " + *s};
       }
       // The first deployment that meets the file's and the test's requirements.
-      std::string why;
+      std::vector<std::pair<std::string, std::string>> unmet_by;  // deployment, why
       for (auto* d : servers) {
         auto a = unmet_any(optional_doc(file, "runOnRequirements"), *d);
         if (a.empty()) a = unmet_any(optional_doc(test, "runOnRequirements"), *d);
@@ -1739,14 +1677,23 @@ struct runner {
           t.server = d;
           break;
         }
-        // One reason per deployment tried, unless they agree.
-        if (why.empty()) {
-          why = a;
-        } else if (why != a) {
-          why = servers.front()->name + ": " + why + "; " + d->name + ": " + a;
-        }
+        unmet_by.emplace_back(d->name + (d->auth ? " with auth" : ""), std::move(a));
       }
-      if (!t.server) return {verdict::skipped_server, why};
+      if (!t.server) {
+        // One reason when the deployments agree, else one per deployment.
+        std::string why;
+        const bool agree = std::all_of(unmet_by.begin(), unmet_by.end(), [&](const auto& u) {
+          return u.second == unmet_by.front().second;
+        });
+        for (const auto& [name, reason] : unmet_by) {
+          if (agree) {
+            why = reason;
+            break;
+          }
+          why += (why.empty() ? "" : "; ") + name + ": " + reason;
+        }
+        return {verdict::not_applicable, why.empty() ? "no server given" : why};
+      }
       if (test.contains("expectLogMessages")) throw skip_oid{"log messages (expectLogMessages)"};
       if (test.contains("expectTracingMessages")) throw skip_oid{"tracing (OpenTelemetry)"};
       if (auto initial = optional_doc(file, "initialData")) set_up_data(*t.server, *initial);
@@ -1754,7 +1701,21 @@ struct runner {
         for (const auto& e : *create) {
           auto d = e.get_document();
           if (!d) fail("createEntities: an entity that is not a document");
-          make_entity(t, *d);
+          // An entity oid cannot make ends only the tests that use it (require_entity); a
+          // valid-fail or must-fail test is about its file's entities too, so it ends there.
+          try {
+            make_entity(t, *d);
+          } catch (const skip_oid& s) {
+            if (expect_failure) throw;
+            std::optional<bson::element> id;
+            if (d->begin() != d->end()) {
+              if (auto spec = d->begin()->get_document()) {
+                if (auto e = spec->find("id")) id = *e;
+              }
+            }
+            if (!id || !id->get_string()) throw;
+            t.unavailable.emplace(std::string(*id->get_string()), s.reason);
+          }
         }
       }
       std::string failure;
@@ -1776,14 +1737,10 @@ struct runner {
     } catch (const test_failed& f) {
       if (t.server) disable_fail_points(t);
       settle_unacknowledged_writes(t);
-      if (auto rule = find_skip(skips, file_key, f.reason, true)) return {rule->kind, rule->reason};
       return {verdict::failed, f.reason};
     } catch (const skip_oid& s) {
       if (t.server) disable_fail_points(t);
-      return {verdict::skipped_oid, s.reason};
-    } catch (const skip_server& s) {
-      if (t.server) disable_fail_points(t);
-      return {verdict::skipped_server, s.reason};
+      return {verdict::oid_lacks, s.reason};
     }
   }
 
@@ -1792,16 +1749,19 @@ struct runner {
     std::map<std::pair<verdict, std::string>, int> reasons;
     for (const auto& r : results) {
       ++counts[r.v];
-      if (r.v == verdict::skipped_server || r.v == verdict::skipped_oid) ++reasons[{r.v, r.reason}];
+      if (r.v != verdict::passed && r.v != verdict::failed) ++reasons[{r.v, r.reason}];
     }
     std::printf(
-        "suite %s: files %zu, tests %zu, passed %d, skipped-server %d, skipped-oid %d, "
-        "failed %d\n",
-        suite.c_str(), files, results.size(), counts[verdict::passed],
-        counts[verdict::skipped_server], counts[verdict::skipped_oid], counts[verdict::failed]);
+        "suite %s: files %zu, tests %zu, passed %d, not-applicable %d, server-differs %d, "
+        "harness %d, oid-lacks %d, failed %d\n",
+        suite.c_str(), file_keys.size(), results.size(), counts[verdict::passed],
+        counts[verdict::not_applicable], counts[verdict::server_differs], counts[verdict::harness],
+        counts[verdict::oid_lacks], counts[verdict::failed]);
     for (const auto& [key, n] : reasons) {
       std::printf("  %-14s %4d  %s\n", verdict_name(key.first), n, key.second.c_str());
     }
+    const auto stale = rules.stale(file_keys);
+    for (const auto& s : stale) std::printf("%s\n", s.c_str());
     if (!report.empty()) {
       std::ofstream out(report, std::ios::trunc);
       for (const auto& r : results) {
@@ -1819,15 +1779,16 @@ struct runner {
         return 1;
       }
     }
+    if (check_skips && !stale.empty()) return 1;
     return counts[verdict::failed] == 0 ? 0 : 1;
   }
 };
 
 int usage() {
   std::fputs(
-      "usage: oid_unified_runner [--suite NAME] [--skips FILE] [--report FILE] "
-      "[--expect-failure] [--uri URI] [--rs-uri URI] [--rs-auth-uri URI] [--verbose] "
-      "FILE_OR_DIR...\n",
+      "usage: oid_unified_runner [--suite NAME] [--skips FILE] [--check-skips] [--report FILE] "
+      "[--expect-failure] [--refusals FILE] [--uri URI] [--rs-uri URI] [--rs-auth-uri URI] "
+      "[--verbose] FILE_OR_DIR...\n",
       stderr);
   return 2;
 }
@@ -1849,7 +1810,7 @@ int main(int argc, char** argv) {
   using namespace oid::unified;
   runner r;
   std::string uri = env("MONGODB_PROXY_URI"), rs_uri = env("MONGODB_RS_PROXY_URI"),
-              rs_auth_uri = env("MONGODB_RS_AUTH_PROXY_URI"), report, skips;
+              rs_auth_uri = env("MONGODB_RS_AUTH_PROXY_URI"), report, skips, refusals;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -1861,6 +1822,10 @@ int main(int argc, char** argv) {
       r.suite = value();
     } else if (a == "--skips") {
       skips = value();
+    } else if (a == "--check-skips") {
+      r.check_skips = true;
+    } else if (a == "--refusals") {
+      refusals = value();
     } else if (a == "--report") {
       report = value();
     } else if (a == "--uri") {
@@ -1880,7 +1845,22 @@ int main(int argc, char** argv) {
     }
   }
   if (inputs.empty()) return usage();
-  if (!skips.empty()) r.skips = load_skips(skips);
+  // Reads a rule file into r.rules; a file that cannot be read or a malformed line is exit 2.
+  const auto read_rules = [&](const std::string& path, bool is_skips) {
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "oid_unified_runner: cannot read %s: %s\n", path.c_str(),
+                   std::strerror(errno));
+      std::exit(2);
+    }
+    auto error = is_skips ? r.rules.read_skips(in, path) : r.rules.read_refusals(in, path);
+    if (!error.empty()) {
+      std::fprintf(stderr, "oid_unified_runner: %s\n", error.c_str());
+      std::exit(2);
+    }
+  };
+  if (!skips.empty()) read_rules(skips, true);
+  if (!refusals.empty()) read_rules(refusals, false);
   std::vector<fs::path> files;
   for (const auto& in : inputs) {
     std::error_code ec;
