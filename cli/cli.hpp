@@ -54,6 +54,9 @@ struct context {
     std::optional<std::string> password;  // -p: "" when given without a value (asked for)
     bool tls = false, tls_insecure = false, tls_allow_invalid_certificates = false,
          tls_allow_invalid_hostnames = false;
+    // mongosh's Stable API flags (not connection string options: the client's server_api).
+    std::string api_version;
+    bool api_strict = false, api_deprecation_errors = false;
   } connection;
   /// True when `out` is a terminal: run() decides it once (the process's standard output, and
   /// isatty), and a test may say so for its string stream. What a command prints there of a

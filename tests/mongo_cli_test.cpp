@@ -20,6 +20,7 @@
 #include "support/ci.hpp"
 #include "support/run_cli.hpp"
 #include "support/run_shell.hpp"
+#include "support/script_server.hpp"
 
 namespace {
 
@@ -53,6 +54,41 @@ TEST(MongoCliTest, RejectsBadArgumentsWithoutAServer) {
   EXPECT_EQ(limit.status, 2);
   EXPECT_NE(limit.err.find("--limit: a limit cannot be negative: -2"), std::string::npos)
       << limit.err;
+}
+
+// mongosh's Stable API flags: the client declares the version, and the command carries it.
+TEST(MongoCliTest, StableApiFlagsDeclareTheVersionOnEveryCommand) {
+  oid::testing::recording_server rec;
+  // The Stable API fields of the last command (the command's time limit adds maxTimeMS).
+  const auto api_of_last = [&] {
+    oid::bson::builder b;
+    const auto seen = rec.seen();  // named: a range-for would dangle on the temporary
+    for (const auto& e : seen.back().body.view()) {
+      if (e.key().starts_with("api")) b.append_element(e.key(), e);
+    }
+    return oid::bson::to_json(b.view());
+  };
+  auto r = run_cli(
+      {"mongo", "run", rec.uri(), "admin", R"({"ping": 1})", "--apiVersion", "1", "--apiStrict"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(api_of_last(), R"({"apiVersion":"1","apiStrict":true})");
+  auto both = run_cli({"mongo", "run", rec.uri(), "admin", R"({"ping": 1})", "--apiVersion", "1",
+                       "--apiDeprecationErrors", "--apiStrict"});
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_EQ(api_of_last(), R"({"apiVersion":"1","apiStrict":true,"apiDeprecationErrors":true})");
+  auto none = run_cli({"mongo", "run", rec.uri(), "admin", R"({"ping": 1})"});
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(api_of_last(), "{}");
+  const auto sent = rec.seen().size();
+
+  auto unknown = run_cli({"mongo", "ping", rec.uri(), "--apiVersion", "2"});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("--apiVersion: unknown Stable API version \"2\""), std::string::npos)
+      << unknown.err;
+  auto alone = run_cli({"mongo", "ping", rec.uri(), "--apiStrict"});
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_NE(alone.err.find("--apiStrict needs --apiVersion 1"), std::string::npos) << alone.err;
+  EXPECT_EQ(rec.seen().size(), sent);  // refused before anything was sent
 }
 
 TEST(MongoCliTest, UserWithoutPasswordAndNoTerminalIsAUsageErrorSayingHow) {

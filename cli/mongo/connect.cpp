@@ -644,6 +644,17 @@ void add_uri_options(CLI::App& cmd, context& ctx, std::string& uri, command_time
   cmd.add_flag("--tlsAllowInvalidHostnames,--sslAllowInvalidHostnames",
                f.tls_allow_invalid_hostnames, "Accept a certificate for another host name")
       ->group(group);
+  const std::string api = "Stable API (as mongosh takes it)";
+  cmd.add_option("--apiVersion", f.api_version,
+                 "Declare this Stable API version (\"1\"): every command carries it")
+      ->type_name("VERSION")
+      ->group(api);
+  cmd.add_flag("--apiStrict", f.api_strict,
+               "With --apiVersion: the server refuses what the version does not include")
+      ->group(api);
+  cmd.add_flag("--apiDeprecationErrors", f.api_deprecation_errors,
+               "With --apiVersion: the server refuses what the version deprecates")
+      ->group(api);
 }
 
 namespace {
@@ -1035,6 +1046,19 @@ std::optional<mongo::client> make_client(context& ctx, const std::string& uri_te
       ctx.err << (is_stall(ctx.time.kind) ? "no progress for " : "no answer within ")
               << duration_text(*limit) << " (" << flag << ")\n";
     }
+  }
+  if (!flags.api_version.empty()) {
+    auto version = mongo::server_api::parse_version(flags.api_version);
+    if (!version) return usage_error(ctx, "--apiVersion: " + printable(version.error().message));
+    mongo::server_api api;
+    api.version = *version;
+    if (flags.api_strict) api.strict = true;
+    if (flags.api_deprecation_errors) api.deprecation_errors = true;
+    options.server_api = api;
+  } else if (flags.api_strict || flags.api_deprecation_errors) {
+    return usage_error(ctx,
+                       std::string(flags.api_strict ? "--apiStrict" : "--apiDeprecationErrors") +
+                           " needs --apiVersion 1");
   }
   auto c = mongo::client::create(*u, std::move(options));
   if (!c) {

@@ -20,6 +20,7 @@
 #include <oid/mongo/read_preference.hpp>
 #include <oid/mongo/sdam_event.hpp>
 #include <oid/mongo/secret.hpp>
+#include <oid/mongo/server_api.hpp>
 #include <oid/mongo/server_codes.hpp>
 #include <oid/mongo/server_description.hpp>
 #include <oid/mongo/server_selection.hpp>

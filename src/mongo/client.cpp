@@ -9,6 +9,7 @@
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
 #include "mongo/operation/session_state.hpp"
+#include "mongo/wire/client_metadata.hpp"
 #include "mongo/wire/tls.hpp"
 
 namespace oid::mongo {
@@ -28,13 +29,25 @@ outcome<client> client::create(std::string_view uri_text, client_options options
   return create(*u, std::move(options));
 }
 
+namespace {
+
+// What `o` holds beyond the settings: its listeners and the options no connection string gives.
+client_options without_settings(client_options&& o) {
+  client_options out;
+  out.on_topology = std::move(o.on_topology);
+  out.on_command = std::move(o.on_command);
+  out.on_pool = std::move(o.on_pool);
+  out.server_api = std::move(o.server_api);
+  out.driver_info = std::move(o.driver_info);
+  return out;
+}
+
+}  // namespace
+
 outcome<client> client::create(client_options options) {
   auto u = uri::from(options);
   if (!u) return std::move(u).error();
-  return create(*u, client_options{{},
-                                   std::move(options.on_topology),
-                                   std::move(options.on_command),
-                                   std::move(options.on_pool)});
+  return create(*u, without_settings(std::move(options)));
 }
 
 outcome<client> client::create(const mongo::uri& u, client_options options) {
@@ -46,10 +59,7 @@ outcome<client> client::create(const mongo::uri& u, client_options options) {
     }
     auto made = uri::from(std::move(merged));
     if (!made) return std::move(made).error();
-    return create(*made, client_options{{},
-                                        std::move(options.on_topology),
-                                        std::move(options.on_command),
-                                        std::move(options.on_pool)});
+    return create(*made, without_settings(std::move(options)));
   }
   if (u.srv_name() && !u.srv_resolved()) {  // mongodb+srv://: the hosts come from DNS
     auto resolved = resolve_srv(u);
@@ -60,6 +70,12 @@ outcome<client> client::create(const mongo::uri& u, client_options options) {
     return failure(errc::invalid_uri, "user '" + *u.username() +
                                           "' has no password: give one in the connection string "
                                           "(mongodb://user:password@host) or set it on the uri");
+  }
+  // The handshake's metadata, with the wrapping libraries given now: one refused fails here.
+  auto metadata = std::make_shared<detail::client_metadata>(u.app_name().value_or(""),
+                                                            detail::current_platform());
+  for (const auto& info : options.driver_info) {
+    if (auto added = metadata->append(info); !added) return std::move(added).error();
   }
   std::shared_ptr<const detail::tls_context> tls;
   if (u.tls().value_or(false)) {
@@ -72,7 +88,11 @@ outcome<client> client::create(const mongo::uri& u, client_options options) {
       u,
       detail::listeners{std::move(options.on_topology), std::move(options.on_command),
                         std::move(options.on_pool)},
-      std::move(tls)));
+      std::move(tls), std::move(options.server_api), std::move(metadata)));
+}
+
+outcome<done> client::append_metadata(const mongo::driver_info& info) {
+  return state_->options.metadata->append(info);
 }
 
 outcome<bson::document> client::run_command(std::string_view db, bson::document_view cmd) {

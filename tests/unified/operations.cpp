@@ -358,6 +358,7 @@ bool spec_defines(std::string_view op, std::string_view key) {
       {"rename", {"to", "dropTarget", "comment"}},
       {"listDatabases", {"filter", "nameOnly", "authorizedDatabases", "comment"}},
       {"dropDatabase", {"database"}},
+      {"appendMetadata", {"driverInfoOptions"}},
       {"listDatabaseObjects", {"filter", "nameOnly", "authorizedDatabases", "comment"}},
       {"listDatabaseNames", {"filter", "authorizedDatabases", "comment"}},
       {"listCollections",
@@ -1400,6 +1401,25 @@ op_outcome run_client_operation(mongo::client& client, std::string_view op,
     const auto name = a.string("database", true);
     if (a.refused()) return a.refusal();
     return nothing_or_failure(client.database(*name).drop());
+  }
+  if (op == "appendMetadata") {
+    args a(op, arguments);
+    const auto options = a.document("driverInfoOptions", true);
+    if (a.refused()) return a.refusal();
+    mongo::driver_info info;
+    for (const auto& e : options) {
+      std::string* field = e.key() == "name"       ? &info.name
+                           : e.key() == "version"  ? &info.version
+                           : e.key() == "platform" ? &info.platform
+                                                   : nullptr;
+      if (field == nullptr || !e.get_string()) {
+        return runner_failure(errc::invalid_value, "appendMetadata: driverInfoOptions field `" +
+                                                       str(e.key()) +
+                                                       "` is not known or not a string");
+      }
+      *field = std::string(*e.get_string());
+    }
+    return nothing_or_failure(client.append_metadata(info));
   }
   return unsupported(str(op) + ": no such operation on a client");
 }

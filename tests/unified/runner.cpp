@@ -637,7 +637,6 @@ void make_client(test_context& t, bson::document_view spec) {
   if (spec.contains("storeEventsAsEntities")) throw skip_oid{"runner: storeEventsAsEntities"};
   if (spec.contains("observeLogMessages")) throw skip_oid{"log messages (observeLogMessages)"};
   if (spec.contains("observeTracingMessages")) throw skip_oid{"tracing (OpenTelemetry)"};
-  if (spec.contains("serverApi")) throw skip_oid{"client: no serverApi (Stable API) option"};
   if (spec.contains("autoEncryptOpts")) throw skip_oid{"client-side field level encryption"};
   client_entity c;
   c.uri = t.server->uri;
@@ -659,6 +658,18 @@ void make_client(test_context& t, bson::document_view spec) {
   auto ignore = string_list(spec, "ignoreCommandMonitoringEvents");
   bool sensitive = bool_field(spec, "observeSensitiveCommands", false);
   mongo::client_options options;
+  if (auto api = optional_doc(spec, "serverApi")) {
+    only_fields(*api, {"version", "strict", "deprecationErrors"}, "client entity serverApi");
+    auto version = mongo::server_api::parse_version(string_field(*api, "version", "serverApi"));
+    if (!version) fail("client " + id + ": " + version.error().message);
+    mongo::server_api declared;
+    declared.version = *version;
+    if (api->contains("strict")) declared.strict = bool_field(*api, "strict", false);
+    if (api->contains("deprecationErrors")) {
+      declared.deprecation_errors = bool_field(*api, "deprecationErrors", false);
+    }
+    options.server_api = declared;
+  }
   auto events = c.events;
   auto checked_out = c.checked_out;
   bool want_started = contains(observe, "commandStartedEvent"),

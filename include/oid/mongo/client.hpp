@@ -48,6 +48,7 @@
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/sdam_event.hpp>
+#include <oid/mongo/server_api.hpp>
 #include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>
 #include <optional>
@@ -85,6 +86,13 @@ struct client_options : client_settings {
   /// one pool arrive in order; they may come from the pool's background thread, and some while
   /// the client updates its topology.
   std::function<void(const pool_event&)> on_pool;
+  /// The Stable API version the client declares (oid/mongo/server_api.hpp): every command it
+  /// sends carries it. Not a connection string option (the specification forbids one); none:
+  /// nothing of the kind is sent.
+  std::optional<mongo::server_api> server_api;
+  /// Libraries that wrap this client, named in every handshake after the driver's name,
+  /// version and platform (oid/mongo/handshake.hpp); `client::append_metadata` adds more later.
+  std::vector<mongo::driver_info> driver_info;
 };
 
 /// A MongoDB client. Copies share one topology (a pool per server); thread-safe.
@@ -130,6 +138,12 @@ class client {
   outcome<std::vector<bson::document>> list_collections(std::string_view db);
   /// What the handshake of a pooled connection learnt (connecting if none is open).
   outcome<handshake_info> server();
+  /// Appends a wrapping library's name, version and platform to the client metadata that the
+  /// handshakes of connections opened from now on send (open ones are left alone, and none is
+  /// opened or closed for it); shared by this client's copies. A `driver_info` equal to one
+  /// given before changes nothing. Failures: invalid_argument when a field holds '|', the name
+  /// is empty, or the metadata would no longer fit in the handshake's 512 bytes.
+  outcome<done> append_metadata(const mongo::driver_info& info);
   /// What the client knows about the deployment now (a copy; the monitors keep updating theirs).
   topology_description topology() const;
   /// The connection string this client was made from.

@@ -1,5 +1,6 @@
 // oid/mongo/handshake.hpp: what a connection's handshake sends and learns: the credential it
-// authenticates with, and what the server said of itself (`client::server()` returns it).
+// authenticates with, the wrapping libraries it names, and what the server said of itself
+// (`client::server()` returns it).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,18 @@ struct credential {
 
   /// The credential a connection string asks for, or none.
   static std::optional<credential> from(const mongo::uri& u);
+};
+
+/// A library that wraps oid's client and says so in the handshake (the handshake specification's
+/// DriverInfoOptions): its name, version and platform are appended to the driver's, each after a
+/// '|' ("oid|mylib", "1.4.0|2.1", "C++20, gcc 12.2.0|Python 3.11"), so the server's logs name both.
+/// Give it in `client_options::driver_info` or later with `client::append_metadata`. An empty
+/// field is unset (nothing is appended to that field); none may hold '|'.
+struct driver_info {
+  std::string name;      ///< the wrapping library's name (required)
+  std::string version;   ///< its version; empty: none
+  std::string platform;  ///< what it runs on; empty: none
+  friend bool operator==(const driver_info&, const driver_info&) = default;
 };
 
 /// What the handshake learnt about the server.

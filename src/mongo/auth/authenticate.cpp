@@ -24,7 +24,9 @@ std::span<const std::uint8_t> as_bytes(std::string_view s) {
 bool is_scram(std::string_view m) { return m.empty() || m == sha256_name || m == sha1_name; }
 
 // The saslStart command of a SCRAM conversation (also the speculativeAuthenticate document).
-bson::document sasl_start(const scram_conversation& conv, std::string_view db, bool with_db) {
+// Sent alone (not speculatively), it carries the client's Stable API version `api`.
+bson::document sasl_start(const scram_conversation& conv, std::string_view db, bool with_db,
+                          const server_api* api = nullptr) {
   bson::builder b;
   b.append_int32("saslStart", 1)
       .append_string("mechanism", scram_mechanism_name(conv.mechanism()))
@@ -32,6 +34,7 @@ bson::document sasl_start(const scram_conversation& conv, std::string_view db, b
       .append_bool("autoAuthorize", true);
   b.open_document("options").append_bool("skipEmptyExchange", true).close();
   if (with_db) b.append_string("db", db);
+  if (api != nullptr) append_server_api(b, *api);
   return std::move(b).extract();
 }
 
@@ -77,10 +80,12 @@ std::string attribute_at(std::string_view message, std::size_t offset) {
 
 }  // namespace
 
-outcome<handshake_auth> handshake_auth::prepare(const credential& c, scram_cache* cache) {
+outcome<handshake_auth> handshake_auth::prepare(const credential& c, scram_cache* cache,
+                                                const server_api* api) {
   handshake_auth a;
   a.credential_ = &c;
   a.cache_ = cache;
+  a.api_ = api;
   a.mechanism_ = c.mechanism;
   if (is_scram(c.mechanism)) {
     // Speculatively SCRAM-SHA-256 when negotiating: what the specification says to try first.
@@ -180,7 +185,7 @@ outcome<void> handshake_auth::scram(connection& conn, std::optional<bson::docume
     auto conv = scram_conversation::start(m, c.user, c.password, cache_);
     if (!conv) return dishonest(conv.error(), "the password cannot be prepared", where);
     speculative_ = std::move(*conv);
-    const auto start = sasl_start(*speculative_, c.source, false);
+    const auto start = sasl_start(*speculative_, c.source, false, api_);
     auto r = conn.run(c.source, start.view());
     if (!r) return broken(r.error(), "saslStart", where);
     if (!is_ok(r->view())) return refused(r->view(), where);
@@ -207,6 +212,7 @@ outcome<void> handshake_auth::scram(connection& conn, std::optional<bson::docume
     b.append_int32("saslContinue", 1)
         .append_int32("conversationId", conversation_id)
         .append_binary("payload", bson::binary_subtype::generic, as_bytes(payload));
+    if (api_ != nullptr) append_server_api(b, *api_);
     return conn.run(c.source, b.view());
   };
   auto r = next(*client_final);
@@ -252,6 +258,7 @@ outcome<void> handshake_auth::plain(connection& conn, std::string_view where) {
       .append_string("mechanism", "PLAIN")
       .append_binary("payload", bson::binary_subtype::generic, payload.bytes())
       .append_bool("autoAuthorize", true);
+  if (api_ != nullptr) append_server_api(b, *api_);
   auto r = conn.run(c.source, b.view());
   const auto sent = b.view();
   OPENSSL_cleanse(const_cast<std::uint8_t*>(sent.data()), sent.size());
@@ -265,6 +272,7 @@ outcome<void> handshake_auth::x509(connection& conn, std::string_view where) {
   bson::builder b;
   b.append_int32("authenticate", 1).append_string("mechanism", "MONGODB-X509");
   if (!c.user.empty()) b.append_string("user", c.user);
+  if (api_ != nullptr) append_server_api(b, *api_);
   auto r = conn.run("$external", b.view());
   if (!r) return broken(r.error(), "authenticate", where);
   if (!is_ok(r->view())) return refused(r->view(), where);

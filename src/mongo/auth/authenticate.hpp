@@ -31,7 +31,10 @@ class handshake_auth {
   /// was asked for) whose first message goes into hello. `cache` may be null. Errors:
   /// authentication_failed (a password SASLprep refuses; no secret in the message),
   /// entropy_unavailable.
-  static outcome<handshake_auth> prepare(const credential& c, scram_cache* cache);
+  /// `api`: the client's declared Stable API version, which the commands after hello carry (null:
+  /// none).
+  static outcome<handshake_auth> prepare(const credential& c, scram_cache* cache,
+                                         const server_api* api = nullptr);
 
   /// Adds `saslSupportedMechs` (when the mechanism is negotiated) and `speculativeAuthenticate`
   /// (SCRAM and MONGODB-X509) to a hello or legacy isMaster command being built.
@@ -61,6 +64,7 @@ class handshake_auth {
 
   const credential* credential_ = nullptr;
   scram_cache* cache_ = nullptr;
+  const server_api* api_ = nullptr;
   std::string mechanism_;  // the one in use: chosen before hello, settled after it
   std::optional<scram_conversation> speculative_;
 };

@@ -98,6 +98,7 @@ void monitor::check(std::optional<connection>& conn) {
     }
     bson::builder hello;
     hello.append_int32("hello", 1);
+    append_server_api(hello, options_.connection.api);
     auto reply = conn->run("admin", hello.view());
     if (reply) {
       const double rtt = ms_since(begun);

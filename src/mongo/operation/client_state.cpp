@@ -7,6 +7,7 @@
 
 #include "mongo/operation/command_events.hpp"
 #include "mongo/operation/session_state.hpp"
+#include "mongo/wire/client_metadata.hpp"
 #include "mongo/wire/reply.hpp"
 
 namespace oid::mongo {
@@ -19,12 +20,18 @@ using detail::listeners;
 using detail::scram_cache;
 using detail::tls_context;
 
-client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_context> tls)
+client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_context> tls,
+                           std::optional<mongo::server_api> api,
+                           std::shared_ptr<detail::client_metadata> metadata)
     : uri(std::move(u)), events(std::move(l)) {
   options.tls = std::move(tls);
+  options.api = api;
   options.connect_timeout = uri.connect_timeout().value_or(options.connect_timeout);
   options.socket_timeout = uri.socket_timeout().value_or(options.socket_timeout);
   options.app_name = uri.app_name().value_or("");
+  options.metadata = metadata ? std::move(metadata)
+                              : std::make_shared<detail::client_metadata>(
+                                    options.app_name, detail::current_platform());
   options.load_balanced = uri.load_balanced().value_or(false);
   selection_timeout = uri.server_selection_timeout().value_or(std::chrono::milliseconds(30'000));
   timeout = uri.timeout();
@@ -167,10 +174,12 @@ std::string transport_message(const oid::error& e, const connection& c) {
 namespace {
 
 // `cmd` with `$readPreference` (when `preference` is not empty), maxTimeMS (when given; one
-// the command had is replaced) and `$clusterTime` (when given) appended.
+// the command had is replaced), `$clusterTime` (when given) and the client's Stable API options
+// (when it declares a version) appended.
 bson::document with_fields(bson::document_view cmd, bson::document_view preference,
                            std::optional<std::chrono::milliseconds> max_time, bool drop_wtimeout,
-                           const std::optional<bson::document>& cluster_time) {
+                           const std::optional<bson::document>& cluster_time,
+                           const std::optional<server_api>& api) {
   bson::builder b;
   for (const auto& e : cmd) {
     if (max_time && e.key() == "maxTimeMS") continue;
@@ -193,6 +202,7 @@ bson::document with_fields(bson::document_view cmd, bson::document_view preferen
   if (!preference.empty()) b.append_document("$readPreference", preference);
   if (max_time) b.append_int64("maxTimeMS", max_time->count());
   if (cluster_time) b.append_document("$clusterTime", cluster_time->view());
+  append_server_api(b, api);
   return std::move(b).extract();
 }
 
@@ -288,10 +298,13 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
   const bool drop_wtimeout = l.limit && has_wtimeout(cmd);
   auto cluster_time = cluster_time_for(l);
   if (cluster_time && cmd.contains("$clusterTime")) cluster_time.reset();  // the caller's own
-  if (l.read_preference || *max_time || drop_wtimeout || cluster_time) {
+  // The Stable API version goes on every command, getMore and a transaction's included (the
+  // specification since 2021); run_command's own command is not looked into.
+  const auto& api = l.state->options.api;
+  if (l.read_preference || *max_time || drop_wtimeout || cluster_time || api) {
     with_more =
         with_fields(cmd, l.read_preference ? l.read_preference->view() : bson::document_view{},
-                    *max_time, drop_wtimeout, cluster_time);
+                    *max_time, drop_wtimeout, cluster_time, api);
     cmd = with_more->view();
   }
   command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
@@ -347,6 +360,11 @@ outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_
                                   std::span<const document_sequence> sequences) {
   if (l.limit && l.limit->expired()) {
     return l.limit->expired_in(sending(l, cmd));
+  }
+  std::optional<bson::document> with_api;
+  if (l.state->options.api) {
+    with_api = with_fields(cmd, {}, std::nullopt, false, std::nullopt, l.state->options.api);
+    cmd = with_api->view();
   }
   command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
   if (auto sent = l->send_unacknowledged(db, cmd, sequences,

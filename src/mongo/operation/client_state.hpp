@@ -56,9 +56,13 @@ namespace oid::mongo {
 // topology (stopping and joining its monitors). In oid::mongo, not detail: the public headers hold
 // it as an opaque pointer (declared there, defined only here).
 struct client_state : std::enable_shared_from_this<client_state> {
-  // `tls`: the client's one TLS context (null: plain TCP), shared by every connection.
+  // `tls`: the client's one TLS context (null: plain TCP), shared by every connection. `api`:
+  // the declared Stable API version, which every command carries (none: not sent). `metadata`:
+  // the handshake's client metadata (null: made from the connection string's appName).
   client_state(mongo::uri u, detail::listeners l,
-               std::shared_ptr<const detail::tls_context> tls = nullptr);
+               std::shared_ptr<const detail::tls_context> tls = nullptr,
+               std::optional<mongo::server_api> api = std::nullopt,
+               std::shared_ptr<detail::client_metadata> metadata = nullptr);
 
   // A connection to a server suitable for `kind` under `preference`. For reads, the lease's
   // commands carry the `$readPreference` the server selection specification asks for.

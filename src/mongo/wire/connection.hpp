@@ -18,11 +18,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <oid/bson/builder.hpp>
 #include <oid/bson/document.hpp>
 #include <oid/mongo/handshake.hpp>
 #include <oid/mongo/op_msg.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/secret.hpp>
+#include <oid/mongo/server_api.hpp>
 #include <oid/mongo/uri.hpp>
 #include <oid/objectid/object_id.hpp>
 #include <oid/result.hpp>
@@ -50,6 +52,7 @@ result<void> encode_request(std::int32_t request_id, std::uint32_t flags,
                             std::vector<std::uint8_t>& out);
 
 class scram_cache;
+class client_metadata;
 
 /// Bytes received from a server. Grows as a message arrives (never ahead to the length its header
 /// declares) up to the largest message read, and keeps its size; never zero-filled (every byte used
@@ -132,6 +135,10 @@ struct connection_options {
   std::chrono::milliseconds socket_timeout{120'000};
   /// `appName`, sent in the handshake (the server logs it).
   std::string app_name;
+  /// The client's handshake metadata (client_metadata.hpp), shared by its connections so that
+  /// what a wrapping library appends reaches every connection opened afterwards; null: the
+  /// metadata of `app_name` and this process, made for each handshake.
+  std::shared_ptr<detail::client_metadata> metadata;
   /// Authenticate as this user in the handshake; none: do not authenticate.
   std::optional<mongo::credential> auth;
   /// Salted SCRAM passwords shared by the connections of one client, so that PBKDF2 runs once
@@ -143,7 +150,17 @@ struct connection_options {
   /// Behind a load balancer (`loadBalanced=true`): the handshake says `loadBalanced: true`, and a
   /// reply without `serviceId` fails the connection (the server does not support the mode).
   bool load_balanced = false;
+  /// The client's declared Stable API version: the handshake's `hello` (never `isMaster`) and
+  /// authentication's commands carry it; none: nothing of the kind is sent.
+  std::optional<mongo::server_api> api;
 };
+
+namespace detail {
+/// Appends `apiVersion` of `api`, and `apiStrict` and `apiDeprecationErrors` when they are set, to
+/// a command being built; nothing when `api` is none (the Stable API specification's command
+/// options). Defined in handshake.cpp.
+void append_server_api(bson::builder& b, const std::optional<server_api>& api);
+}  // namespace detail
 
 /// One connection. Movable, not copyable; not thread-safe (the client's pool hands each
 /// connection to one thread at a time). Closes its socket when destroyed.

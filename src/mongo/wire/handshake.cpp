@@ -1,7 +1,6 @@
 #include "mongo/wire/handshake.hpp"
 
 #include <openssl/crypto.h>
-#include <sys/utsname.h>
 
 #include <oid/bson/builder.hpp>
 #include <oid/mongo/server_codes.hpp>
@@ -10,13 +9,10 @@
 #include <utility>
 
 #include "mongo/auth/authenticate.hpp"
+#include "mongo/wire/client_metadata.hpp"
 #include "mongo/wire/reply.hpp"
 #include "mongo/wire/stream.hpp"
 #include "mongo/wire/tls.hpp"
-
-#ifndef OID_MONGO_VERSION
-#  define OID_MONGO_VERSION "unknown"
-#endif
 
 namespace oid::mongo {
 namespace {
@@ -45,11 +41,37 @@ bson::builder hello_command(bool legacy, bson::document_view metadata,
   }
   b.append_document("client", metadata);
   if (options.load_balanced) b.append_bool("loadBalanced", true);
+  detail::append_server_api(b, options.api);
   if (auth) auth->add_to_hello(b);
   return b;
 }
 
 }  // namespace
+
+std::string_view server_api::name(api_version v) noexcept {
+  switch (v) {
+  case v1: return "1";
+  }
+  return "1";
+}
+
+outcome<server_api::api_version> server_api::parse_version(std::string_view text) {
+  if (text == "1") return v1;
+  std::string shown;
+  for (const char ch : text.substr(0, 32)) {  // the caller's text, shown printable
+    const auto u = static_cast<unsigned char>(ch);
+    shown += (u >= 0x20 && u < 0x7f) ? ch : '?';
+  }
+  return failure(errc::invalid_argument,
+                 "unknown Stable API version \"" + shown + "\": oid knows version \"1\"");
+}
+
+void detail::append_server_api(bson::builder& b, const std::optional<server_api>& api) {
+  if (!api) return;
+  b.append_string("apiVersion", server_api::name(api->version));
+  if (api->strict) b.append_bool("apiStrict", *api->strict);
+  if (api->deprecation_errors) b.append_bool("apiDeprecationErrors", *api->deprecation_errors);
+}
 
 std::optional<credential> credential::from(const mongo::uri& u) {
   if (!u.has_credential()) return std::nullopt;
@@ -59,31 +81,6 @@ std::optional<credential> credential::from(const mongo::uri& u) {
   c.source = u.auth_database();
   c.mechanism = u.auth_mechanism().value_or("");
   return c;
-}
-
-bson::document client_metadata(std::string_view app_name) {
-  utsname u{};
-  const bool have_uname = ::uname(&u) == 0;
-  bson::builder b;
-  if (!app_name.empty()) b.open_document("application").append_string("name", app_name).close();
-  b.open_document("driver")
-      .append_string("name", "oid")
-      .append_string("version", OID_MONGO_VERSION);
-  b.close();
-  b.open_document("os").append_string("type", have_uname ? u.sysname : "unknown");
-  if (have_uname) {
-    b.append_string("name", u.sysname).append_string("architecture", u.machine);
-    b.append_string("version", u.release);
-  }
-  b.close();
-  std::string platform = "C++" + std::to_string(__cplusplus / 100 % 100);
-#if defined(__clang__)
-  platform += ", clang " __clang_version__;
-#elif defined(__GNUC__)
-  platform += ", gcc " __VERSION__;
-#endif
-  b.append_string("platform", platform);
-  return std::move(b).extract();
 }
 
 outcome<handshake_info> detail::handshake(connection& c, const connection_options& options) {
@@ -100,14 +97,20 @@ outcome<handshake_info> detail::handshake(connection& c, const connection_option
     who = &*x509;
   }
   if (who != nullptr) {
-    auto a = handshake_auth::prepare(*who, options.scram_cache.get());
+    auto a = handshake_auth::prepare(*who, options.scram_cache.get(),
+                                     options.api ? &*options.api : nullptr);
     if (!a) return std::move(a).error();
     auth.emplace(std::move(*a));
   }
-  const bson::document metadata = client_metadata(options.app_name);
+  const bson::document metadata =
+      options.metadata
+          ? options.metadata->document()
+          : detail::build_client_metadata(options.app_name, {}, detail::current_platform());
   auto reply = c.run("admin", hello_command(false, metadata.view(), options, auth).view());
-  if (reply && !is_ok(reply->view()) &&
-      server_error_of(reply->view()).code == server_code::command_not_found) {  // before 4.4.2
+  // Before 4.4.2, a server does not know hello; with a declared API version, hello is the only
+  // handshake the Stable API specification allows (the server's refusal fails the connection).
+  if (!options.api && reply && !is_ok(reply->view()) &&
+      server_error_of(reply->view()).code == server_code::command_not_found) {
     reply = c.run("admin", hello_command(true, metadata.view(), options, auth).view());
   }
   if (!reply) {

@@ -1,10 +1,13 @@
 // The handshake: the first commands on a new connection (MongoDB's handshake and authentication
 // specifications). The top of the wire layer, above stream.hpp and connection.hpp.
 //
-// `hello` carries the client metadata (driver "oid" and its version, the OS, the platform, the
-// application name) and, behind a load balancer, `loadBalanced: true`; a server older than 4.4.2
-// that does not know `hello` (CommandNotFound) is asked `isMaster` instead. The reply gives the
-// server's limits, each taken only when it is sane (a server cannot make the client divide by
+// `hello` carries the client metadata (client_metadata.hpp: driver "oid" and its version, with
+// the libraries that wrap it, the OS, the platform, the FaaS or container it runs in, the
+// application name, within 512 bytes) and, behind a load balancer, `loadBalanced: true`; a server
+// older than 4.4.2 that does not know `hello` (CommandNotFound) is asked `isMaster` instead, unless
+// the client declares a Stable API version (server_api.hpp): then `hello` and authentication's
+// commands carry `apiVersion`, and a server without `hello` fails the handshake. The reply gives
+// the server's limits, each taken only when it is sane (a server cannot make the client divide by
 // zero or accept absurd messages), its wire version (6, OP_MSG, at least) and, behind a load
 // balancer, its serviceId (required).
 //
@@ -23,9 +26,6 @@
 #include "mongo/wire/connection.hpp"
 
 namespace oid::mongo {
-
-/// The handshake's `client` document (driver, os, platform, application): what it sends.
-bson::document client_metadata(std::string_view app_name);
 
 namespace detail {
 /// Runs the handshake on `c`, a connection whose stream has just been opened, under its current
