@@ -362,6 +362,55 @@ TEST(MongoTopologyTest, AMemberThatStopsAnsweringBecomesUnknownAndReadsAvoidIt) 
   for (const auto& s : seen) EXPECT_EQ(s, "2 find secondary");
 }
 
+// Server monitoring: a check answered with ok: 0 is a failed check, like a network error: a
+// serverHeartbeatFailedEvent, the server Unknown and its pool cleared. (Before, the monitor took
+// the reply as a hello: a heartbeat "succeeded", the server went Unknown and its pool was kept; the
+// unified sdam test hello-command-error.json "Command error on Monitor check" waited in vain for
+// the pool to be cleared.)
+TEST(MongoTopologyTest, AMonitorCheckAnsweredWithOkZeroFailsAndClearsThePool) {
+  replica_set rs;
+  std::mutex m;
+  std::vector<std::string> heartbeats;  // "failed ADDRESS", "succeeded ADDRESS"
+  std::vector<std::string> cleared;     // the addresses whose pool was cleared
+  mongo::client_options options;
+  options.on_topology = [&](const mongo::sdam_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* f = std::get_if<mongo::server_heartbeat_failed_event>(&e)) {
+      heartbeats.push_back("failed " + f->address);
+    } else if (const auto* s = std::get_if<mongo::server_heartbeat_succeeded_event>(&e)) {
+      heartbeats.push_back("succeeded " + s->address);
+    }
+  };
+  options.on_pool = [&](const mongo::pool_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* c = std::get_if<mongo::pool_cleared_event>(&e)) cleared.push_back(c->address);
+  };
+  auto c = mongo::client::create(rs.uri(0, ""), options).value();
+  const auto type_of = [&c](const std::string& address) {
+    const auto t = c.topology();
+    const auto s = t.servers.find(address);
+    return s == t.servers.end() ? mongo::server_type::unknown : s->second.type;
+  };
+  for (int i = 0; i < 500 && type_of(rs.address(2)) != mongo::server_type::rs_secondary; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+  rs.refuse_checks(2, 1);
+  const auto failed_and_cleared = [&] {
+    std::lock_guard lock(m);
+    return std::count(heartbeats.begin(), heartbeats.end(), "failed " + rs.address(2)) > 0 &&
+           std::count(cleared.begin(), cleared.end(), rs.address(2)) > 0;
+  };
+  // The next check (heartbeatFrequencyMS=500) meets the refusal; the bound waits for a state.
+  for (int i = 0; i < 1000 && !failed_and_cleared(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(failed_and_cleared());
+  // One refusal, no retry: the check after it finds the member a secondary again.
+  for (int i = 0; i < 1000 && type_of(rs.address(2)) != mongo::server_type::rs_secondary; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+}
+
 TEST(MongoTopologyTest, ListenersSeeTopologyHeartbeatAndCommandEvents) {
   replica_set rs;
   std::mutex m;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "mongo/cluster/topology.hpp"
+#include "mongo/wire/reply.hpp"
 
 namespace oid::mongo::detail {
 
@@ -99,6 +100,15 @@ void monitor::check(std::optional<connection>& conn) {
     bson::builder hello;
     hello.append_int32("hello", 1);
     auto reply = conn->run("admin", hello.view());
+    if (reply && !is_ok(reply->view())) {
+      // A command error (ok: 0) fails the check as a network error does, but is not retried: the
+      // monitoring connection goes, the server becomes Unknown and its pool is cleared (server
+      // monitoring: "Network or command error during server check").
+      const auto why = string_field(reply->view(), "errmsg");
+      error = "hello failed: " + (why.empty() ? std::string("ok: 0") : why) + " (" + address_ + ")";
+      conn.reset();
+      break;
+    }
     if (reply) {
       const double rtt = ms_since(begun);
       record_rtt(rtt);
