@@ -411,6 +411,41 @@ TEST(MongoTopologyTest, AMonitorCheckAnsweredWithOkZeroFailsAndClearsThePool) {
   EXPECT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
 }
 
+// Closing a client changes its description to Unknown without servers, published as a
+// topologyDescriptionChangedEvent after the servers' closing and before topologyClosedEvent (SDAM
+// logging and monitoring, "Closing Topology Description"). Before, topologyClosedEvent came right
+// after the servers' closing: the unified sdam tests *-emit-topology-changed-before-close.json
+// failed.
+TEST(MongoTopologyTest, ClosingPublishesTheChangeToUnknownBeforeTheTopologyCloses) {
+  replica_set rs;
+  std::mutex m;
+  std::vector<std::string> events;
+  mongo::client_options options;
+  options.on_topology = [&](const mongo::sdam_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* t = std::get_if<mongo::topology_description_changed_event>(&e)) {
+      events.push_back("changed " + std::string(mongo::to_string(t->previous.type)) + " -> " +
+                       std::string(mongo::to_string(t->current.type)) + " (" +
+                       std::to_string(t->current.servers.size()) + " servers)");
+    } else if (std::holds_alternative<mongo::server_closed_event>(e)) {
+      events.push_back("server closed");
+    } else if (std::holds_alternative<mongo::topology_closed_event>(e)) {
+      events.push_back("closed");
+    }
+  };
+  {
+    auto c = mongo::client::create(rs.uri(0, ""), options).value();
+    for (int i = 0; i < 500 && !c.topology().has_primary(); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(c.topology().has_primary());
+  }
+  std::lock_guard lock(m);
+  ASSERT_GE(events.size(), 5u);
+  const std::vector<std::string> last(events.end() - 5, events.end());
+  EXPECT_EQ(last, (std::vector<std::string>{"server closed", "server closed", "server closed",
+                                            "changed ReplicaSetWithPrimary -> Unknown (0 servers)",
+                                            "closed"}));
+}
+
 TEST(MongoTopologyTest, ListenersSeeTopologyHeartbeatAndCommandEvents) {
   replica_set rs;
   std::mutex m;
