@@ -446,6 +446,51 @@ TEST(MongoTopologyTest, ClosingPublishesTheChangeToUnknownBeforeTheTopologyClose
                                             "closed"}));
 }
 
+// A check refused with ok: 0, then the handshake of the monitor's next connection refused the
+// same way: the server's Unknown description is the same both times (the same error), so one
+// serverDescriptionChangedEvent to Unknown, not two. (Before, the check's error read "hello
+// failed: ..." and the handshake's "handshake with ... refused: ...": a second change, Unknown to
+// Unknown, and the unified sdam hello-command-error "Command error on Monitor check" counted 2.)
+TEST(MongoTopologyTest, TheSameRefusalInACheckAndTheNextHandshakeIsOneChange) {
+  replica_set rs;
+  std::mutex m;
+  std::vector<std::string> to_unknown;  // the errors of member 2's changes to Unknown
+  mongo::client_options options;
+  options.on_topology = [&](const mongo::sdam_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* c = std::get_if<mongo::server_description_changed_event>(&e)) {
+      if (c->address == rs.address(2) && c->current.type == mongo::server_type::unknown) {
+        to_unknown.push_back(c->current.error.value_or("(none)"));
+      }
+    }
+  };
+  auto c = mongo::client::create(rs.uri(0, ""), options).value();
+  const auto type_of = [&c](const std::string& address) {
+    const auto t = c.topology();
+    const auto s = t.servers.find(address);
+    return s == t.servers.end() ? mongo::server_type::unknown : s->second.type;
+  };
+  for (int i = 0; i < 500 && type_of(rs.address(2)) != mongo::server_type::rs_secondary; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+  rs.refuse_checks(2, 2, true);
+  const auto refused = [&] {
+    std::lock_guard lock(m);
+    return !to_unknown.empty();
+  };
+  for (int i = 0; i < 1000 && !refused(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(refused());
+  // Both refusals used, then a check that finds the secondary again.
+  for (int i = 0; i < 1000 && type_of(rs.address(2)) != mongo::server_type::rs_secondary; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+  std::lock_guard lock(m);
+  ASSERT_EQ(to_unknown.size(), 1u) << ::testing::PrintToString(to_unknown);
+  EXPECT_EQ(to_unknown[0], "hello to " + rs.address(2) + " refused: scripted check refusal");
+}
+
 TEST(MongoTopologyTest, ListenersSeeTopologyHeartbeatAndCommandEvents) {
   replica_set rs;
   std::mutex m;

@@ -122,10 +122,14 @@ class script_replica_set {
     silenced_[static_cast<std::size_t>(i)] = true;
   }
   // Member `i` answers its next `n` monitor checks (a hello on a connection that has already
-  // answered one, so not a handshake) with ok: 0, code 91 (ShutdownInProgress).
-  void refuse_checks(int i, int n) {
+  // answered one, so not a handshake) with ok: 0, code 91 (ShutdownInProgress); with
+  // `handshakes`, the handshakes of new connections count among the `n` too once one check was
+  // refused.
+  void refuse_checks(int i, int n, bool handshakes = false) {
     std::lock_guard lock(mutex_);
     refused_checks_[static_cast<std::size_t>(i)] = n;
+    refuse_handshakes_[static_cast<std::size_t>(i)] = handshakes;
+    check_refused_[static_cast<std::size_t>(i)] = false;
   }
   // The primary's next insert is refused with `code` (0: the connection is reset instead); with
   // `as_write_concern_error`, it is applied and answered with a writeConcernError of `code`. The
@@ -378,10 +382,12 @@ class script_replica_set {
         bool refuse = false;
         {
           std::lock_guard lock(mutex_);
-          auto& left = refused_checks_[static_cast<std::size_t>(i)];
-          if (greeted && left > 0) {
+          const auto m_i = static_cast<std::size_t>(i);
+          auto& left = refused_checks_[m_i];
+          if (left > 0 && (greeted || (refuse_handshakes_[m_i] && check_refused_[m_i]))) {
             --left;
             refuse = true;
+            check_refused_[m_i] = true;
           }
         }
         greeted = true;
@@ -565,6 +571,7 @@ class script_replica_set {
   std::atomic<std::uint32_t> clock_{0};
   std::array<bool, 3> silenced_{};
   std::array<int, 3> refused_checks_{};
+  std::array<bool, 3> refuse_handshakes_{}, check_refused_{};
   std::array<std::string, 3> addresses_;
   std::array<std::unique_ptr<script_server>, 3> servers_;
 };

@@ -6,6 +6,7 @@
 
 #include "mongo/cluster/topology.hpp"
 #include "mongo/wire/reply.hpp"
+#include "mongo/wire/stream.hpp"
 
 namespace oid::mongo::detail {
 
@@ -104,8 +105,10 @@ void monitor::check(std::optional<connection>& conn) {
       // A command error (ok: 0) fails the check as a network error does, but is not retried: the
       // monitoring connection goes, the server becomes Unknown and its pool is cleared (server
       // monitoring: "Network or command error during server check").
-      const auto why = string_field(reply->view(), "errmsg");
-      error = "hello failed: " + (why.empty() ? std::string("ok: 0") : why) + " (" + address_ + ")";
+      // Worded as a refused handshake is (wire/handshake.cpp): the next check opens a new
+      // connection, and the same refusal in its handshake must not read as a change of the
+      // server's description (SDAM's equality compares the error too).
+      error = "hello to " + describe(host_) + " refused: " + server_error_of(reply->view()).message;
       conn.reset();
       break;
     }
