@@ -361,6 +361,16 @@ std::optional<deployment> connect(std::string name, std::string uri) {
   return d;
 }
 
+// True when `d` or a document or array inside it has a field named `key`.
+bool holds_key(bson::document_view d, std::string_view key) {
+  for (const auto& e : d) {
+    if (e.key() == key) return true;
+    if (e.type() == bson::type::document && holds_key(*e.get_document(), key)) return true;
+    if (e.type() == bson::type::array && holds_key(*e.get_array(), key)) return true;
+  }
+  return false;
+}
+
 // ---- the state of one test
 // -------------------------------------------------------------------------
 
@@ -376,6 +386,10 @@ struct test_context {
   std::atomic<bool> timed_out = false;
   // Inside withTransaction's callback: an operation's unexpected failure is the callback's.
   bool in_callback = false;
+  // The test configures a fail point: its clients check their servers every 500 ms unless they
+  // set heartbeatFrequencyMS (the format lets a runner do so, to recover quickly; without it a
+  // check after a fail point came 10 s later, as late as a waitForEvent gives up).
+  bool quick_heartbeats = false;
   match_context match;
 
   test_context() {
@@ -767,6 +781,18 @@ void make_client(test_context& t, bson::document_view spec) {
       }
     }
     c.uri = with_uri_options(c.uri, *o);
+  }
+  if (t.quick_heartbeats) {
+    const auto o = optional_doc(spec, "uriOptions");
+    bool own = false;
+    if (o) {
+      for (const auto& option : *o) own = own || lower(option.key()) == "heartbeatfrequencyms";
+    }
+    if (!own) {
+      bson::builder quick;
+      quick.append_int32("heartbeatFrequencyMS", 500);
+      c.uri = with_uri_options(c.uri, quick.view());
+    }
   }
   auto observe = string_list(spec, "observeEvents");
   for (const auto& kind : observe) {
@@ -1924,6 +1950,7 @@ struct runner {
       }
       if (!t.server) return {verdict::skipped_server, why};
       if (test.contains("expectTracingMessages")) throw skip_oid{"tracing (OpenTelemetry)"};
+      t.quick_heartbeats = holds_key(test, "configureFailPoint");
       if (auto initial = optional_doc(file, "initialData")) set_up_data(*t.server, *initial);
       if (auto create = optional_doc(file, "createEntities")) {
         for (const auto& e : *create) {
