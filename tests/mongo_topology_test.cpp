@@ -362,6 +362,135 @@ TEST(MongoTopologyTest, AMemberThatStopsAnsweringBecomesUnknownAndReadsAvoidIt) 
   for (const auto& s : seen) EXPECT_EQ(s, "2 find secondary");
 }
 
+// Server monitoring: a check answered with ok: 0 is a failed check, like a network error: a
+// serverHeartbeatFailedEvent, the server Unknown and its pool cleared. (Before, the monitor took
+// the reply as a hello: a heartbeat "succeeded", the server went Unknown and its pool was kept; the
+// unified sdam test hello-command-error.json "Command error on Monitor check" waited in vain for
+// the pool to be cleared.)
+TEST(MongoTopologyTest, AMonitorCheckAnsweredWithOkZeroFailsAndClearsThePool) {
+  replica_set rs;
+  std::mutex m;
+  std::vector<std::string> heartbeats;  // "failed ADDRESS", "succeeded ADDRESS"
+  std::vector<std::string> cleared;     // the addresses whose pool was cleared
+  mongo::client_options options;
+  options.on_topology = [&](const mongo::sdam_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* f = std::get_if<mongo::server_heartbeat_failed_event>(&e)) {
+      heartbeats.push_back("failed " + f->address);
+    } else if (const auto* s = std::get_if<mongo::server_heartbeat_succeeded_event>(&e)) {
+      heartbeats.push_back("succeeded " + s->address);
+    }
+  };
+  options.on_pool = [&](const mongo::pool_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* c = std::get_if<mongo::pool_cleared_event>(&e)) cleared.push_back(c->address);
+  };
+  auto c = mongo::client::create(rs.uri(0, ""), options).value();
+  const auto type_of = [&c](const std::string& address) {
+    const auto t = c.topology();
+    const auto s = t.servers.find(address);
+    return s == t.servers.end() ? mongo::server_type::unknown : s->second.type;
+  };
+  for (int i = 0; i < 500 && type_of(rs.address(2)) != mongo::server_type::rs_secondary; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+  rs.refuse_checks(2, 1);
+  const auto failed_and_cleared = [&] {
+    std::lock_guard lock(m);
+    return std::count(heartbeats.begin(), heartbeats.end(), "failed " + rs.address(2)) > 0 &&
+           std::count(cleared.begin(), cleared.end(), rs.address(2)) > 0;
+  };
+  // The next check (heartbeatFrequencyMS=500) meets the refusal; the bound waits for a state.
+  for (int i = 0; i < 1000 && !failed_and_cleared(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(failed_and_cleared());
+  // One refusal, no retry: the check after it finds the member a secondary again.
+  for (int i = 0; i < 1000 && type_of(rs.address(2)) != mongo::server_type::rs_secondary; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+}
+
+// Closing a client changes its description to Unknown without servers, published as a
+// topologyDescriptionChangedEvent after the servers' closing and before topologyClosedEvent (SDAM
+// logging and monitoring, "Closing Topology Description"). Before, topologyClosedEvent came right
+// after the servers' closing: the unified sdam tests *-emit-topology-changed-before-close.json
+// failed.
+TEST(MongoTopologyTest, ClosingPublishesTheChangeToUnknownBeforeTheTopologyCloses) {
+  replica_set rs;
+  std::mutex m;
+  std::vector<std::string> events;
+  mongo::client_options options;
+  options.on_topology = [&](const mongo::sdam_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* t = std::get_if<mongo::topology_description_changed_event>(&e)) {
+      events.push_back("changed " + std::string(mongo::to_string(t->previous.type)) + " -> " +
+                       std::string(mongo::to_string(t->current.type)) + " (" +
+                       std::to_string(t->current.servers.size()) + " servers)");
+    } else if (std::holds_alternative<mongo::server_closed_event>(e)) {
+      events.push_back("server closed");
+    } else if (std::holds_alternative<mongo::topology_closed_event>(e)) {
+      events.push_back("closed");
+    }
+  };
+  {
+    auto c = mongo::client::create(rs.uri(0, ""), options).value();
+    for (int i = 0; i < 500 && !c.topology().has_primary(); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(c.topology().has_primary());
+  }
+  std::lock_guard lock(m);
+  ASSERT_GE(events.size(), 5u);
+  const std::vector<std::string> last(events.end() - 5, events.end());
+  EXPECT_EQ(last, (std::vector<std::string>{"server closed", "server closed", "server closed",
+                                            "changed ReplicaSetWithPrimary -> Unknown (0 servers)",
+                                            "closed"}));
+}
+
+// A check refused with ok: 0, then the handshake of the monitor's next connection refused the
+// same way: the server's Unknown description is the same both times (the same error), so one
+// serverDescriptionChangedEvent to Unknown, not two. (Before, the check's error read "hello
+// failed: ..." and the handshake's "handshake with ... refused: ...": a second change, Unknown to
+// Unknown, and the unified sdam hello-command-error "Command error on Monitor check" counted 2.)
+TEST(MongoTopologyTest, TheSameRefusalInACheckAndTheNextHandshakeIsOneChange) {
+  replica_set rs;
+  std::mutex m;
+  std::vector<std::string> to_unknown;  // the errors of member 2's changes to Unknown
+  mongo::client_options options;
+  options.on_topology = [&](const mongo::sdam_event& e) {
+    std::lock_guard lock(m);
+    if (const auto* c = std::get_if<mongo::server_description_changed_event>(&e)) {
+      if (c->address == rs.address(2) && c->current.type == mongo::server_type::unknown) {
+        to_unknown.push_back(c->current.error.value_or("(none)"));
+      }
+    }
+  };
+  auto c = mongo::client::create(rs.uri(0, ""), options).value();
+  const auto type_of = [&c](const std::string& address) {
+    const auto t = c.topology();
+    const auto s = t.servers.find(address);
+    return s == t.servers.end() ? mongo::server_type::unknown : s->second.type;
+  };
+  for (int i = 0; i < 500 && type_of(rs.address(2)) != mongo::server_type::rs_secondary; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+  rs.refuse_checks(2, 2, true);
+  const auto refused = [&] {
+    std::lock_guard lock(m);
+    return !to_unknown.empty();
+  };
+  for (int i = 0; i < 1000 && !refused(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(refused());
+  // Both refusals used, then a check that finds the secondary again.
+  for (int i = 0; i < 1000 && type_of(rs.address(2)) != mongo::server_type::rs_secondary; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(type_of(rs.address(2)), mongo::server_type::rs_secondary);
+  std::lock_guard lock(m);
+  ASSERT_EQ(to_unknown.size(), 1u) << ::testing::PrintToString(to_unknown);
+  EXPECT_EQ(to_unknown[0], "hello to " + rs.address(2) + " refused: scripted check refusal");
+}
+
 TEST(MongoTopologyTest, ListenersSeeTopologyHeartbeatAndCommandEvents) {
   replica_set rs;
   std::mutex m;

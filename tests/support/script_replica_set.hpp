@@ -121,6 +121,16 @@ class script_replica_set {
     std::lock_guard lock(mutex_);
     silenced_[static_cast<std::size_t>(i)] = true;
   }
+  // Member `i` answers its next `n` monitor checks (a hello on a connection that has already
+  // answered one, so not a handshake) with ok: 0, code 91 (ShutdownInProgress); with
+  // `handshakes`, the handshakes of new connections count among the `n` too once one check was
+  // refused.
+  void refuse_checks(int i, int n, bool handshakes = false) {
+    std::lock_guard lock(mutex_);
+    refused_checks_[static_cast<std::size_t>(i)] = n;
+    refuse_handshakes_[static_cast<std::size_t>(i)] = handshakes;
+    check_refused_[static_cast<std::size_t>(i)] = false;
+  }
   // The primary's next insert is refused with `code` (0: the connection is reset instead); with
   // `as_write_concern_error`, it is applied and answered with a writeConcernError of `code`. The
   // primary role goes to `new_primary` either way.
@@ -358,6 +368,7 @@ class script_replica_set {
   }
 
   void serve(peer& p, int i) {
+    bool greeted = false;  // this connection has answered a hello
     while (auto m = p.read()) {
       {
         std::lock_guard lock(mutex_);
@@ -368,6 +379,26 @@ class script_replica_set {
       }
       const std::string name = command_name(*m);
       if (name == "hello" || name == "isMaster" || name == "ismaster") {
+        bool refuse = false;
+        {
+          std::lock_guard lock(mutex_);
+          const auto m_i = static_cast<std::size_t>(i);
+          auto& left = refused_checks_[m_i];
+          if (left > 0 && (greeted || (refuse_handshakes_[m_i] && check_refused_[m_i]))) {
+            --left;
+            refuse = true;
+            check_refused_[m_i] = true;
+          }
+        }
+        greeted = true;
+        if (refuse) {
+          bson::builder b;
+          b.append_double("ok", 0.0).append_string("errmsg", "scripted check refusal");
+          b.append_int32("code", 91).append_string("codeName", "ShutdownInProgress");
+          const bson::document r = std::move(b).extract();
+          p.reply(*m, r.view());
+          continue;
+        }
         const bson::document h = hello(i);
         p.reply(*m, h.view());
         continue;
@@ -539,6 +570,8 @@ class script_replica_set {
   int duplicates_ = 0, inserted_ = 0, commits_ = 0;
   std::atomic<std::uint32_t> clock_{0};
   std::array<bool, 3> silenced_{};
+  std::array<int, 3> refused_checks_{};
+  std::array<bool, 3> refuse_handshakes_{}, check_refused_{};
   std::array<std::string, 3> addresses_;
   std::array<std::unique_ptr<script_server>, 3> servers_;
 };

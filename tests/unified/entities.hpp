@@ -9,7 +9,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,9 +25,11 @@
 #include <oid/mongo/cursor.hpp>
 #include <oid/mongo/failure.hpp>
 #include <oid/mongo/session.hpp>
+#include <oid/mongo/topology_description.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -116,40 +123,157 @@ struct value_entity {
   bson::document value;
 };
 
-using entity = std::variant<client_entity, database_entity, collection_entity, bucket_entity,
-                            cursor_entity, session_entity, value_entity>;
+/// A `thread` entity: a real thread that runs the operations `runOnThread` gives it, one at a
+/// time in the order given, while the test's own thread goes on. The first operation that throws
+/// (a failed assertion, a skip) ends the thread's work: later ones are dropped, and `wait`
+/// hands the exception to the test's thread, which rethrows it (the format: a failure on a
+/// thread fails the test). The destructor stops the thread after its current operation and
+/// joins it: an entity map drops its threads before anything they use.
+class thread_worker {
+ public:
+  /// Starts the thread; `run` is called on it for each operation (a copy, kept until done).
+  explicit thread_worker(std::function<void(bson::document_view)> run)
+      : run_(std::move(run)), thread_([this] { loop(); }) {}
+  thread_worker(const thread_worker&) = delete;
+  thread_worker& operator=(const thread_worker&) = delete;
+  ~thread_worker() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  /// Queues `operation` (runOnThread); returns at once.
+  void schedule(bson::document operation) {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(operation));
+    }
+    wake_.notify_all();
+  }
+  /// Waits up to `limit` until every queued operation ran (waitForThread). False when they did
+  /// not finish in time; else true, and `error` holds the first operation's exception, if any
+  /// (taken: a second wait returns none).
+  bool wait(std::chrono::milliseconds limit, std::exception_ptr& error) {
+    std::unique_lock lock(mutex_);
+    if (!idle_.wait_for(lock, limit, [this] { return queue_.empty() && !busy_; })) return false;
+    error = std::exchange(error_, nullptr);
+    return true;
+  }
 
-/// The entities of one test, by id.
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      auto op = std::move(queue_.front());
+      queue_.pop_front();
+      if (error_ || stopping_) {  // after a failure (or once told to stop) nothing more runs
+        if (queue_.empty()) idle_.notify_all();
+        continue;
+      }
+      busy_ = true;
+      lock.unlock();
+      std::exception_ptr failure;
+      try {
+        run_(op.view());
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      lock.lock();
+      busy_ = false;
+      if (failure && !error_) error_ = failure;
+      if (queue_.empty()) idle_.notify_all();
+    }
+  }
+
+  std::function<void(bson::document_view)> run_;
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<bson::document> queue_;
+  bool busy_ = false, stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once the members above exist
+};
+
+struct thread_entity {
+  std::shared_ptr<thread_worker> worker;
+};
+
+/// A TopologyDescription entity (recordTopologyDescription): a client's view of the deployment at
+/// one moment.
+struct topology_entity {
+  mongo::topology_description description;
+};
+
+using entity =
+    std::variant<client_entity, database_entity, collection_entity, bucket_entity, cursor_entity,
+                 session_entity, value_entity, thread_entity, topology_entity>;
+
+/// The entities of one test, by id. Thread entities use it at the same time as the test's
+/// thread: finding, adding and clearing take a lock. An entity stays where it is until `clear`
+/// (a std::map node), so a pointer `find` returned stays valid while other entities are added.
 class entity_map {
  public:
   /// The entity `id` when it exists and is a `T`; nullptr otherwise.
   template <class T>
   T* find(std::string_view id) {
+    std::lock_guard lock(mutex_);
     auto it = entities_.find(id);
     return it == entities_.end() ? nullptr : std::get_if<T>(&it->second);
   }
   /// True when an entity named `id` exists, of any kind.
-  bool contains(std::string_view id) const { return entities_.find(id) != entities_.end(); }
+  bool contains(std::string_view id) const {
+    std::lock_guard lock(mutex_);
+    return entities_.find(id) != entities_.end();
+  }
   /// Adds `e` under `id`; false (and nothing added) when `id` is taken, which the format forbids.
   bool add(std::string id, entity e) {
+    std::lock_guard lock(mutex_);
     return entities_.try_emplace(std::move(id), std::move(e)).second;
   }
-  /// Calls `f(client_entity&)` for each client entity.
+  /// Calls `f(client_entity&)` for each client entity (not while a thread entity runs).
   template <class F>
   void each_client(F&& f) {
     for (auto& [id, e] : entities_) {
       if (auto* c = std::get_if<client_entity>(&e)) f(*c);
     }
   }
-  /// Calls `f(session_entity&)` for each session entity.
+  /// Calls `f(session_entity&)` for each session entity (not while a thread entity runs).
   template <class F>
   void each_session(F&& f) {
     for (auto& [id, e] : entities_) {
       if (auto* s = std::get_if<session_entity>(&e)) f(*s);
     }
   }
-  /// Removes everything (clients last, so that cursors die before the clients they use).
+  /// The thread entities (to wait for them at the end of a test).
+  std::vector<std::shared_ptr<thread_worker>> threads() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::shared_ptr<thread_worker>> out;
+    for (auto& [id, e] : entities_) {
+      if (auto* t = std::get_if<thread_entity>(&e)) out.push_back(t->worker);
+    }
+    return out;
+  }
+  /// Removes everything: threads first (each stops after its current operation; they use the
+  /// others), clients last (so that cursors die before the clients they use).
   void clear() {
+    std::vector<std::shared_ptr<thread_worker>> workers;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto it = entities_.begin(); it != entities_.end();) {
+        if (auto* t = std::get_if<thread_entity>(&it->second)) {
+          workers.push_back(std::move(t->worker));
+          it = entities_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    workers.clear();  // joins each thread, without the lock its operations take
+    std::lock_guard lock(mutex_);
     for (auto it = entities_.begin(); it != entities_.end();) {
       it = std::holds_alternative<client_entity>(it->second) ? std::next(it) : entities_.erase(it);
     }
@@ -157,6 +281,7 @@ class entity_map {
   }
 
  private:
+  mutable std::mutex mutex_;
   std::map<std::string, entity, std::less<>> entities_;
 };
 

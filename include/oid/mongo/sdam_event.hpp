@@ -16,7 +16,8 @@ namespace oid::mongo {
 
 /// The topology was created (published first, once).
 struct topology_opening_event {};
-/// The topology was closed (published last, once).
+/// The topology was closed (published last, once: after each server's closing and the topology's
+/// change to an Unknown description without servers).
 struct topology_closed_event {};
 /// The topology description changed.
 struct topology_description_changed_event {

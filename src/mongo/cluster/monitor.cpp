@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "mongo/cluster/topology.hpp"
+#include "mongo/wire/reply.hpp"
+#include "mongo/wire/stream.hpp"
 
 namespace oid::mongo::detail {
 
@@ -100,6 +102,17 @@ void monitor::check(std::optional<connection>& conn) {
     hello.append_int32("hello", 1);
     append_server_api(hello, options_.connection.api);
     auto reply = conn->run("admin", hello.view());
+    if (reply && !is_ok(reply->view())) {
+      // A command error (ok: 0) fails the check as a network error does, but is not retried: the
+      // monitoring connection goes, the server becomes Unknown and its pool is cleared (server
+      // monitoring: "Network or command error during server check").
+      // Worded as a refused handshake is (wire/handshake.cpp): the next check opens a new
+      // connection, and the same refusal in its handshake must not read as a change of the
+      // server's description (SDAM's equality compares the error too).
+      error = "hello to " + describe(host_) + " refused: " + server_error_of(reply->view()).message;
+      conn.reset();
+      break;
+    }
     if (reply) {
       const double rtt = ms_since(begun);
       record_rtt(rtt);

@@ -393,10 +393,16 @@ void topology::close() {
   std::vector<std::unique_ptr<monitor>> stopping;
   std::vector<std::string> addresses;
   std::unique_ptr<srv_poller> poller;
+  topology_description previous, unknown;
   {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     closed_ = true;
+    // Closing changes the description to an Unknown one without servers (SDAM logging and
+    // monitoring, "Closing Topology Description"), published before topologyClosedEvent.
+    previous = description_;
+    unknown.settings = previous.settings;
+    description_ = unknown;
     poller = std::move(poller_);
     for (auto& [address, s] : servers_) {
       s.pool->close();
@@ -418,6 +424,10 @@ void topology::close() {
   std::lock_guard publish_lock(publish_mutex_);
   std::vector<sdam_event> events;
   for (const auto& a : addresses) events.emplace_back(server_closed_event{a});
+  if (!(previous == unknown)) {
+    events.emplace_back(
+        topology_description_changed_event{std::move(previous), std::move(unknown)});
+  }
   events.emplace_back(topology_closed_event{});
   publish(events);
 }

@@ -124,8 +124,10 @@ outcome<handshake_info> detail::handshake(connection& c, const connection_option
   }
   const auto v = reply->view();
   if (!is_ok(v)) {
+    // Worded as a monitor's refused check is (cluster/monitor.cpp): SDAM compares the errors of
+    // two Unknown descriptions, and the same refusal must not read as a change.
     return failure(errc::connection_failed,
-                   "handshake with " + where + " refused: " + server_error_of(v).message);
+                   "hello to " + where + " refused: " + server_error_of(v).message);
   }
   handshake_info s;
   s.max_bson_object_size = sane_limit(
