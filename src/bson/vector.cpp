@@ -177,8 +177,8 @@ result<void> builder::try_append_vector(std::string_view key, std::span<const st
 }
 
 result<void> builder::try_append_vector(std::string_view key, std::span<const float> v) {
-  // Floats never live in the builder's storage as floats, but its bytes can be read as them
-  // (a float32_view's bytes copied out first is the only sane way): guard all the same.
+  // A span of floats points into the builder's storage only through a cast; guarded all the
+  // same, as every other append is.
   std::vector<float> copy;
   v = stable(v, buf_, copy);
   if (v.size() > (SIZE_MAX - header_size) / 4) return oid::error{errc::too_large, 0};
