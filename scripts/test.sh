@@ -8,7 +8,7 @@
 #   scripts/test.sh --quick   the developer loop: the ci build, the servers and every test once;
 #                             no benchmark, no sanitizers, no fuzzing (a few minutes when the
 #                             build is warm)
-#   FUZZ_SECONDS  seconds per fuzzer (default 20: one run per fuzz/fuzz_*.cpp, seventeen, about six
+#   FUZZ_SECONDS  seconds per fuzzer (default 20: one run per fuzz/fuzz_*.cpp, eighteen, about six
 #                 minutes, and CI has a time budget)
 set -euo pipefail
 cd "$(dirname "$0")/.."

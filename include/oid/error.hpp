@@ -42,7 +42,8 @@ enum class errc {
   too_large,           ///< a document or message beyond the configured size limit
   trailing_bytes,      ///< bytes after the end of a document where none may be
   invalid_key,         ///< a key that cannot be written (embedded NUL)
-  invalid_binary,      ///< a binary value whose subtype rules are broken (old 0x02 inner length)
+  invalid_binary,      ///< a binary value whose subtype rules are broken (old 0x02 inner length;
+                       ///< a binary vector's header, padding or length)
   invalid_value,       ///< a value that breaks its type's rules (e.g. regex options, scope)
   type_mismatch,       ///< typed access to an element of another type
   key_not_found,       ///< lookup of a key that is not in the document

@@ -169,3 +169,24 @@ def test_dumps_and_loads_match_pymongo_byte_for_byte():
         assert loaded == bson.decode(data, codec_options=AWARE), context
         assert oid.bson.dumps(loaded) == data, context  # what loads makes, dumps writes back
         assert bson.encode(loaded) == data, context  # and so does PyMongo (oid.ObjectId too)
+
+
+def test_binary_vectors_are_pymongo_binaries():
+    """A binary vector (subtype 9) is a bson.Binary of subtype 9 both ways: PyMongo's
+    Binary.from_vector makes one and as_vector reads it; oid writes and reads its bytes as they are,
+    and its Extended JSON is an ordinary $binary with subType "09"."""
+    from bson.binary import BinaryVectorDtype
+    vectors = {
+        "f": Binary.from_vector([127.0, -7.5], BinaryVectorDtype.FLOAT32),
+        "i": Binary.from_vector([-128, 7], BinaryVectorDtype.INT8),
+        "p": Binary.from_vector([127, 8], BinaryVectorDtype.PACKED_BIT, padding=3),
+    }
+    data = oid.bson.dumps(vectors)
+    assert data == bson.encode(vectors)
+    back = oid.bson.loads(data)
+    for key, value in vectors.items():
+        assert type(back[key]) is Binary and back[key].subtype == 9
+        assert back[key].as_vector() == value.as_vector()
+    assert oid.bson.to_json(oid.bson.dumps({"f": vectors["f"]}), "canonical") == (
+        '{"f":{"$binary":{"base64":"JwAAAP5CAADwwA==","subType":"09"}}}')
+    assert oid.bson.from_json(json_util.dumps(vectors, json_options=CANONICAL)) == data

@@ -29,6 +29,7 @@
 #include <oid/bson/decimal128.hpp>
 #include <oid/bson/document.hpp>
 #include <oid/bson/type.hpp>
+#include <oid/bson/vector.hpp>
 #include <oid/bson/view.hpp>
 #include <oid/error.hpp>
 #include <oid/objectid/object_id.hpp>
@@ -83,6 +84,35 @@ class builder {
   /// until the next append. Errors: invalid_key, too_large, invalid_value for subtype 0x02.
   result<std::span<std::uint8_t>> try_append_binary_space(std::string_view key,
                                                           std::uint8_t subtype, std::size_t size);
+  /// Appends a binary vector (0x05, subtype 9; oid/bson/vector.hpp) of int8 elements.
+  builder& append_vector(std::string_view key, std::span<const std::int8_t> v) {
+    return ok(try_append_vector(key, v));
+  }
+  /// Appends a binary vector of float32 elements, each written bit for bit, least significant
+  /// byte first whatever the host's byte order.
+  builder& append_vector(std::string_view key, std::span<const float> v) {
+    return ok(try_append_vector(key, v));
+  }
+  /// Appends a binary vector of packed bits: the bytes and their padding, checked first.
+  builder& append_vector(std::string_view key, packed_bits_view v) {
+    return ok(try_append_vector(key, v));
+  }
+  /// Appends a copy of a checked binary vector.
+  builder& append_vector(std::string_view key, const vector_view& v) {
+    return ok(try_append_vector(key, v));
+  }
+  /// Appends a binary vector of type `dtype` made from the numbers of a valid array (the
+  /// specification's conversion from an array; nothing converts implicitly).
+  builder& append_vector(std::string_view key, vector_dtype dtype, document_view array,
+                         std::uint8_t padding = 0) {
+    return ok(try_append_vector(key, dtype, array, padding));
+  }
+  /// Appends the elements of a binary vector as an array (0x04) of numbers: an int32 per int8
+  /// element, a double per float32 element (a signaling NaN becomes quiet on most hosts), an
+  /// int32 (0 to 255) per byte of packed bits (the padding is not in the array).
+  builder& append_vector_as_array(std::string_view key, const vector_view& v) {
+    return ok(try_append_vector_as_array(key, v));
+  }
   /// Appends undefined (0x06, deprecated).
   builder& append_undefined(std::string_view key) { return ok(try_append_undefined(key)); }
   /// Appends an ObjectId (0x07).
@@ -164,7 +194,8 @@ class builder {
   /// Appends `v` with the typed append its type selects: bool, double/float, integers (signed
   /// up to 32 bits and unsigned up to 16 as int32, wider ones up to int64 as int64), anything
   /// convertible to std::string_view, object_id, decimal128, document_view, binary_view,
-  /// regex_view, db_pointer_view, code_with_scope_view, timestamp_value, a
+  /// vector_view, packed_bits_view (binary vectors), regex_view, db_pointer_view,
+  /// code_with_scope_view, timestamp_value, a
   /// std::chrono::sys_time (as a datetime, in milliseconds) and nullptr (null).
   template <class T>
   builder& append(std::string_view key, const T& v);
@@ -182,6 +213,29 @@ class builder {
   /// Errors: invalid_key, too_large.
   result<void> try_append_binary(std::string_view key, std::uint8_t subtype,
                                  std::span<const std::uint8_t> bytes);
+  /// Errors: invalid_key, too_large.
+  result<void> try_append_vector(std::string_view key, std::span<const std::int8_t> v);
+  /// Errors: invalid_key, too_large.
+  result<void> try_append_vector(std::string_view key, std::span<const float> v);
+  /// Errors: invalid_binary when the specification forbids the value: padding above 7 or on no
+  /// bytes (offset 0), unused bits of the last byte not zero (offset: that byte's index in
+  /// `v.bytes`); invalid_key, too_large.
+  result<void> try_append_vector(std::string_view key, packed_bits_view v);
+  /// Errors: invalid_key, too_large.
+  result<void> try_append_vector(std::string_view key, const vector_view& v);
+  /// The array's elements, in order, must be: for int8, int32 or int64 values from -128 to 127;
+  /// for packed_bit, int32 or int64 values from 0 to 255, one byte of bits each; for float32,
+  /// doubles, each rounded to the nearest float (beyond the largest float: infinity from half an
+  /// ulp above it, as IEEE 754 rounds). The specification forbids converting a double to an
+  /// integer vector and an integer to a float32 one. Errors (offsets are of the offending
+  /// element in `array`): type_mismatch for an element of another type, invalid_value for an
+  /// integer out of range; invalid_binary for an unknown dtype or a padding the dtype forbids
+  /// (offset 0), or packed bits whose unused bits are not zero (offset: the last element);
+  /// invalid_key, too_large.
+  result<void> try_append_vector(std::string_view key, vector_dtype dtype, document_view array,
+                                 std::uint8_t padding = 0);
+  /// Errors: invalid_key, too_large.
+  result<void> try_append_vector_as_array(std::string_view key, const vector_view& v);
   /// Errors: invalid_key, too_large.
   result<void> try_append_undefined(std::string_view key);
   /// Errors: invalid_key, too_large.
@@ -314,6 +368,8 @@ builder& builder::append(std::string_view key, const T& v) {
     return append_document(key, v.view());
   } else if constexpr (std::is_same_v<T, binary_view>) {
     return append_binary(key, v.subtype, v.bytes);
+  } else if constexpr (std::is_same_v<T, vector_view> || std::is_same_v<T, packed_bits_view>) {
+    return append_vector(key, v);
   } else if constexpr (std::is_same_v<T, regex_view>) {
     return append_regex(key, v.pattern, v.options);
   } else if constexpr (std::is_same_v<T, db_pointer_view>) {

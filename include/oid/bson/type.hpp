@@ -59,6 +59,7 @@ inline constexpr std::uint8_t md5 = 0x05;        ///< an MD5 digest
 inline constexpr std::uint8_t encrypted = 0x06;  ///< client-side field-level encryption payload
 inline constexpr std::uint8_t column = 0x07;     ///< compressed time-series column
 inline constexpr std::uint8_t sensitive = 0x08;  ///< sensitive data, kept out of logs
+inline constexpr std::uint8_t vector = 0x09;     ///< a binary vector (oid/bson/vector.hpp)
 inline constexpr std::uint8_t user_min = 0x80;   ///< first of the user-defined subtypes 0x80-0xFF
 }  // namespace binary_subtype
 
