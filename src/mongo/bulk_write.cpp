@@ -189,7 +189,7 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
   detail::op_session session(*state_, ctx_.session.get());
   std::optional<detail::lease> l;
   const bool retries =
-      state_->effective(options.write_concern, ctx_.session.get()).is_acknowledged() &&
+      detail::write_concern_of(options.write_concern, ctx_).is_acknowledged() &&
       state_->uri.retry_writes().value_or(true);
   if (auto first = detail::acquire_for_write(*state_, retries, limit ? &*limit : nullptr,
                                              detail::pinned_of(ctx_.session.get()));
@@ -219,7 +219,7 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     }
   }
 
-  const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
+  const auto& write_concern = detail::write_concern_of(options.write_concern, ctx_);
   const bool acknowledged = write_concern.is_acknowledged();
   const std::size_t max_count = static_cast<std::size_t>(std::max(1, server.max_write_batch_size));
   failure errors{};

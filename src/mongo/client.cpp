@@ -16,7 +16,8 @@ namespace oid::mongo {
 client::client(std::shared_ptr<detail::client_state> state)
     : state_(std::move(state)),
       closer_(state_.get(), [keep = state_](void*) { detail::end_sessions(*keep); }),
-      ctx_{state_->timeout, nullptr, state_->read_concern} {}
+      ctx_{state_->timeout, nullptr, state_->read_concern, state_->write_concern,
+           state_->read_preference} {}
 
 outcome<client> client::create(std::string_view uri_text) { return create(uri_text, {}); }
 
@@ -95,7 +96,7 @@ outcome<std::vector<bson::document>> client::list_databases(bson::document_view 
   cmd.append_int32("listDatabases", 1);
   if (!filter.empty()) cmd.append_document("filter", filter);
   auto reply = detail::run_command(*state_, "admin", cmd.view(),
-                                   {.read = &state_->read_preference,
+                                   {.read = &ctx_.read_preference,
                                     .retry = detail::retry_kind::read,
                                     .limit = detail::time_limit::from(ctx_.timeout),
                                     .session = ctx_.session.get()});

@@ -24,7 +24,7 @@ outcome<bson::document> database::run_command(bson::document_view command) {
 }
 
 outcome<bson::document> database::run_command(bson::document_view command,
-                                              const read_preference& where) {
+                                              const mongo::read_preference& where) {
   // A transaction reads from the primary: a command asking elsewhere inside one is an error (the
   // run command specification), not silently sent to the primary.
   if (where.mode != read_mode::primary && ctx_.session && ctx_.session->in_transaction()) {
@@ -54,7 +54,7 @@ outcome<cursor> database::run_cursor_command(bson::document_view command,
                    "run_cursor_command: max_time must be shorter than timeoutMS (each getMore "
                    "would time out before the server answers)");
   }
-  static const read_preference primary{};
+  static const mongo::read_preference primary{};
   // Not retried (the run-command specification); the cursor's namespace until the reply names
   // one: the command's first value when it is a collection's name.
   const auto target = first->get_string();
@@ -104,6 +104,8 @@ outcome<done> database::create_collection(std::string_view name, bson::document_
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
+  // The database's write concern, unless the options give one.
+  if (!options.contains("writeConcern")) detail::write_concern_of({}, ctx_).append_to(cmd);
   auto reply = detail::run_command(*state_, name_, cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::time_limit::from(ctx_.timeout),
@@ -137,6 +139,7 @@ outcome<done> database::create_collection(std::string_view name,
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
+  if (!o.other.contains("writeConcern")) detail::write_concern_of({}, ctx_).append_to(cmd);
   auto reply = detail::run_command(*state_, name_, cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::time_limit::from(ctx_.timeout),
@@ -148,6 +151,7 @@ outcome<done> database::create_collection(std::string_view name,
 outcome<done> database::drop() {
   bson::builder cmd;
   cmd.append_int32("dropDatabase", 1);
+  detail::write_concern_of({}, ctx_).append_to(cmd);
   auto reply = detail::run_command(*state_, name_, cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::time_limit::from(ctx_.timeout),

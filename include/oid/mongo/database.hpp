@@ -94,12 +94,41 @@ class database {
   /// A copy whose operations, and those of the collections it opens, run in session `s` (see
   /// `collection::with_session`).
   database with_session(const mongo::session& s) const;
-  /// The read concern of this handle's reads and of the collections it opens.
+  /// The read concern of this handle's reads and of the collections it opens (inherited from
+  /// the client: the connection string's readConcernLevel, or none).
   const mongo::read_concern& read_concern() const noexcept { return ctx_.read_concern; }
-  /// A copy whose reads, and those of the collections it opens, ask for read concern `rc`.
+  /// A copy whose reads, and those of the collections it opens, ask for read concern `rc` (the
+  /// default `{}`: none, the server's).
   database with_read_concern(mongo::read_concern rc) const {
     auto copy = *this;
     copy.ctx_.read_concern = std::move(rc);
+    return copy;
+  }
+  /// The write concern of this handle's writes and of the collections it opens (inherited from
+  /// the client: the connection string's w, journal and wTimeoutMS, or none).
+  const mongo::write_concern& write_concern() const noexcept { return ctx_.write_concern; }
+  /// A copy whose writes, and those of the collections it opens, send write concern `wc` unless
+  /// an operation gives its own: the CRUD writes, the aggregations that write, and the commands
+  /// that write (create_collection, drop; a collection's drop, rename and index commands). `{}`
+  /// sends none (the server's default); `w: 0` makes the CRUD writes unacknowledged. Inside a
+  /// transaction the operations send none: the commit carries the transaction's. `run_command`
+  /// sends its command as given.
+  database with_write_concern(mongo::write_concern wc) const {
+    auto copy = *this;
+    copy.ctx_.write_concern = std::move(wc);
+    return copy;
+  }
+  /// The read preference of this handle's reads and of the collections it opens (inherited from
+  /// the client: the connection string's readPreference, tags and maxStalenessSeconds).
+  const mongo::read_preference& read_preference() const noexcept { return ctx_.read_preference; }
+  /// A copy whose reads (aggregate, list_collections) and those of the collections it opens
+  /// select servers by `rp` unless an operation gives its own. Inside a transaction the
+  /// transaction's read preference wins. `run_command` and `run_cursor_command` read from the
+  /// primary unless given one, as the run command specification says. Not checked here: a
+  /// read preference the deployment refuses (tags with mode primary) fails the operations.
+  database with_read_preference(mongo::read_preference rp) const {
+    auto copy = *this;
+    copy.ctx_.read_preference = std::move(rp);
     return copy;
   }
 
@@ -112,7 +141,8 @@ class database {
   /// As `run_command`, on a server that `where` selects (for commands that read: `dbStats`,
   /// `collStats`, ...); the command is not retried. Inside a transaction `where` must be the
   /// primary (errc::invalid_argument otherwise, nothing sent).
-  outcome<bson::document> run_command(bson::document_view command, const read_preference& where);
+  outcome<bson::document> run_command(bson::document_view command,
+                                      const mongo::read_preference& where);
 
   /// Runs `command`, which opens a cursor (`find`, `aggregate`, `listCollections`,
   /// `listIndexes`, `checkMetadataConsistency`, ...), and returns that cursor; its getMores and

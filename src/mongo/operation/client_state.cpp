@@ -41,13 +41,6 @@ client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_
       std::make_unique<mongo::detail::topology>(uri, options, events.on_topology, events.on_pool);
 }
 
-const mongo::write_concern& client_state::effective(const mongo::write_concern& asked,
-                                                    const session_state* session) const noexcept {
-  static const mongo::write_concern none{};
-  if (session != nullptr && session->in_transaction()) return none;
-  return effective(asked);
-}
-
 detail::receive_buffer client_state::take_spare_buffer() {
   const std::lock_guard lock(spare_mutex_);
   return std::move(spare_);

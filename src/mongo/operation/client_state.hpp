@@ -81,18 +81,11 @@ struct client_state : std::enable_shared_from_this<client_state> {
   // timeoutMS of the connection string or the client's options: what databases and collections
   // inherit (unset: the legacy timeouts).
   std::optional<std::chrono::milliseconds> timeout;
-  mongo::read_preference read_preference;  // the connection string's, for reads
-  // The connection string's write concern (w, journal, wTimeoutMS): what a write sends when its
-  // own options leave the write concern at the default.
+  // The connection string's read preference: what databases and collections inherit.
+  mongo::read_preference read_preference;
+  // The connection string's write concern (w, journal, wTimeoutMS): what databases and
+  // collections inherit (see `write_concern_of` in operation.hpp).
   mongo::write_concern write_concern;
-  // `asked` when the operation set any field of it, else the connection string's.
-  const mongo::write_concern& effective(const mongo::write_concern& asked) const noexcept {
-    return asked.is_default() ? write_concern : asked;
-  }
-  // The same for an operation of `session` (null: an implicit one): inside a transaction none
-  // (the transaction's commit carries its write concern; the operations send none).
-  const mongo::write_concern& effective(const mongo::write_concern& asked,
-                                        const session_state* session) const noexcept;
   detail::listeners events;
   std::unique_ptr<mongo::detail::topology> topology;
   // The server sessions of implicit sessions (see operation.hpp).

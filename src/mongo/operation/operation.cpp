@@ -253,6 +253,13 @@ outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit
   return again;
 }
 
+const mongo::write_concern& write_concern_of(const mongo::write_concern& asked,
+                                             const handle_context& ctx) noexcept {
+  static const mongo::write_concern none{};
+  if (ctx.session != nullptr && ctx.session->in_transaction()) return none;
+  return asked.is_default() ? ctx.write_concern : asked;
+}
+
 outcome<done> execute(client_state& s, op_session& session, std::optional<lease>& conn,
                       const operation& op, function_ref<outcome<done>(attempt&)> run) {
   session_state* ex = session.explicit_session();
