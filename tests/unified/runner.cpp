@@ -804,9 +804,16 @@ void make_entity(test_context& t, bson::document_view entity) {
     only_fields(*spec, {"id", "client", "databaseName", "databaseOptions"}, "database entity");
     auto id = string_field(*spec, "id", "database entity");
     auto client = string_field(*spec, "client", "database entity");
-    if (!t.entities.find<client_entity>(client)) fail("database " + id + ": no client " + client);
-    database_entity d{client, string_field(*spec, "databaseName", "database entity"), {}};
+    auto* made = t.entities.find<client_entity>(client);
+    if (!made) fail("database " + id + ": no client " + client);
+    database_entity d{client, string_field(*spec, "databaseName", "database entity"), {}, {}, {}};
     if (auto o = optional_doc(*spec, "databaseOptions")) d.options = bson::document(*o);
+    // The database's handle carries its options (read and write concern, read preference,
+    // timeoutMS), as a driver's database object does.
+    if (made->client) {
+      d.handle = made->client->database(d.name);
+      d.gaps = apply_entity_options(d.options.view(), "database", *d.handle);
+    }
     if (!t.entities.add(id, std::move(d))) fail("entity " + id + " is defined twice");
     return;
   }
@@ -818,15 +825,15 @@ void make_entity(test_context& t, bson::document_view entity) {
     auto* db = t.entities.find<database_entity>(db_id);
     if (!db) fail("collection " + id + ": no database " + db_id);
     collection_entity c{
-        db->client, db->name, string_field(*spec, "collectionName", "collection entity"), {}};
-    // A collection inherits its database's options; its own override them.
-    auto own = optional_doc(*spec, "collectionOptions");
-    bson::builder merged;
-    for (const auto& o : db->options.view()) {
-      if (!own || !own->contains(o.key())) merged.append_element(o);
+        db->client, db->name, string_field(*spec, "collectionName", "collection entity"),
+        {},         {},       {}};
+    if (auto own = optional_doc(*spec, "collectionOptions")) c.options = bson::document(*own);
+    // The database's collection inherits the database's options (oid's handles do); its own go
+    // over them.
+    if (db->handle) {
+      c.handle = db->handle->collection(c.name);
+      c.gaps = apply_entity_options(c.options.view(), "collection", *c.handle, db->gaps);
     }
-    if (own) merged.append_elements(*own);
-    c.options = std::move(merged).extract();
     if (!t.entities.add(id, std::move(c))) fail("entity " + id + " is defined twice");
     return;
   }
