@@ -3,7 +3,8 @@
 // client -> database -> collection, an operation's own options winning, and inside a transaction
 // the transaction's. Against the scripted replica set (support/script_replica_set.hpp), where a
 // read that goes to a secondary can be seen (FerretDB has no secondaries), and a scripted server
-// for unacknowledged writes (moreToCome). mongo_defaults_server_test.cpp checks FerretDB takes them.
+// for unacknowledged writes (moreToCome). mongo_defaults_server_test.cpp checks FerretDB takes
+// them.
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -96,17 +97,14 @@ TEST_F(MongoDefaultsTest, ReadPreferenceComesFromTheOperationTheCollectionOrTheD
   EXPECT_EQ(c.read_preference(), secondary) << "a collection inherits its database's";
   ASSERT_TRUE(rs.documents() == 0);
 
-  // Every read of the collection, and the database's listing, go to a secondary and say so.
+  // Every read of the collection goes to a secondary and says so.
   ASSERT_TRUE(c.find_one());
   ASSERT_TRUE(c.count_documents());
   ASSERT_TRUE(c.count());
   ASSERT_TRUE(c.estimated_document_count());
   ASSERT_TRUE(c.distinct("x"));
-  ASSERT_TRUE(c.list_indexes());
-  ASSERT_TRUE(db.list_collections());
   const int primary = rs.primary();
-  for (const auto* name : {"find", "aggregate", "count", "distinct", "listIndexes",
-                           "listCollections"}) {
+  for (const auto* name : {"find", "aggregate", "count", "distinct"}) {
     for (const auto& s : rs.seen(name)) {
       SCOPED_TRACE(name);
       EXPECT_EQ(s.read_preference, "secondary");
@@ -124,6 +122,16 @@ TEST_F(MongoDefaultsTest, ReadPreferenceComesFromTheOperationTheCollectionOrTheD
   ASSERT_TRUE(on_primary.find_one());
   EXPECT_EQ(last("find").read_preference, "-");
   EXPECT_EQ(last("find").member, primary);
+
+  // The listings run on the primary whatever the handle says (the enumerate collections and
+  // databases specifications' rule for replica sets).
+  ASSERT_TRUE(c.list_indexes());
+  EXPECT_EQ(last("listIndexes").member, primary);
+  EXPECT_EQ(last("listIndexes").read_preference, "-");
+  ASSERT_TRUE(db.list_collections());
+  EXPECT_EQ(last("listCollections").member, primary);
+  ASSERT_TRUE(client.list_databases());
+  EXPECT_EQ(last("listDatabases").member, primary);
 
   // Writes go to the primary whatever the handle reads from; run_command does not inherit it.
   ASSERT_TRUE(c.insert_one(doc(1)));
@@ -148,8 +156,7 @@ TEST_F(MongoDefaultsTest, ReadConcernComesFromTheOperationTheCollectionTheDataba
   mongo::read_options o;
   o.read_concern = mongo::read_concern{"available"};
   ASSERT_TRUE(local_db.collection("c").distinct("x", {}, o));
-  EXPECT_EQ(field_of("distinct", "readConcern"),
-            R"({"v":{"level":"available"}})");
+  EXPECT_EQ(field_of("distinct", "readConcern"), R"({"v":{"level":"available"}})");
 }
 
 TEST_F(MongoDefaultsTest, WriteConcernComesFromTheOperationTheCollectionTheDatabaseOrTheClient) {

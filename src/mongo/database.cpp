@@ -5,6 +5,7 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
+#include "mongo/operation/write_checks.hpp"
 
 namespace oid::mongo {
 
@@ -68,20 +69,57 @@ outcome<cursor> database::run_cursor_command(bson::document_view command,
   return cursor(std::move(*opened));
 }
 
-outcome<std::vector<bson::document>> database::list_collections(bson::document_view filter) {
+namespace {
+
+// Opens the cursor of listCollections of `db` with `filter` and `options` (`name_only` over the
+// options' own when set); only the database may make a cursor of it.
+outcome<std::unique_ptr<detail::cursor_state>> list_collections_of(
+    const std::shared_ptr<client_state>& state, const std::string& db,
+    const detail::handle_context& ctx, bson::document_view filter,
+    const list_collections_options& options, std::optional<bool> name_only) {
   bson::builder cmd;
   cmd.append_int32("listCollections", 1);
   if (!filter.empty()) cmd.append_document("filter", filter);
-  cmd.open_document("cursor").close();
-  auto state = detail::cursor_state::open(state_, name_, "$cmd.listCollections", cmd.view(), 0,
-                                          true, nullptr, {.timeout = ctx_.timeout}, &ctx_);
-  if (!state) return std::move(state).error();
-  mongo::cursor c(std::move(*state));
+  if (const auto n = name_only ? name_only : options.name_only) cmd.append_bool("nameOnly", *n);
+  if (options.authorized_collections) {
+    cmd.append_bool("authorizedCollections", *options.authorized_collections);
+  }
+  cmd.open_document("cursor");
+  if (options.batch_size > 0) cmd.append_int32("batchSize", options.batch_size);
+  cmd.close();
+  detail::append_comment(cmd, options.comment);
+  // On the primary whatever the database's read preference: the enumerate collections
+  // specification's rule for replica sets.
+  static const mongo::read_preference primary{};
+  auto opened = detail::cursor_state::open(
+      state, db, "$cmd.listCollections", cmd.view(), options.batch_size, true, &primary,
+      {.timeout = options.timeout ? options.timeout : ctx.timeout}, &ctx);
+  if (!opened) return std::move(opened).error();
+  (*opened)->keep_comment(options.comment);
+  return opened;
+}
+
+}  // namespace
+
+outcome<std::vector<bson::document>> database::list_collections(
+    bson::document_view filter, const list_collections_options& options) {
+  auto opened = list_collections_of(state_, name_, ctx_, filter, options, std::nullopt);
+  if (!opened) return std::move(opened).error();
+  mongo::cursor c(std::move(*opened));
   return detail::read_all(c);
 }
 
-outcome<std::vector<std::string>> database::list_collection_names(bson::document_view filter) {
-  auto specs = list_collections(filter);
+outcome<std::vector<std::string>> database::list_collection_names(
+    bson::document_view filter, const list_collections_options& options) {
+  // nameOnly applies before the filter: a filter on anything but the name needs the full
+  // documents (the enumerate collections specification).
+  bool names_only = true;
+  for (const auto& e : filter) names_only = names_only && e.key() == "name";
+  auto opened = list_collections_of(state_, name_, ctx_, filter, options,
+                                    names_only ? std::optional<bool>(true) : std::nullopt);
+  if (!opened) return std::move(opened).error();
+  mongo::cursor c(std::move(*opened));
+  auto specs = detail::read_all(c);
   if (!specs) return std::move(specs).error();
   std::vector<std::string> names;
   names.reserve(specs->size());

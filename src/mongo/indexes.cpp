@@ -112,7 +112,10 @@ outcome<std::vector<bson::document>> collection::list_indexes() {
   bson::builder cmd;
   cmd.append_string("listIndexes", name_);
   cmd.open_document("cursor").close();
-  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0, true, nullptr,
+  // On the primary whatever the collection's read preference, as listCollections (the
+  // enumerate collections specification) and other drivers' listIndexes.
+  static const mongo::read_preference primary{};
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0, true, &primary,
                                           {.timeout = ctx_.timeout}, &ctx_);
   if (!state) {
     if (is_namespace_not_found(state.error())) return std::vector<bson::document>{};

@@ -1380,11 +1380,18 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
 op_outcome list_databases(mongo::client& client, std::string_view op, document_view arguments) {
   args a(op, arguments);
   const auto filter = a.document("filter");
-  auto handle = client;
-  if (auto t = a.timeout()) handle = client.with_timeout(*t);
+  mongo::list_databases_options o;
+  if (op != "listDatabaseNames") o.name_only = a.boolean("nameOnly");
+  o.authorized_databases = a.boolean("authorizedDatabases");
+  if (auto e = a.get("comment")) o.comment = *e;
+  o.timeout = a.timeout();
   if (a.refused()) return a.refusal();
-  auto dbs = handle.list_databases(filter);
-  if (op == "listDatabaseNames") return names_of(std::move(dbs));
+  if (op == "listDatabaseNames") {
+    auto names = client.list_database_names(filter, o);
+    if (!names) return failed(std::move(names).error());
+    return with_result(result_strings(*names));
+  }
+  auto dbs = client.list_databases(filter, o);
   if (!dbs) return failed(std::move(dbs).error());
   return with_result(result_documents(*dbs));
 }
@@ -1487,9 +1494,20 @@ op_outcome run_database_operation(const database_entity& db, std::string_view op
     return nothing_or_failure(handle.collection(*name).drop());
   }
   const auto filter = a.document("filter");
+  mongo::list_collections_options o;
+  if (op != "listCollectionNames") {
+    o.name_only = a.boolean("nameOnly");
+    o.batch_size = read_batch_size(a);
+  }
+  o.authorized_collections = a.boolean("authorizedCollections");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
-  auto colls = handle.list_collections(filter);
-  if (op == "listCollectionNames") return names_of(std::move(colls));
+  if (op == "listCollectionNames") {
+    auto names = handle.list_collection_names(filter, o);
+    if (!names) return failed(std::move(names).error());
+    return with_result(result_strings(*names));
+  }
+  auto colls = handle.list_collections(filter, o);
   if (!colls) return failed(std::move(colls).error());
   return with_result(result_documents(*colls));
 }

@@ -74,6 +74,24 @@ struct cursor_command_options {
   std::optional<mongo::timeout_mode> timeout_mode{};
 };
 
+/// Options of `database::list_collections` and `database::list_collection_names` (the
+/// listCollections command's, as the enumerate collections specification names them); each is
+/// sent only when set.
+struct list_collections_options {
+  /// `nameOnly`: each document holds only `name` and `type` (the server takes no collection
+  /// locks). `list_collection_names` sends true instead, unless its filter names a field other
+  /// than `name` (the server applies nameOnly before the filter).
+  std::optional<bool> name_only{};
+  /// `authorizedCollections`: with nameOnly, true lists only the collections the user has
+  /// privileges on (and needs no listCollections privilege).
+  std::optional<bool> authorized_collections{};
+  /// Documents per batch, for the command and each getMore (0: the server's default).
+  std::int32_t batch_size = 0;
+  mongo::comment comment{};  ///< a note the server logs with the command (text or any value)
+  /// timeoutMS of this operation (0: no limit); unset: the database's.
+  std::optional<std::chrono::milliseconds> timeout{};
+};
+
 /// A database of a client: a name and the client's pool. Cheap to copy; thread-safe. Nothing is
 /// sent until an operation runs; a database that does not exist yet is created by its first
 /// write, as the server does.
@@ -164,10 +182,17 @@ class database {
                             const aggregate_options& options = {});
 
   /// `listCollections`: one document per collection (`name`, `type`, `options`, `info`, ...),
-  /// those matching `filter` when it is not empty (e.g. `{name: "orders"}`).
-  outcome<std::vector<bson::document>> list_collections(bson::document_view filter = {});
-  /// The names of the collections (and views) `list_collections` returns.
-  outcome<std::vector<std::string>> list_collection_names(bson::document_view filter = {});
+  /// those matching `filter` when it is not empty (e.g. `{name: "orders"}`), read through its
+  /// cursor. Runs on the primary whatever the read preference (the enumerate collections
+  /// specification), and is retried once (retryable reads). Failures: the server's refusal;
+  /// transport codes.
+  outcome<std::vector<bson::document>> list_collections(
+      bson::document_view filter = {}, const list_collections_options& options = {});
+  /// The names of the collections (and views) `list_collections` returns: a listCollections with
+  /// `nameOnly: true` unless `filter` names a field other than `name`. Failures: those of
+  /// `list_collections`, and unexpected_reply for an entry without a string `name`.
+  outcome<std::vector<std::string>> list_collection_names(
+      bson::document_view filter = {}, const list_collections_options& options = {});
 
   /// `create`: makes the collection `name`, with `options` (the create command's other fields:
   /// `capped`, `size`, `max`, `validator`, `viewOn`/`pipeline`, ...; empty: none). Failures: the
