@@ -509,6 +509,9 @@ bson::document command_event_doc(const mongo::command_event& e) {
         }
         b.append_string("commandName", ev.command_name);
         b.append_string("databaseName", ev.database_name);
+        // What hasServerConnectionId and hasServiceId ask about.
+        if (ev.server_connection_id) b.append_int64("serverConnectionId", *ev.server_connection_id);
+        if (ev.service_id) b.append_object_id("serviceId", *ev.service_id);
         b.close();
       },
       e);
@@ -581,13 +584,16 @@ std::string match_event(bson::document_view expected, bson::document_view actual
   if (!want || !got) fail("an expected event's value is not a document");
   for (const auto& f : *want) {
     auto k = f.key();
-    if (k == "hasServiceId") {
-      // oid is never behind a load balancer here: no event has a service id.
-      if (*f.get_bool()) return kind + ": expected a serviceId (load-balanced mode)";
+    if (k == "hasServiceId" || k == "hasServerConnectionId") {
+      // Whether the event carries the id (the server's serviceId behind a load balancer; the
+      // connectionId of the server's hello).
+      const auto asked = f.get_bool();
+      if (!asked) fail(std::string(k) + " is not a boolean");
+      const std::string_view id = k == "hasServiceId" ? "serviceId" : "serverConnectionId";
+      if (*asked != got->contains(id)) {
+        return kind + ": " + (*asked ? "expected a " : "expected no ") + std::string(id);
+      }
       continue;
-    }
-    if (k == "hasServerConnectionId") {
-      throw skip_oid{"command events: no server connection id"};
     }
     if (k == "interruptInUseConnections") {
       throw skip_oid{"poolClearedEvent: no interruptInUseConnections"};

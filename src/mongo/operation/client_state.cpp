@@ -287,7 +287,8 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
                     *max_time, drop_wtimeout, cluster_time);
     cmd = with_more->view();
   }
-  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
+  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences, l.conn.id(),
+                         l.operation_id);
   auto reply =
       l->run_view(db, cmd, sequences, l.limit ? std::optional(l.limit->deadline) : std::nullopt);
   if (!reply) {
@@ -341,7 +342,8 @@ outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_
   if (l.limit && l.limit->expired()) {
     return l.limit->expired_in(sending(l, cmd));
   }
-  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
+  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences, l.conn.id(),
+                         l.operation_id);
   if (auto sent = l->send_unacknowledged(db, cmd, sequences,
                                          l.limit ? std::optional(l.limit->deadline) : std::nullopt);
       !sent) {

@@ -158,6 +158,8 @@ struct lease {
   // The explicit session of the operation using the lease, if any: its commands carry the
   // session's cluster time when higher than the client's, and their replies advance it.
   session_state* session = nullptr;
+  // The command events' operation id of the operation using the lease (0: none given).
+  std::int64_t operation_id = 0;
 };
 
 // The transport error `e` of connection `c` as a sentence naming the host.

@@ -4,6 +4,7 @@
 #include <oid/mongo/server_codes.hpp>
 #include <utility>
 
+#include "mongo/operation/command_events.hpp"
 #include "mongo/operation/retry.hpp"
 #include "mongo/wire/reply.hpp"
 
@@ -329,6 +330,9 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
   // more than once, the latest that said something about the write.
   std::optional<failure> first;
   std::optional<std::int64_t> txn_number;
+  // One id for the command events of every attempt (and, through the lease, of a cursor's
+  // getMores and killCursors).
+  const std::int64_t operation_id = op.operation_id != 0 ? op.operation_id : next_operation_id();
   while (true) {
     if (limit && first && limit->expired()) return timed_out(*first);
     if (!conn) {
@@ -354,6 +358,7 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
       conn.emplace(std::move(*l));
     }
     lease& l = *conn;
+    l.operation_id = operation_id;
     l.limit = limit_held;
     l.max_time = op.max_time;
     if (op.acknowledged) session.attach(l);

@@ -131,6 +131,9 @@ struct operation {
   // A command the application composed (run_command): inside a transaction it reads where the
   // transaction reads, so a transaction whose read preference is not the primary refuses it.
   bool any_command = false;
+  // The command events' operation id (see `next_operation_id`), for an operation of several
+  // `execute`s (a bulk write's batches); 0: a new one.
+  std::int64_t operation_id = 0;
 };
 
 // One attempt of an operation: its connection, its session and, for a retryable write, the
