@@ -84,7 +84,8 @@ outcome<lease> client_state::acquire_at(std::string_view address, const detail::
 }
 
 outcome<lease> client_state::acquire(const mongo::read_preference& preference, operation_kind kind,
-                                     const detail::time_limit* limit, std::string_view pinned) {
+                                     const detail::time_limit* limit, std::string_view pinned,
+                                     std::span<const std::string> deprioritized) {
   // timeoutMS: min(serverSelectionTimeoutMS, the time left) for selection and checkout.
   const auto selection_deadline = clock::now() + selection_timeout;
   const auto deadline = limit ? limit->cap(selection_deadline) : selection_deadline;
@@ -94,7 +95,7 @@ outcome<lease> client_state::acquire(const mongo::read_preference& preference, o
     return limit->expired_in(stage, f.message);
   };
   while (true) {
-    auto server = pinned.empty() ? topology->select(preference, kind, deadline)
+    auto server = pinned.empty() ? topology->select(preference, kind, deadline, deprioritized)
                                  : topology->select_address(pinned);
     if (!server) return ran_out("server selection", std::move(server).error());
     // Without monitors nothing else makes a cleared pool ready again: this operation's

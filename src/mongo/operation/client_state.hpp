@@ -65,9 +65,12 @@ struct client_state : std::enable_shared_from_this<client_state> {
   // `limit` (timeoutMS): selection and checkout end by its deadline too, and running out of it
   // is a timeout naming the stage.
   // `pinned`: the server a sharded transaction is pinned to (empty: select by `preference`).
+  // `deprioritized`: servers ("host:port") to select only when no other is suitable (those
+  // earlier attempts of a retried operation failed on).
   outcome<detail::lease> acquire(const mongo::read_preference& preference, operation_kind kind,
                                  const detail::time_limit* limit = nullptr,
-                                 std::string_view pinned = {});
+                                 std::string_view pinned = {},
+                                 std::span<const std::string> deprioritized = {});
   // A connection to the primary (or mongos, or the one server of a Single topology).
   outcome<detail::lease> acquire();
   // A connection to the server at `address` (where a cursor lives), checked out by `limit`'s
