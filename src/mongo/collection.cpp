@@ -217,8 +217,7 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter,
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   detail::append_comment(cmd, options.comment);
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
-  auto reply =
-      detail::retryable_read(*state_, db_, cmd.view(), options, ctx_);
+  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_);
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
@@ -240,8 +239,7 @@ outcome<std::int64_t> collection::count(bson::document_view filter, const count_
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
   detail::append_comment(cmd, options.comment);
-  auto reply =
-      detail::retryable_read(*state_, db_, cmd.view(), options, ctx_);
+  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_);
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto counted = n ? detail::as_integer(*n) : std::nullopt;
