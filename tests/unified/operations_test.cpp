@@ -404,11 +404,10 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
        "createChangeStream: no such operation on a collection"},
       {"client0", "clientBulkWrite", R"({"models": []})",
        "clientBulkWrite: no such operation on a client"},
-      {"client0", "listDatabases", R"({"nameOnly": true})", "listDatabases: no `nameOnly` option"},
       {"database0", "createChangeStream", R"({"pipeline": []})",
        "createChangeStream: no such operation on a database"},
-      {"database0", "listCollections", R"({"nameOnly": true})",
-       "listCollections: no `nameOnly` option"},
+      {"database0", "listCollections", R"({"timeoutMode": "iteration"})",
+       "listCollections: no `timeoutMode` option"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.name) + " " + std::string(c.args));
@@ -488,6 +487,20 @@ TEST_F(UnifiedOperationsTest, OptionsOidHasAreSent) {
             R"({"v":{"deletedCount":2,"insertedCount":0,"insertedIds":{},"matchedCount":0,)"
             R"("modifiedCount":0,"upsertedCount":0,"upsertedIds":{}}})")
       << what(r);
+  // The listings' options (enumerate databases and collections).
+  r = run("database0", "listCollections",
+          R"({"filter": {"name": "coll0"}, "nameOnly": true, "authorizedCollections": true,
+              "batchSize": 1, "comment": "listing"})");
+  // nameOnly: the name alone from FerretDB v1 (MongoDB adds the type).
+  EXPECT_EQ(result(r), R"({"v":[{"name":"coll0"}]})") << what(r);
+  r = run("database0", "listCollectionNames", R"({"authorizedCollections": true})");
+  EXPECT_EQ(result(r), R"({"v":["coll0"]})") << what(r);
+  r = run("client0", "listDatabaseNames",
+          R"({"filter": {"name": ")" + db_ + R"("}, "authorizedDatabases": true})");
+  EXPECT_EQ(result(r), R"({"v":[")" + db_ + R"("]})") << what(r);
+  r = run("client0", "listDatabases",
+          R"({"filter": {"name": ")" + db_ + R"("}, "nameOnly": true, "comment": "x"})");
+  EXPECT_EQ(result(r), R"({"v":[{"name":")" + db_ + R"("}]})") << what(r);
 }
 
 // `session` names a session entity: the operation runs in it (one lsid, which FerretDB takes);
