@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <deque>
+#include <mutex>
 #include <oid/bson/builder.hpp>
 #include <oid/bson/ensure_id.hpp>
 #include <oid/mongo/client.hpp>
@@ -117,6 +118,37 @@ TEST_F(MongoClientTest, AClientMadeInCodeWorksAsOneFromAConnectionString) {
   auto refused = mongo::client::create(std::move(bad));
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code, mongo::errc::invalid_uri) << refused.error().message;
+}
+
+TEST_F(MongoClientTest, CommandEventsCarryTheOperationAndTheServersConnectionId) {
+  mongo::client_options o;
+  std::mutex m;
+  std::vector<mongo::command_event> events;
+  o.on_command = [&](const mongo::command_event& e) {
+    std::lock_guard lock(m);
+    events.push_back(e);
+  };
+  auto made = mongo::client::create(uri_, std::move(o));
+  ASSERT_TRUE(made.has_value()) << made.error().message;
+  builder ping;
+  ping.append_int32("ping", 1);
+  ASSERT_TRUE(made->run_command("admin", ping.view()));
+  ASSERT_TRUE(made->run_command("admin", ping.view()));
+  auto hello = made->server();
+  ASSERT_TRUE(hello.has_value()) << hello.error().message;
+  std::lock_guard lock(m);
+  ASSERT_EQ(events.size(), 4u);
+  const auto& first = std::get<mongo::command_started_event>(events[0]);
+  const auto& done = std::get<mongo::command_succeeded_event>(events[1]);
+  const auto& second = std::get<mongo::command_started_event>(events[2]);
+  EXPECT_GT(first.operation_id, 0);
+  EXPECT_EQ(done.operation_id, first.operation_id);
+  EXPECT_NE(second.operation_id, first.operation_id) << "another operation";
+  EXPECT_EQ(first.connection_id, 1u) << "the pool's first connection";
+  // The server's id of the connection, as its handshake gave it.
+  EXPECT_EQ(first.server_connection_id, hello->connection_id);
+  EXPECT_TRUE(first.server_connection_id.has_value()) << "the server's hello has a connectionId";
+  EXPECT_FALSE(first.service_id.has_value()) << "not behind a load balancer";
 }
 
 TEST_F(MongoClientTest, RunCommandAndServerErrors) {

@@ -87,7 +87,7 @@ outcome<std::unique_ptr<cursor_state>> run_aggregate(const std::shared_ptr<clien
   detail::append_hint(cmd, options.hint);
   if (!options.let.empty()) cmd.append_document("let", options.let);
   detail::append_comment(cmd, options.comment);
-  if (writes) state->effective(options.write_concern, ctx.session.get()).append_to(cmd);
+  if (writes) detail::write_concern_of(options.write_concern, ctx).append_to(cmd);
   // A pipeline that writes ($out, $merge) is not retried, and runs on the primary.
   const read_preference* where = writes                    ? &primary
                                  : options.read_preference ? &*options.read_preference
@@ -127,7 +127,7 @@ outcome<bson::document> collection::distinct(std::string_view field, bson::docum
   cmd.append_document("query", filter);
   append_read_options(cmd, options);
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
-  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_, primary);
+  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_);
   if (!reply) return reply.error();
   const auto values = reply->view().find("values");
   if (!values) return failure(errc::unexpected_reply, "distinct reply without values");
@@ -140,7 +140,7 @@ outcome<std::int64_t> collection::estimated_document_count(const read_options& o
   bson::builder cmd;
   cmd.append_string("count", name_);
   append_read_options(cmd, options);
-  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_, primary);
+  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_);
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto count = n ? detail::as_integer(*n) : std::nullopt;
@@ -154,6 +154,7 @@ outcome<collection> collection::rename(std::string_view new_name, bool drop_targ
   cmd.append_string("renameCollection", db_ + "." + name_);
   cmd.append_string("to", db_ + "." + std::string(new_name));
   if (drop_target) cmd.append_bool("dropTarget", true);
+  detail::write_concern_of({}, ctx_).append_to(cmd);
   auto reply = detail::run_command(*state_, "admin", cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::time_limit::from(ctx_.timeout),

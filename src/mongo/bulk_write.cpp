@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "mongo/operation/client_state.hpp"
+#include "mongo/operation/command_events.hpp"
 #include "mongo/operation/operation.hpp"
 #include "mongo/operation/write_checks.hpp"
 #include "mongo/wire/reply.hpp"
@@ -188,9 +189,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
   const auto limit = detail::limit_of(options.timeout, ctx_.timeout);
   detail::op_session session(*state_, ctx_.session.get());
   std::optional<detail::lease> l;
-  const bool retries =
-      state_->effective(options.write_concern, ctx_.session.get()).is_acknowledged() &&
-      state_->uri.retry_writes().value_or(true);
+  const bool retries = detail::write_concern_of(options.write_concern, ctx_).is_acknowledged() &&
+                       state_->uri.retry_writes().value_or(true);
   if (auto first = detail::acquire_for_write(*state_, retries, limit ? &*limit : nullptr,
                                              detail::pinned_of(ctx_.session.get()));
       first) {
@@ -219,9 +219,11 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
     }
   }
 
-  const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
+  const auto& write_concern = detail::write_concern_of(options.write_concern, ctx_);
   const bool acknowledged = write_concern.is_acknowledged();
   const std::size_t max_count = static_cast<std::size_t>(std::max(1, server.max_write_batch_size));
+  // One operation id for the command events of every batch.
+  const std::int64_t operation_id = detail::next_operation_id();
   failure errors{};
   std::int64_t written = 0;
   std::size_t start = 0;
@@ -263,7 +265,8 @@ bulk_write_outcome<bulk_write_result> collection::bulk_write(std::span<const wri
         {.retry = multi ? detail::retry_kind::none : detail::retry_kind::write,
          .acknowledged = acknowledged,
          .limit = limit,
-         .session = ctx_.session.get()},
+         .session = ctx_.session.get(),
+         .operation_id = operation_id},
         [&](detail::attempt& a) -> outcome<done> {
           if (!acknowledged) {
             return detail::send_unacknowledged(a.conn, db_, command.view(), std::span(&seq, 1));

@@ -9,6 +9,7 @@
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
 #include "mongo/operation/session_state.hpp"
+#include "mongo/operation/write_checks.hpp"
 #include "mongo/wire/client_metadata.hpp"
 #include "mongo/wire/tls.hpp"
 
@@ -17,7 +18,8 @@ namespace oid::mongo {
 client::client(std::shared_ptr<detail::client_state> state)
     : state_(std::move(state)),
       closer_(state_.get(), [keep = state_](void*) { detail::end_sessions(*keep); }),
-      ctx_{state_->timeout, nullptr, state_->read_concern} {}
+      ctx_{state_->timeout, nullptr, state_->read_concern, state_->write_concern,
+           state_->read_preference} {}
 
 outcome<client> client::create(std::string_view uri_text) { return create(uri_text, {}); }
 
@@ -110,15 +112,31 @@ collection client::collection(std::string_view db, std::string_view name) const 
   return mongo::collection(state_, std::string(db), std::string(name), ctx_);
 }
 
-outcome<std::vector<bson::document>> client::list_databases(bson::document_view filter) {
+namespace {
+
+// Runs listDatabases with `filter` and `options` (`name_only` over the options' own when set)
+// and returns its `databases` array's documents.
+outcome<std::vector<bson::document>> list_databases_of(client_state& s,
+                                                       const detail::handle_context& ctx,
+                                                       bson::document_view filter,
+                                                       const list_databases_options& options,
+                                                       std::optional<bool> name_only) {
+  // On the primary whatever the client's read preference, as the enumerate databases
+  // specification says for replica sets.
+  static const mongo::read_preference primary{};
   bson::builder cmd;
   cmd.append_int32("listDatabases", 1);
   if (!filter.empty()) cmd.append_document("filter", filter);
-  auto reply = detail::run_command(*state_, "admin", cmd.view(),
-                                   {.read = &state_->read_preference,
+  if (const auto n = name_only ? name_only : options.name_only) cmd.append_bool("nameOnly", *n);
+  if (options.authorized_databases) {
+    cmd.append_bool("authorizedDatabases", *options.authorized_databases);
+  }
+  detail::append_comment(cmd, options.comment);
+  auto reply = detail::run_command(s, "admin", cmd.view(),
+                                   {.read = &primary,
                                     .retry = detail::retry_kind::read,
-                                    .limit = detail::time_limit::from(ctx_.timeout),
-                                    .session = ctx_.session.get()});
+                                    .limit = detail::limit_of(options.timeout, ctx.timeout),
+                                    .session = ctx.session.get()});
   if (!reply) return reply.error();
   std::vector<bson::document> out;
   const auto dbs = reply->view().find("databases");
@@ -129,6 +147,28 @@ outcome<std::vector<bson::document>> client::list_databases(bson::document_view 
     if (auto d = e.get_document()) out.emplace_back(*d);
   }
   return out;
+}
+
+}  // namespace
+
+outcome<std::vector<bson::document>> client::list_databases(bson::document_view filter,
+                                                            const list_databases_options& options) {
+  return list_databases_of(*state_, ctx_, filter, options, std::nullopt);
+}
+
+outcome<std::vector<std::string>> client::list_database_names(
+    bson::document_view filter, const list_databases_options& options) {
+  auto dbs = list_databases_of(*state_, ctx_, filter, options, true);
+  if (!dbs) return std::move(dbs).error();
+  std::vector<std::string> names;
+  names.reserve(dbs->size());
+  for (const auto& d : *dbs) {
+    const auto name = d.view().find("name");
+    auto text = name ? name->get_string() : result<std::string_view>(name.error());
+    if (!text) return failure(errc::unexpected_reply, "listDatabases: a database without a name");
+    names.emplace_back(*text);
+  }
+  return names;
 }
 
 outcome<std::vector<bson::document>> client::list_collections(std::string_view db) {

@@ -217,8 +217,7 @@ outcome<std::int64_t> collection::count_documents(bson::document_view filter,
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   detail::append_comment(cmd, options.comment);
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
-  auto reply =
-      detail::retryable_read(*state_, db_, cmd.view(), options, ctx_, state_->read_preference);
+  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_);
   if (!reply) return reply.error();
   detail::cursor_state s;
   if (auto loaded = s.load(std::move(*reply), "firstBatch"); !loaded) return loaded.error();
@@ -240,8 +239,7 @@ outcome<std::int64_t> collection::count(bson::document_view filter, const count_
   if (!options.collation.empty()) cmd.append_document("collation", options.collation);
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
   detail::append_comment(cmd, options.comment);
-  auto reply =
-      detail::retryable_read(*state_, db_, cmd.view(), options, ctx_, state_->read_preference);
+  auto reply = detail::retryable_read(*state_, db_, cmd.view(), options, ctx_);
   if (!reply) return reply.error();
   const auto n = reply->view().find("n");
   const auto counted = n ? detail::as_integer(*n) : std::nullopt;
@@ -290,7 +288,7 @@ outcome<update_result> collection::update(bson::document_view filter, const upda
   }
   if (!options.let.empty()) cmd.append_document("let", options.let);
   detail::append_comment(cmd, options.comment);
-  const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
+  const auto& write_concern = detail::write_concern_of(options.write_concern, ctx_);
   write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
                              detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
@@ -347,7 +345,7 @@ outcome<std::int64_t> collection::remove(bson::document_view filter, bool multi,
   cmd.append_bool("ordered", true);  // one statement; sent as the CRUD specification's commands are
   if (!options.let.empty()) cmd.append_document("let", options.let);
   detail::append_comment(cmd, options.comment);
-  const auto& write_concern = state_->effective(options.write_concern, ctx_.session.get());
+  const auto& write_concern = detail::write_concern_of(options.write_concern, ctx_);
   write_concern.append_to(cmd);
   auto reply = write_command(*state_, db_, cmd.view(), write_concern, !multi,
                              detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
@@ -368,6 +366,7 @@ outcome<std::int64_t> collection::delete_many(bson::document_view filter,
 outcome<done> collection::drop() {
   bson::builder cmd;
   cmd.append_string("drop", name_);
+  detail::write_concern_of({}, ctx_).append_to(cmd);
   auto reply = detail::run_command(*state_, db_, cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::time_limit::from(ctx_.timeout),

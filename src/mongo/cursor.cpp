@@ -140,7 +140,10 @@ outcome<std::unique_ptr<detail::cursor_state>> detail::cursor_state::open(
   state->timeout = timeout;
   std::optional<lease> l;
   bson::document_view first;
-  const detail::operation op{.read = where != nullptr ? where : &client->read_preference,
+  // No read preference of the operation's: its handle's (a database's, a collection's).
+  const read_preference* fallback =
+      ctx != nullptr ? &ctx->read_preference : &client->read_preference;
+  const detail::operation op{.read = where != nullptr ? where : fallback,
                              .retry = retryable ? retry_kind::read : retry_kind::none,
                              .limit = time_limit::from(timeout.timeout),
                              .max_time = timeout.opening_max_time,

@@ -5,6 +5,7 @@
 #include "mongo/operation/client_state.hpp"
 #include "mongo/operation/cursor_state.hpp"
 #include "mongo/operation/operation.hpp"
+#include "mongo/operation/write_checks.hpp"
 
 namespace oid::mongo {
 
@@ -24,7 +25,7 @@ outcome<bson::document> database::run_command(bson::document_view command) {
 }
 
 outcome<bson::document> database::run_command(bson::document_view command,
-                                              const read_preference& where) {
+                                              const mongo::read_preference& where) {
   // A transaction reads from the primary: a command asking elsewhere inside one is an error (the
   // run command specification), not silently sent to the primary.
   if (where.mode != read_mode::primary && ctx_.session && ctx_.session->in_transaction()) {
@@ -54,7 +55,7 @@ outcome<cursor> database::run_cursor_command(bson::document_view command,
                    "run_cursor_command: max_time must be shorter than timeoutMS (each getMore "
                    "would time out before the server answers)");
   }
-  static const read_preference primary{};
+  static const mongo::read_preference primary{};
   // Not retried (the run-command specification); the cursor's namespace until the reply names
   // one: the command's first value when it is a collection's name.
   const auto target = first->get_string();
@@ -68,20 +69,57 @@ outcome<cursor> database::run_cursor_command(bson::document_view command,
   return cursor(std::move(*opened));
 }
 
-outcome<std::vector<bson::document>> database::list_collections(bson::document_view filter) {
+namespace {
+
+// Opens the cursor of listCollections of `db` with `filter` and `options` (`name_only` over the
+// options' own when set); only the database may make a cursor of it.
+outcome<std::unique_ptr<detail::cursor_state>> list_collections_of(
+    const std::shared_ptr<client_state>& state, const std::string& db,
+    const detail::handle_context& ctx, bson::document_view filter,
+    const list_collections_options& options, std::optional<bool> name_only) {
   bson::builder cmd;
   cmd.append_int32("listCollections", 1);
   if (!filter.empty()) cmd.append_document("filter", filter);
-  cmd.open_document("cursor").close();
-  auto state = detail::cursor_state::open(state_, name_, "$cmd.listCollections", cmd.view(), 0,
-                                          true, nullptr, {.timeout = ctx_.timeout}, &ctx_);
-  if (!state) return std::move(state).error();
-  mongo::cursor c(std::move(*state));
+  if (const auto n = name_only ? name_only : options.name_only) cmd.append_bool("nameOnly", *n);
+  if (options.authorized_collections) {
+    cmd.append_bool("authorizedCollections", *options.authorized_collections);
+  }
+  cmd.open_document("cursor");
+  if (options.batch_size > 0) cmd.append_int32("batchSize", options.batch_size);
+  cmd.close();
+  detail::append_comment(cmd, options.comment);
+  // On the primary whatever the database's read preference: the enumerate collections
+  // specification's rule for replica sets.
+  static const mongo::read_preference primary{};
+  auto opened = detail::cursor_state::open(
+      state, db, "$cmd.listCollections", cmd.view(), options.batch_size, true, &primary,
+      {.timeout = options.timeout ? options.timeout : ctx.timeout}, &ctx);
+  if (!opened) return std::move(opened).error();
+  (*opened)->keep_comment(options.comment);
+  return opened;
+}
+
+}  // namespace
+
+outcome<std::vector<bson::document>> database::list_collections(
+    bson::document_view filter, const list_collections_options& options) {
+  auto opened = list_collections_of(state_, name_, ctx_, filter, options, std::nullopt);
+  if (!opened) return std::move(opened).error();
+  mongo::cursor c(std::move(*opened));
   return detail::read_all(c);
 }
 
-outcome<std::vector<std::string>> database::list_collection_names(bson::document_view filter) {
-  auto specs = list_collections(filter);
+outcome<std::vector<std::string>> database::list_collection_names(
+    bson::document_view filter, const list_collections_options& options) {
+  // nameOnly applies before the filter: a filter on anything but the name needs the full
+  // documents (the enumerate collections specification).
+  bool names_only = true;
+  for (const auto& e : filter) names_only = names_only && e.key() == "name";
+  auto opened = list_collections_of(state_, name_, ctx_, filter, options,
+                                    names_only ? std::optional<bool>(true) : std::nullopt);
+  if (!opened) return std::move(opened).error();
+  mongo::cursor c(std::move(*opened));
+  auto specs = detail::read_all(c);
   if (!specs) return std::move(specs).error();
   std::vector<std::string> names;
   names.reserve(specs->size());
@@ -104,6 +142,8 @@ outcome<done> database::create_collection(std::string_view name, bson::document_
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
+  // The database's write concern, unless the options give one.
+  if (!options.contains("writeConcern")) detail::write_concern_of({}, ctx_).append_to(cmd);
   auto reply = detail::run_command(*state_, name_, cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::time_limit::from(ctx_.timeout),
@@ -137,6 +177,7 @@ outcome<done> database::create_collection(std::string_view name,
     if (e.key() == "create") continue;  // the name is the argument's
     cmd.append_element(e);
   }
+  if (!o.other.contains("writeConcern")) detail::write_concern_of({}, ctx_).append_to(cmd);
   auto reply = detail::run_command(*state_, name_, cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::time_limit::from(ctx_.timeout),
@@ -148,6 +189,7 @@ outcome<done> database::create_collection(std::string_view name,
 outcome<done> database::drop() {
   bson::builder cmd;
   cmd.append_int32("dropDatabase", 1);
+  detail::write_concern_of({}, ctx_).append_to(cmd);
   auto reply = detail::run_command(*state_, name_, cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::time_limit::from(ctx_.timeout),

@@ -68,7 +68,7 @@ outcome<std::optional<bson::document>> modify(detail::client_state& s, std::stri
                                               const update_spec& change,
                                               const find_one_and_modify_options& options,
                                               std::optional<detail::time_limit> limit,
-                                              session_state* session) {
+                                              const detail::handle_context& ctx) {
   bson::builder cmd;
   cmd.append_string("findAndModify", coll).append_document("query", filter);
   detail::append_update(cmd, "update", change);
@@ -78,10 +78,10 @@ outcome<std::optional<bson::document>> modify(detail::client_state& s, std::stri
     cmd.append_bool("bypassDocumentValidation", *options.bypass_document_validation);
   }
   detail::append_array_filters(cmd, options.array_filters);
-  const auto& wc = s.effective(options.write_concern, session);
+  const auto& wc = detail::write_concern_of(options.write_concern, ctx);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
                       options.max_time, wc, options.let, options.comment});
-  return run(s, db, cmd.view(), wc, limit, session);
+  return run(s, db, cmd.view(), wc, limit, ctx.session.get());
 }
 
 }  // namespace
@@ -93,7 +93,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_update(
     return std::move(*bad);
   }
   return modify(*state_, db_, name_, filter, update, options,
-                detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
+                detail::limit_of(options.timeout, ctx_.timeout), ctx_);
 }
 
 outcome<std::optional<bson::document>> collection::find_one_and_replace(
@@ -102,7 +102,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_replace(
   if (!detail::is_replacement(replacement)) return detail::not_a_replacement();
   if (!options.array_filters.empty()) return detail::array_filters_in_a_replacement();
   return modify(*state_, db_, name_, filter, replacement, options,
-                detail::limit_of(options.timeout, ctx_.timeout), ctx_.session.get());
+                detail::limit_of(options.timeout, ctx_.timeout), ctx_);
 }
 
 outcome<std::optional<bson::document>> collection::find_one_and_delete(
@@ -110,7 +110,7 @@ outcome<std::optional<bson::document>> collection::find_one_and_delete(
   bson::builder cmd;
   cmd.append_string("findAndModify", name_).append_document("query", filter);
   cmd.append_bool("remove", true);
-  const auto& wc = state_->effective(options.write_concern, ctx_.session.get());
+  const auto& wc = detail::write_concern_of(options.write_concern, ctx_);
   append_common(cmd, {options.projection, options.sort, options.collation, options.hint,
                       options.max_time, wc, options.let, options.comment});
   return run(*state_, db_, cmd.view(), wc, detail::limit_of(options.timeout, ctx_.timeout),

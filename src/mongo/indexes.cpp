@@ -45,6 +45,9 @@ outcome<done> index_command(client_state& s, std::string_view db, const detail::
                             bson::builder& cmd, const index_command_options& options) {
   if (options.max_time) cmd.append_int64("maxTimeMS", options.max_time->count());
   detail::append_comment(cmd, options.comment);
+  // The collection's write concern (the read and write concern specification's "other commands
+  // that write"); inside a transaction none.
+  detail::write_concern_of({}, ctx).append_to(cmd);
   auto reply = detail::run_command(s, db, cmd.view(),
                                    {.write_reply = true,  // a writeConcernError is a failure
                                     .limit = detail::limit_of(options.timeout, ctx.timeout),
@@ -109,7 +112,10 @@ outcome<std::vector<bson::document>> collection::list_indexes() {
   bson::builder cmd;
   cmd.append_string("listIndexes", name_);
   cmd.open_document("cursor").close();
-  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0, true, nullptr,
+  // On the primary whatever the collection's read preference, as listCollections (the
+  // enumerate collections specification) and other drivers' listIndexes.
+  static const mongo::read_preference primary{};
+  auto state = detail::cursor_state::open(state_, db_, name_, cmd.view(), 0, true, &primary,
                                           {.timeout = ctx_.timeout}, &ctx_);
   if (!state) {
     if (is_namespace_not_found(state.error())) return std::vector<bson::document>{};

@@ -81,21 +81,47 @@ struct client_entity {
   std::string uri;  // the connection string it was made from
 };
 
+/// What of an entity's options (databaseOptions, collectionOptions) oid cannot honour, as the
+/// tail of an "unsupported" line ("no collection-level `x`"), with the option's name: `read`
+/// concerns the reads only, `all` every operation. Empty: nothing.
+struct entity_gaps {
+  std::string read, read_key;
+  std::string all, all_key;
+};
+
 /// A `database` entity: a database name of a client entity. `options` is the entity's
-/// `databaseOptions` (readConcern, writeConcern, readPreference), empty when none.
+/// `databaseOptions` (readConcern, writeConcern, readPreference, timeoutMS), empty when none;
+/// `handle` the client's database with them (`with_read_concern`, `with_write_concern`,
+/// `with_read_preference`, `with_timeout`), which the operations on it and the collections made
+/// from it use; `gaps` what of them oid cannot honour.
 struct database_entity {
   std::string client;  // the client entity's id
   std::string name;
   bson::document options;
+  std::optional<mongo::database> handle;  // unset when the client entity was not made
+  entity_gaps gaps;
 };
 
-/// A `collection` entity: `options` is its `collectionOptions`, empty when none.
+/// A `collection` entity: `options` is its `collectionOptions`, empty when none; `handle` its
+/// database entity's collection with them (so it inherits the database's), `gaps` what of its
+/// own and its database's options oid cannot honour.
 struct collection_entity {
   std::string client;  // the client entity's id
   std::string database;
   std::string name;
   bson::document options;
+  std::optional<mongo::collection> handle;  // unset when the client entity was not made
+  entity_gaps gaps;
 };
+
+/// Gives `handle` what the entity options `options` ask (readConcern, writeConcern,
+/// readPreference, timeoutMS) through its `with_...` copies; `level` ("database", "collection")
+/// names it in the gaps returned. `inherited`: the gaps of the handle's parent, kept unless
+/// `options` sets the same option again.
+entity_gaps apply_entity_options(bson::document_view options, std::string_view level,
+                                 mongo::database& handle, const entity_gaps& inherited = {});
+entity_gaps apply_entity_options(bson::document_view options, std::string_view level,
+                                 mongo::collection& handle, const entity_gaps& inherited = {});
 
 /// A `bucket` entity (GridFS): a database of a client entity and the entity's `bucketOptions`
 /// (bucketName, chunkSizeBytes, writeConcern, readPreference), empty when none.

@@ -19,14 +19,15 @@
 // An argument that only restates oid's default (`upsert: false`, `ordered: true`, a
 // readPreference equal to the client's) is accepted.
 //
-// Entity options (collectionOptions, databaseOptions): a readConcern becomes the handle's
-// (`with_read_concern`); a readPreference that differs from its client's makes the reads on it
-// unsupported (oid has a per-operation read preference, not a per-handle one); the writes, which
-// it does not apply to, run. Its writeConcern is passed to each operation that takes one (the
-// command carries the same writeConcern a driver would send) and makes the others that send one
-// (createIndex, drop, rename, ...) unsupported. `timeoutMS` becomes the handle's; any other
-// option makes every operation unsupported. A `session` argument binds the handles to that
-// session entity (`with_session`).
+// Entity options (collectionOptions, databaseOptions): the runner makes each database and
+// collection entity's handle when it makes the entity (runner.cpp, `apply_entity_options`), and
+// oid's handles carry them as a driver's do: readConcern, writeConcern, readPreference and
+// timeoutMS become the handle's (`with_read_concern`, `with_write_concern`,
+// `with_read_preference`, `with_timeout`), a collection's handle is its database's with its own
+// options over them, and no operation is given them one by one. An option of a shape oid cannot
+// express makes the reads (readConcern, readPreference) or every operation (writeConcern, any
+// other option) unsupported. A `session` argument binds the handles to that session entity
+// (`with_session`).
 
 #include <algorithm>
 #include <cctype>
@@ -626,15 +627,6 @@ std::optional<mongo::update_spec> read_update(args& a, std::string_view key,
 
 // ---- entity options --------------------------------------------------------------------------
 
-// What an entity's options (collectionOptions, databaseOptions) ask, as far as oid can honour it.
-struct entity_options {
-  mongo::write_concern write_concern;
-  std::optional<mongo::read_concern> read_concern;
-  std::optional<std::chrono::milliseconds> timeout;  // timeoutMS
-  std::string read_gap;  // not empty: reads cannot honour the options ("collection-level `x`")
-  std::string all_gap;   // not empty: no operation can
-};
-
 // A writeConcern document as oid's write_concern; nothing when oid cannot express it, with the
 // field it cannot express in `bad`.
 std::optional<mongo::write_concern> parse_write_concern(document_view d, std::string& bad) {
@@ -772,80 +764,94 @@ std::optional<mongo::transaction_options> read_transaction_options(document_view
 
 namespace {
 
-entity_options read_entity_options(document_view options, std::string_view level,
-                                   const mongo::client& client) {
-  entity_options out;
+// Gives `handle` (a database or a collection) what `options` ask; see apply_entity_options.
+template <class Handle>
+entity_gaps apply_options(document_view options, std::string_view level, Handle& handle,
+                          const entity_gaps& inherited) {
+  entity_gaps out;
   const std::string lv = str(level) + "-level `";
+  const auto read_gap = [&](std::string_view key) {
+    if (!out.read.empty()) return;
+    out.read = "no " + lv + str(key) + "`";
+    out.read_key = str(key);
+  };
   for (const auto& e : options) {
     const auto k = e.key();
+    const auto d = e.get_document();
     if (k == "readConcern") {
-      auto d = e.get_document();
       auto rc = d ? parse_read_concern(*d) : std::nullopt;
-      if (!rc) {
-        if (out.read_gap.empty()) out.read_gap = "no " + lv + "readConcern`";
+      if (rc) {
+        handle = handle.with_read_concern(std::move(*rc));
       } else {
-        out.read_concern = std::move(*rc);
+        read_gap(k);
       }
     } else if (k == "readPreference") {
-      auto d = e.get_document();
       auto rp = d ? parse_read_preference(*d) : std::nullopt;
-      if (!rp || !(*rp == client.uri().read_preference())) {
-        if (out.read_gap.empty()) out.read_gap = "no " + lv + "readPreference`";
+      if (rp) {
+        handle = handle.with_read_preference(std::move(*rp));
+      } else {
+        read_gap(k);
       }
     } else if (k == "writeConcern") {
-      auto d = e.get_document();
       std::string bad;
       auto wc = d ? parse_write_concern(*d, bad) : std::nullopt;
-      if (!wc) {
-        if (out.all_gap.empty()) {
-          out.all_gap = "no " + lv + "writeConcern" + (bad.empty() ? "" : ".") + bad + "`";
-        }
-      } else {
-        out.write_concern = *wc;
+      if (wc) {
+        handle = handle.with_write_concern(std::move(*wc));
+      } else if (out.all.empty()) {
+        out.all = "no " + lv + "writeConcern" + (bad.empty() ? "" : ".") + bad + "`";
+        out.all_key = "writeConcern";
       }
     } else if (k == "timeoutMS" && (e.get_int32() || e.get_int64())) {
-      out.timeout = std::chrono::milliseconds(e.get_int32() ? *e.get_int32() : *e.get_int64());
-    } else if (out.all_gap.empty()) {
-      out.all_gap = "no " + lv + str(k) + "`";
+      handle = handle.with_timeout(
+          std::chrono::milliseconds(e.get_int32() ? *e.get_int32() : *e.get_int64()));
+    } else if (out.all.empty()) {
+      out.all = "no " + lv + str(k) + "`";
+      out.all_key = str(k);
     }
+  }
+  // The parent's gaps stay unless this entity sets the option again.
+  if (out.read.empty() && !inherited.read.empty() && !options.contains(inherited.read_key)) {
+    out.read = inherited.read;
+    out.read_key = inherited.read_key;
+  }
+  if (out.all.empty() && !inherited.all.empty() && !options.contains(inherited.all_key)) {
+    out.all = inherited.all;
+    out.all_key = inherited.all_key;
   }
   return out;
 }
 
 // How an operation uses its entity's options.
 enum class op_kind {
-  read,              // readConcern and readPreference apply
-  write,             // takes a per-operation write concern in oid
-  write_without_wc,  // sends a write concern in drivers, but oid's operation takes none
+  read,   // readConcern and readPreference apply
+  write,  // writeConcern applies
 };
 
 // The unsupported line the entity's options give operation `op`, or empty.
-std::string option_gap(const entity_options& o, std::string_view op, op_kind kind) {
-  if (!o.all_gap.empty()) return str(op) + ": " + o.all_gap;
-  if (kind == op_kind::read && !o.read_gap.empty()) return str(op) + ": " + o.read_gap;
-  if (kind == op_kind::write_without_wc && !o.write_concern.is_default()) {
-    return str(op) + ": no `writeConcern` option";
-  }
+std::string option_gap(const entity_gaps& g, std::string_view op, op_kind kind) {
+  if (!g.all.empty()) return str(op) + ": " + g.all;
+  if (kind == op_kind::read && !g.read.empty()) return str(op) + ": " + g.read;
   return {};
 }
 
 // ---- collection operations -------------------------------------------------------------------
 
 struct collection_context {
-  mongo::collection coll;
-  entity_options options;
+  mongo::collection coll;  // the entity's handle, bound to the operation's session
+  entity_gaps gaps;
+  // The handle's writes are unacknowledged (w: 0) and not in a transaction: no result to shape.
+  bool unacknowledged = false;
 };
 
 op_outcome insert_one(collection_context& c, args& a) {
   const auto doc = a.document("document", true);
   mongo::insert_options o;
-  o.write_concern = c.options.write_concern;
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   auto r = c.coll.insert_one(doc, o);
   if (!r) return failed(std::move(r).error());
-  if (!c.options.write_concern.is_acknowledged()) return unacknowledged();
+  if (c.unacknowledged) return unacknowledged();
   bson::builder b;
   b.open_document("v");
   append_id(b, "insertedId", r->id);
@@ -857,13 +863,12 @@ op_outcome insert_many(collection_context& c, args& a) {
   const auto docs = a.documents("documents", true);
   mongo::insert_options o;
   o.ordered = a.boolean("ordered").value_or(true);
-  o.write_concern = c.options.write_concern;
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   auto r = c.coll.insert_many(*docs, o);
   if (!r) return bulk_failed(std::move(r).error());
-  if (!c.options.write_concern.is_acknowledged()) return unacknowledged();
+  if (c.unacknowledged) return unacknowledged();
   bson::builder b;
   b.open_document("v").open_document("insertedIds");
   for (std::size_t i = 0; i < r->ids.size(); ++i) append_id(b, std::to_string(i), r->ids[i]);
@@ -872,10 +877,9 @@ op_outcome insert_many(collection_context& c, args& a) {
 }
 
 // The write_options of updateOne, updateMany and replaceOne (`update`: arrayFilters apply).
-mongo::write_options update_options(collection_context& c, args& a, bool update,
+mongo::write_options update_options(args& a, bool update,
                                     std::optional<std::vector<document_view>>& filters) {
   mongo::write_options o;
-  o.write_concern = c.options.write_concern;
   o.upsert = a.boolean("upsert").value_or(false);
   if (update) {
     filters = a.documents("arrayFilters");
@@ -901,20 +905,19 @@ op_outcome update_op(collection_context& c, args& a, std::string_view op) {
     u = read_update(a, "update", stages);
   }
   std::optional<std::vector<document_view>> filters;
-  const auto options = update_options(c, a, !replace, filters);
+  const auto options = update_options(a, !replace, filters);
   if (a.refused()) return a.refusal();
   auto r = replace             ? c.coll.replace_one(filter, replacement, options)
            : op == "updateOne" ? c.coll.update_one(filter, *u, options)
                                : c.coll.update_many(filter, *u, options);
   if (!r) return failed(std::move(r).error());
-  if (!options.write_concern.is_acknowledged()) return unacknowledged();
+  if (c.unacknowledged) return unacknowledged();
   return with_result(result_update(*r));
 }
 
 op_outcome delete_op(collection_context& c, args& a, std::string_view op) {
   const auto filter = a.document("filter", true);
   mongo::write_options o;
-  o.write_concern = c.options.write_concern;
   o.collation = a.document("collation");
   o.hint = a.hint();
   o.let = a.document("let");
@@ -922,7 +925,7 @@ op_outcome delete_op(collection_context& c, args& a, std::string_view op) {
   if (a.refused()) return a.refusal();
   auto r = op == "deleteOne" ? c.coll.delete_one(filter, o) : c.coll.delete_many(filter, o);
   if (!r) return failed(std::move(r).error());
-  if (!o.write_concern.is_acknowledged()) return unacknowledged();
+  if (c.unacknowledged) return unacknowledged();
   return with_result(result_deleted(*r));
 }
 
@@ -1009,13 +1012,12 @@ op_outcome bulk_write_op(collection_context& c, args& a) {
   mongo::bulk_write_options o;
   o.ordered = a.boolean("ordered").value_or(true);
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
-  o.write_concern = c.options.write_concern;
   o.let = a.document("let");
   if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
   auto r = c.coll.bulk_write(models, o);
   if (!r) return bulk_failed(std::move(r).error());
-  if (!o.write_concern.is_acknowledged()) return unacknowledged();
+  if (c.unacknowledged) return unacknowledged();
   return with_result(result_bulk(*r));
 }
 
@@ -1078,8 +1080,8 @@ op_outcome find_op(collection_context& c, args& a, std::string_view op) {
   return cursor_result(c.coll.find(filter, o), op == "createFindCursor");
 }
 
-// aggregate's options (a collection's or a database's); `wc`: the entity's write concern.
-mongo::aggregate_options read_aggregate_options(args& a, const mongo::write_concern& wc) {
+// aggregate's options (a collection's or a database's).
+mongo::aggregate_options read_aggregate_options(args& a) {
   mongo::aggregate_options o;
   o.allow_disk_use = a.boolean("allowDiskUse");
   o.batch_size = read_batch_size(a);
@@ -1089,7 +1091,6 @@ mongo::aggregate_options read_aggregate_options(args& a, const mongo::write_conc
   o.hint = a.hint();
   o.let = a.document("let");
   if (auto n = a.integer("maxAwaitTimeMS")) o.max_await_time = std::chrono::milliseconds(*n);
-  o.write_concern = wc;
   o.timeout_mode = a.timeout_mode();
   if (auto e = a.get("comment")) o.comment = *e;
   return o;
@@ -1097,7 +1098,7 @@ mongo::aggregate_options read_aggregate_options(args& a, const mongo::write_conc
 
 op_outcome aggregate_op(collection_context& c, args& a) {
   const auto pipeline = a.documents("pipeline", true);
-  const auto o = read_aggregate_options(a, c.options.write_concern);
+  const auto o = read_aggregate_options(a);
   if (a.refused()) return a.refusal();
   return all_documents(c.coll.aggregate(*pipeline, o));
 }
@@ -1180,7 +1181,6 @@ op_outcome find_one_and_modify(collection_context& c, args& a, std::string_view 
   o.bypass_document_validation = a.boolean("bypassDocumentValidation");
   o.collation = a.document("collation");
   o.hint = a.hint();
-  o.write_concern = c.options.write_concern;
   std::optional<std::vector<document_view>> filters;
   if (!replace) {
     filters = a.documents("arrayFilters");
@@ -1210,7 +1210,6 @@ op_outcome find_one_and_delete(collection_context& c, args& a) {
   o.max_time = a.max_time();
   o.collation = a.document("collation");
   o.hint = a.hint();
-  o.write_concern = c.options.write_concern;
   o.let = a.document("let");
   if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
@@ -1314,12 +1313,12 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
       {"distinct", op_kind::read},
       {"listIndexes", op_kind::read},
       {"listIndexNames", op_kind::read},
-      {"createIndex", op_kind::write_without_wc},
-      {"createIndexes", op_kind::write_without_wc},
-      {"dropIndex", op_kind::write_without_wc},
-      {"dropIndexes", op_kind::write_without_wc},
-      {"drop", op_kind::write_without_wc},
-      {"rename", op_kind::write_without_wc},
+      {"createIndex", op_kind::write},
+      {"createIndexes", op_kind::write},
+      {"dropIndex", op_kind::write},
+      {"dropIndexes", op_kind::write},
+      {"drop", op_kind::write},
+      {"rename", op_kind::write},
   };
   const auto it = std::find_if(std::begin(table), std::end(table),
                                [&](const entry& e) { return e.name == op; });
@@ -1328,7 +1327,7 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
   // timeoutMS of the operation: the collection's handle with it is the same as the option.
   if (auto t = a.timeout()) c.coll = c.coll.with_timeout(*t);
   // Refused with the arguments' refusals: a test file's error in them counts first.
-  if (auto gap = option_gap(c.options, op, it->kind); !gap.empty()) a.lacks(gap);
+  if (auto gap = option_gap(c.gaps, op, it->kind); !gap.empty()) a.lacks(gap);
   if (op == "insertOne") return insert_one(c, a);
   if (op == "insertMany") return insert_many(c, a);
   if (op == "bulkWrite") return bulk_write_op(c, a);
@@ -1382,11 +1381,18 @@ op_outcome run_collection_operation(collection_context& c, std::string_view op,
 op_outcome list_databases(mongo::client& client, std::string_view op, document_view arguments) {
   args a(op, arguments);
   const auto filter = a.document("filter");
-  auto handle = client;
-  if (auto t = a.timeout()) handle = client.with_timeout(*t);
+  mongo::list_databases_options o;
+  if (op != "listDatabaseNames") o.name_only = a.boolean("nameOnly");
+  o.authorized_databases = a.boolean("authorizedDatabases");
+  if (auto e = a.get("comment")) o.comment = *e;
+  o.timeout = a.timeout();
   if (a.refused()) return a.refusal();
-  auto dbs = handle.list_databases(filter);
-  if (op == "listDatabaseNames") return names_of(std::move(dbs));
+  if (op == "listDatabaseNames") {
+    auto names = client.list_database_names(filter, o);
+    if (!names) return failed(std::move(names).error());
+    return with_result(result_strings(*names));
+  }
+  auto dbs = client.list_databases(filter, o);
   if (!dbs) return failed(std::move(dbs).error());
   return with_result(result_documents(*dbs));
 }
@@ -1424,14 +1430,11 @@ op_outcome run_client_operation(mongo::client& client, std::string_view op,
   return unsupported(str(op) + ": no such operation on a client");
 }
 
-op_outcome run_database_operation(mongo::client& client, const database_entity& db,
-                                  std::string_view op, document_view arguments,
-                                  const mongo::session* session) {
+op_outcome run_database_operation(const database_entity& db, std::string_view op,
+                                  document_view arguments, const mongo::session* session) {
   args a(op, arguments);
-  const auto options = read_entity_options(db.options.view(), "database", client);
-  auto handle = client.database(db.name);
-  if (options.timeout) handle = handle.with_timeout(*options.timeout);
-  if (options.read_concern) handle = handle.with_read_concern(*options.read_concern);
+  const auto& options = db.gaps;
+  auto handle = *db.handle;  // with the entity's options
   if (session != nullptr) handle = handle.with_session(*session);
   if (auto t = a.timeout()) handle = handle.with_timeout(*t);
   if (op == "runCommand") {
@@ -1477,7 +1480,7 @@ op_outcome run_database_operation(mongo::client& client, const database_entity& 
   if (op == "aggregate") {
     if (auto gap = option_gap(options, op, op_kind::read); !gap.empty()) a.lacks(gap);
     const auto pipeline = a.documents("pipeline", true);
-    const auto o = read_aggregate_options(a, options.write_concern);
+    const auto o = read_aggregate_options(a);
     if (a.refused()) return a.refusal();
     return all_documents(handle.aggregate(*pipeline, o));
   }
@@ -1491,13 +1494,18 @@ op_outcome run_database_operation(mongo::client& client, const database_entity& 
     }
     if (a.refused()) return a.refusal();
     auto out = nothing_or_failure(handle.create_collection(*name, options.view()));
-    if (!out.error) out.collection = collection_entity{db.client, db.name, str(*name), {}};
+    // The collection entity a saveResultAsEntity makes: the database's collection, with its
+    // options.
+    if (!out.error) {
+      out.collection = collection_entity{
+          db.client, db.name, str(*name), {}, db.handle->collection(*name), db.gaps};
+    }
     return out;
   }
   const bool known = op == "listCollections" || op == "listCollectionNames" ||
                      op == "listCollectionObjects" || op == "dropCollection";
   if (!known) return unsupported(str(op) + ": no such operation on a database");
-  const auto kind = op == "dropCollection" ? op_kind::write_without_wc : op_kind::read;
+  const auto kind = op == "dropCollection" ? op_kind::write : op_kind::read;
   // Refused with the arguments' refusals: a test file's error in them counts first.
   if (auto gap = option_gap(options, op, kind); !gap.empty()) a.lacks(gap);
   if (op == "dropCollection") {
@@ -1506,9 +1514,20 @@ op_outcome run_database_operation(mongo::client& client, const database_entity& 
     return nothing_or_failure(handle.collection(*name).drop());
   }
   const auto filter = a.document("filter");
+  mongo::list_collections_options o;
+  if (op != "listCollectionNames") {
+    o.name_only = a.boolean("nameOnly");
+    o.batch_size = read_batch_size(a);
+  }
+  o.authorized_collections = a.boolean("authorizedCollections");
+  if (auto e = a.get("comment")) o.comment = *e;
   if (a.refused()) return a.refusal();
-  auto colls = handle.list_collections(filter);
-  if (op == "listCollectionNames") return names_of(std::move(colls));
+  if (op == "listCollectionNames") {
+    auto names = handle.list_collection_names(filter, o);
+    if (!names) return failed(std::move(names).error());
+    return with_result(result_strings(*names));
+  }
+  auto colls = handle.list_collections(filter, o);
   if (!colls) return failed(std::move(colls).error());
   return with_result(result_documents(*colls));
 }
@@ -1694,6 +1713,16 @@ mongo::client* client_of(entity_map& entities, const std::string& id) {
 
 }  // namespace
 
+entity_gaps apply_entity_options(bson::document_view options, std::string_view level,
+                                 mongo::database& handle, const entity_gaps& inherited) {
+  return apply_options(options, level, handle, inherited);
+}
+
+entity_gaps apply_entity_options(bson::document_view options, std::string_view level,
+                                 mongo::collection& handle, const entity_gaps& inherited) {
+  return apply_options(options, level, handle, inherited);
+}
+
 op_outcome run_entity_operation(entity_map& entities, std::string_view object,
                                 std::string_view name, bson::document_view given) {
   // `session`: the session entity the operation runs in. The handles are bound to it, and the
@@ -1717,28 +1746,26 @@ op_outcome run_entity_operation(entity_map& entities, std::string_view object,
     arguments = rest.view();
   }
   if (auto* coll = entities.find<collection_entity>(object)) {
-    auto* client = client_of(entities, coll->client);
-    if (!client) {
+    if (!coll->handle || !client_of(entities, coll->client)) {
       return runner_failure(errc::key_not_found, "collection `" + str(object) +
                                                      "`: no client entity `" + coll->client + "`");
     }
-    collection_context c{client->collection(coll->database, coll->name),
-                         read_entity_options(coll->options.view(), "collection", *client)};
-    if (c.options.timeout) c.coll = c.coll.with_timeout(*c.options.timeout);
-    if (c.options.read_concern) c.coll = c.coll.with_read_concern(*c.options.read_concern);
+    // The entity's handle carries its options (and its database's); the operation adds its
+    // session.
+    collection_context c{*coll->handle, coll->gaps};
     if (session != nullptr) c.coll = c.coll.with_session(*session);
     // Inside a transaction an operation's write concern is the transaction's (oid sends none
     // with it): the write is acknowledged whatever the collection's says.
-    if (session != nullptr && session->in_transaction()) c.options.write_concern = {};
+    c.unacknowledged = !c.coll.write_concern().is_acknowledged() &&
+                       !(session != nullptr && session->in_transaction());
     return run_collection_operation(c, name, arguments);
   }
   if (auto* db = entities.find<database_entity>(object)) {
-    auto* client = client_of(entities, db->client);
-    if (!client) {
+    if (!db->handle || !client_of(entities, db->client)) {
       return runner_failure(errc::key_not_found, "database `" + str(object) +
                                                      "`: no client entity `" + db->client + "`");
     }
-    return run_database_operation(*client, *db, name, arguments, session);
+    return run_database_operation(*db, name, arguments, session);
   }
   if (auto* c = entities.find<client_entity>(object)) {
     if (!c->client) {

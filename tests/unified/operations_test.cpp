@@ -62,8 +62,8 @@ class UnifiedOperationsTest : public oid::testing::server_test {
     c.client = *client_;
     c.uri = uri_;
     ASSERT_TRUE(entities_.add("client0", std::move(c)));
-    ASSERT_TRUE(entities_.add("database0", database_entity{"client0", db_, {}}));
-    ASSERT_TRUE(entities_.add("collection0", collection_entity{"client0", db_, "coll0", {}}));
+    ASSERT_TRUE(entities_.add("database0", database("{}")));
+    ASSERT_TRUE(entities_.add("collection0", collection("coll0", "{}")));
   }
   void TearDown() override {
     entities_.clear();
@@ -83,10 +83,28 @@ class UnifiedOperationsTest : public oid::testing::server_test {
                                                        {"_id": 3, "x": 33}]})");
     ASSERT_TRUE(r.result) << what(r);
   }
+  // A database entity of the test's database with `options` (databaseOptions), made as the
+  // runner makes one: its handle carries them.
+  database_entity database(std::string_view options) {
+    database_entity d{"client0", db_, doc(options), client_->database(db_), {}};
+    d.gaps = oid::unified::apply_entity_options(d.options.view(), "database", *d.handle);
+    return d;
+  }
+  // A collection entity `name` with `options` (collectionOptions) of the database entity `db`
+  // (default: one without options).
+  collection_entity collection(std::string_view name, std::string_view options,
+                               const database_entity* db = nullptr) {
+    const database_entity plain = db == nullptr ? database("{}") : database_entity{};
+    const auto& parent = db == nullptr ? plain : *db;
+    collection_entity c{
+        "client0", db_, std::string(name), doc(options), parent.handle->collection(name), {}};
+    c.gaps =
+        oid::unified::apply_entity_options(c.options.view(), "collection", *c.handle, parent.gaps);
+    return c;
+  }
   // A collection entity `id` on coll0 with `options` (collectionOptions).
   void add_collection(std::string id, std::string_view options) {
-    ASSERT_TRUE(
-        entities_.add(std::move(id), collection_entity{"client0", db_, "coll0", doc(options)}));
+    ASSERT_TRUE(entities_.add(std::move(id), collection("coll0", options)));
   }
 
   entity_map entities_;
@@ -332,7 +350,7 @@ TEST_F(UnifiedOperationsTest, RenameAndDrop) {
   EXPECT_TRUE(r.unsupported.empty()) << r.unsupported;
   r = run("database0", "listCollectionNames");
   EXPECT_EQ(result(r), R"({"v":["coll1"]})") << what(r);
-  ASSERT_TRUE(entities_.add("collection1", collection_entity{"client0", db_, "coll1", {}}));
+  ASSERT_TRUE(entities_.add("collection1", collection("coll1", "{}")));
   r = run("collection1", "drop");
   EXPECT_FALSE(r.error) << what(r);
   r = run("database0", "listCollectionNames");
@@ -386,11 +404,10 @@ TEST_F(UnifiedOperationsTest, UnsupportedArgumentsAreReportedNotIgnored) {
        "createChangeStream: no such operation on a collection"},
       {"client0", "clientBulkWrite", R"({"models": []})",
        "clientBulkWrite: no such operation on a client"},
-      {"client0", "listDatabases", R"({"nameOnly": true})", "listDatabases: no `nameOnly` option"},
       {"database0", "createChangeStream", R"({"pipeline": []})",
        "createChangeStream: no such operation on a database"},
-      {"database0", "listCollections", R"({"nameOnly": true})",
-       "listCollections: no `nameOnly` option"},
+      {"database0", "listCollections", R"({"timeoutMode": "iteration"})",
+       "listCollections: no `timeoutMode` option"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.name) + " " + std::string(c.args));
@@ -437,8 +454,9 @@ TEST_F(UnifiedOperationsTest, TheTestFilesErrorsAreMalformed) {
       {"database0", "runCommand", R"({"command": {"ping": 1}})", "`commandName` is missing"},
       {"cursorless", "find", R"({"filter": 5})", "`filter` is not a document"},
   };
-  // A test file's error counts before what oid lacks (here, the entity's read preference).
-  add_collection("cursorless", R"({"readPreference": {"mode": "secondary"}})");
+  // A test file's error counts before what oid lacks (here, the entity's read preference of a
+  // shape oid cannot express).
+  add_collection("cursorless", R"({"readPreference": {"mode": "secondary", "hedge": {}}})");
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.name) + " " + std::string(c.args));
     const auto r = run(c.object, c.name, c.args);
@@ -469,6 +487,20 @@ TEST_F(UnifiedOperationsTest, OptionsOidHasAreSent) {
             R"({"v":{"deletedCount":2,"insertedCount":0,"insertedIds":{},"matchedCount":0,)"
             R"("modifiedCount":0,"upsertedCount":0,"upsertedIds":{}}})")
       << what(r);
+  // The listings' options (enumerate databases and collections).
+  r = run("database0", "listCollections",
+          R"({"filter": {"name": "coll0"}, "nameOnly": true, "authorizedCollections": true,
+              "batchSize": 1, "comment": "listing"})");
+  // nameOnly: the name alone from FerretDB v1 (MongoDB adds the type).
+  EXPECT_EQ(result(r), R"({"v":[{"name":"coll0"}]})") << what(r);
+  r = run("database0", "listCollectionNames", R"({"authorizedCollections": true})");
+  EXPECT_EQ(result(r), R"({"v":["coll0"]})") << what(r);
+  r = run("client0", "listDatabaseNames",
+          R"({"filter": {"name": ")" + db_ + R"("}, "authorizedDatabases": true})");
+  EXPECT_EQ(result(r), R"({"v":[")" + db_ + R"("]})") << what(r);
+  r = run("client0", "listDatabases",
+          R"({"filter": {"name": ")" + db_ + R"("}, "nameOnly": true, "comment": "x"})");
+  EXPECT_EQ(result(r), R"({"v":[{"name":")" + db_ + R"("}]})") << what(r);
 }
 
 // `session` names a session entity: the operation runs in it (one lsid, which FerretDB takes);
@@ -520,8 +552,10 @@ TEST_F(UnifiedOperationsTest, EntityOptions) {
   EXPECT_EQ(result(r), R"({"v":{"acknowledged":false}})") << what(r);
   r = run("unacknowledged", "deleteOne", R"({"filter": {"_id": 11}})");
   EXPECT_EQ(result(r), R"({"v":{"acknowledged":false}})") << what(r);
+  // The commands that write send the handle's write concern too (the server answers them).
   r = run("unacknowledged", "createIndex", R"({"keys": {"x": 1}})");
-  EXPECT_EQ(r.unsupported, "createIndex: no `writeConcern` option");
+  EXPECT_TRUE(r.unsupported.empty()) << r.unsupported;
+  EXPECT_FALSE(r.error) << what(r);
   r = run("unacknowledged", "countDocuments", R"({"filter": {}})");
   EXPECT_TRUE(r.result) << what(r);  // reads take no write concern
   // A write concern oid cannot express.
@@ -536,18 +570,32 @@ TEST_F(UnifiedOperationsTest, EntityOptions) {
   add_collection("withUnknown", R"({"encryptedFields": {}})");
   r = run("withUnknown", "insertOne", R"({"document": {"_id": 14}})");
   EXPECT_EQ(r.unsupported, "insertOne: no collection-level `encryptedFields`");
-  // A read preference other than the client's.
-  ASSERT_TRUE(entities_.add("secondaryDb", database_entity{"client0", db_, doc(R"({"readPreference":
-                                                                   {"mode": "secondary"}})")}));
+  // A read preference other than the client's is the handle's (a server used directly serves
+  // every read preference).
+  ASSERT_TRUE(
+      entities_.add("secondaryDb", database(R"({"readPreference": {"mode": "secondary"}})")));
   r = run("secondaryDb", "listCollectionNames");
-  EXPECT_EQ(r.unsupported, "listCollectionNames: no database-level `readPreference`");
+  EXPECT_TRUE(r.unsupported.empty()) << r.unsupported;
+  EXPECT_EQ(result(r), R"({"v":["coll0"]})") << what(r);
+  // A database's gap is its collections' unless they set the option themselves.
+  const auto fsync_db = database(R"({"writeConcern": {"w": 1, "fsync": true}})");
+  ASSERT_TRUE(entities_.add("fsyncDb", fsync_db));
+  r = run("fsyncDb", "dropCollection", R"({"collection": "x"})");
+  EXPECT_EQ(r.unsupported, "dropCollection: no database-level `writeConcern.fsync`");
+  ASSERT_TRUE(entities_.add("fsyncInherited", collection("coll0", "{}", &fsync_db)));
+  r = run("fsyncInherited", "insertOne", R"({"document": {"_id": 15}})");
+  EXPECT_EQ(r.unsupported, "insertOne: no database-level `writeConcern.fsync`");
+  ASSERT_TRUE(entities_.add("fsyncOverridden",
+                            collection("coll0", R"({"writeConcern": {"w": 1}})", &fsync_db)));
+  r = run("fsyncOverridden", "insertOne", R"({"document": {"_id": 15}})");
+  EXPECT_EQ(result(r), R"({"v":{"insertedId":15}})") << what(r);
 }
 
 TEST_F(UnifiedOperationsTest, MissingEntitiesAreFailures) {
   auto r = run("nobody", "find", R"({"filter": {}})");
   ASSERT_TRUE(r.error);
   EXPECT_EQ(r.error->code, errc::key_not_found);
-  ASSERT_TRUE(entities_.add("orphan", collection_entity{"client9", db_, "c", {}}));
+  ASSERT_TRUE(entities_.add("orphan", collection_entity{"client9", db_, "c", {}, {}, {}}));
   r = run("orphan", "find", R"({"filter": {}})");
   ASSERT_TRUE(r.error);
   EXPECT_EQ(r.error->code, errc::key_not_found);

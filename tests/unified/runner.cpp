@@ -477,6 +477,9 @@ bson::document command_event_doc(const mongo::command_event& e) {
         }
         b.append_string("commandName", ev.command_name);
         b.append_string("databaseName", ev.database_name);
+        // What hasServerConnectionId and hasServiceId ask about.
+        if (ev.server_connection_id) b.append_int64("serverConnectionId", *ev.server_connection_id);
+        if (ev.service_id) b.append_object_id("serviceId", *ev.service_id);
         b.close();
       },
       e);
@@ -596,13 +599,16 @@ std::string match_event(bson::document_view expected, bson::document_view actual
   if (!want || !got) fail("an expected event's value is not a document");
   for (const auto& f : *want) {
     auto k = f.key();
-    if (k == "hasServiceId") {
-      // oid is never behind a load balancer here: no event has a service id.
-      if (*f.get_bool()) return kind + ": expected a serviceId (load-balanced mode)";
+    if (k == "hasServiceId" || k == "hasServerConnectionId") {
+      // Whether the event carries the id (the server's serviceId behind a load balancer; the
+      // connectionId of the server's hello).
+      const auto asked = f.get_bool();
+      if (!asked) fail(std::string(k) + " is not a boolean");
+      const std::string_view id = k == "hasServiceId" ? "serviceId" : "serverConnectionId";
+      if (*asked != got->contains(id)) {
+        return kind + ": " + (*asked ? "expected a " : "expected no ") + std::string(id);
+      }
       continue;
-    }
-    if (k == "hasServerConnectionId") {
-      throw skip_oid{"command events: no server connection id"};
     }
     if (k == "interruptInUseConnections") {
       throw skip_oid{"poolClearedEvent: no interruptInUseConnections"};
@@ -858,9 +864,16 @@ void make_entity(test_context& t, bson::document_view entity) {
     only_fields(*spec, {"id", "client", "databaseName", "databaseOptions"}, "database entity");
     auto id = string_field(*spec, "id", "database entity");
     auto client = string_field(*spec, "client", "database entity");
-    if (!t.entities.find<client_entity>(client)) fail("database " + id + ": no client " + client);
-    database_entity d{client, string_field(*spec, "databaseName", "database entity"), {}};
+    auto* made = t.entities.find<client_entity>(client);
+    if (!made) fail("database " + id + ": no client " + client);
+    database_entity d{client, string_field(*spec, "databaseName", "database entity"), {}, {}, {}};
     if (auto o = optional_doc(*spec, "databaseOptions")) d.options = bson::document(*o);
+    // The database's handle carries its options (read and write concern, read preference,
+    // timeoutMS), as a driver's database object does.
+    if (made->client) {
+      d.handle = made->client->database(d.name);
+      d.gaps = apply_entity_options(d.options.view(), "database", *d.handle);
+    }
     if (!t.entities.add(id, std::move(d))) fail("entity " + id + " is defined twice");
     return;
   }
@@ -872,15 +885,15 @@ void make_entity(test_context& t, bson::document_view entity) {
     auto* db = t.entities.find<database_entity>(db_id);
     if (!db) fail("collection " + id + ": no database " + db_id);
     collection_entity c{
-        db->client, db->name, string_field(*spec, "collectionName", "collection entity"), {}};
-    // A collection inherits its database's options; its own override them.
-    auto own = optional_doc(*spec, "collectionOptions");
-    bson::builder merged;
-    for (const auto& o : db->options.view()) {
-      if (!own || !own->contains(o.key())) merged.append_element(o);
+        db->client, db->name, string_field(*spec, "collectionName", "collection entity"),
+        {},         {},       {}};
+    if (auto own = optional_doc(*spec, "collectionOptions")) c.options = bson::document(*own);
+    // The database's collection inherits the database's options (oid's handles do); its own go
+    // over them.
+    if (db->handle) {
+      c.handle = db->handle->collection(c.name);
+      c.gaps = apply_entity_options(c.options.view(), "collection", *c.handle, db->gaps);
     }
-    if (own) merged.append_elements(*own);
-    c.options = std::move(merged).extract();
     if (!t.entities.add(id, std::move(c))) fail("entity " + id + " is defined twice");
     return;
   }

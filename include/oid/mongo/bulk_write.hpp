@@ -119,7 +119,8 @@ struct bulk_write_options {
   bool ordered = true;
   /// Let the writes skip the collection's document validation (sent only when set).
   std::optional<bool> bypass_document_validation{};
-  /// The write concern (default: the server's, w: 1).
+  /// The write concern when any field is set (default: the collection's; see
+  /// `collection::with_write_concern`).
   mongo::write_concern write_concern{};
   /// Variables the filters and updates read as `$$name` (`let`; sent with the update and delete
   /// commands, not with inserts).

@@ -45,6 +45,7 @@
 #include <oid/mongo/command_event.hpp>
 #include <oid/mongo/database.hpp>
 #include <oid/mongo/handshake.hpp>
+#include <oid/mongo/operation_options.hpp>
 #include <oid/mongo/outcome.hpp>
 #include <oid/mongo/pool_event.hpp>
 #include <oid/mongo/sdam_event.hpp>
@@ -95,6 +96,23 @@ struct client_options : client_settings {
   std::vector<mongo::driver_info> driver_info;
 };
 
+/// Options of `client::list_databases` and `client::list_database_names` (the listDatabases
+/// command's, as the enumerate databases specification names them); each is sent only when set.
+///
+///     auto mine = client.list_database_names({}, {.authorized_databases = true});
+struct list_databases_options {
+  /// `nameOnly`: each document holds only `name` (the server skips the sizes and takes no
+  /// database locks). `list_database_names` sends true whatever this says.
+  std::optional<bool> name_only{};
+  /// `authorizedDatabases`: true lists only the databases the user has privileges on; false
+  /// asks for all of them (which needs the listDatabases privilege). Unset: the server decides
+  /// (all of them with the privilege, those authorized without it).
+  std::optional<bool> authorized_databases{};
+  mongo::comment comment{};  ///< a note the server logs with the command (text or any value)
+  /// timeoutMS of this operation (0: no limit); unset: the client's.
+  std::optional<std::chrono::milliseconds> timeout{};
+};
+
 /// A MongoDB client. Copies share one topology (a pool per server); thread-safe.
 class client {
  public:
@@ -131,8 +149,18 @@ class client {
   /// A collection handle (no server round trip); the same as `database(db).collection(name)`.
   mongo::collection collection(std::string_view db, std::string_view name) const;
   /// `listDatabases`: one document per database (`name`, `sizeOnDisk`, `empty`), those matching
-  /// `filter` when it is not empty (e.g. `{name: {$regex: "^shop"}}`).
-  outcome<std::vector<bson::document>> list_databases(bson::document_view filter = {});
+  /// `filter` when it is not empty (e.g. `{name: {$regex: "^shop"}}`). Runs on the primary
+  /// whatever the read preference (the enumerate databases specification), and is retried once
+  /// (retryable reads). Failures: the server's refusal (e.g. Unauthorized with
+  /// `authorized_databases` false and no privilege); unexpected_reply for a reply without a
+  /// `databases` array; transport codes.
+  outcome<std::vector<bson::document>> list_databases(bson::document_view filter = {},
+                                                      const list_databases_options& options = {});
+  /// The names of the databases `list_databases` lists, in the server's order: a listDatabases
+  /// with `nameOnly: true`. Failures: those of `list_databases`, and unexpected_reply for an
+  /// entry without a string `name`.
+  outcome<std::vector<std::string>> list_database_names(bson::document_view filter = {},
+                                                        const list_databases_options& options = {});
   /// `listCollections` of `db`: one document per collection (`name`, `type`, `options`, ...);
   /// the same as `database(db).list_collections()`.
   outcome<std::vector<bson::document>> list_collections(std::string_view db);

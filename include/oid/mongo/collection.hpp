@@ -82,7 +82,8 @@ struct find_options {
   /// With `cursor_type::tailable_await`: how long each getMore may wait for new documents
   /// (`maxTimeMS` of the getMore); unset: the server's default (1 s).
   std::optional<std::chrono::milliseconds> max_await_time{};
-  /// Where to read (default: the client's read preference); getMores follow the cursor.
+  /// Where to read (default: the collection's; see `collection::with_read_preference`);
+  /// getMores follow the cursor.
   std::optional<mongo::read_preference> read_preference{};
   /// The read concern (default: the collection's; see `collection::with_read_concern`).
   std::optional<mongo::read_concern> read_concern{};
@@ -98,7 +99,8 @@ struct find_options {
 struct insert_options {
   /// Stop at the first failed document (true), or try every document and report all failures.
   bool ordered = true;
-  /// The write concern (default: the server's, w: 1).
+  /// The write concern when any field is set (default: the collection's; see
+  /// `collection::with_write_concern`).
   mongo::write_concern write_concern{};
   /// Let the documents skip the collection's validator (`bypassDocumentValidation`; sent only
   /// when set).
@@ -350,10 +352,37 @@ class collection {
   /// The read concern of this handle's reads (inherited from the database; default: the
   /// connection string's readConcernLevel, or none).
   const mongo::read_concern& read_concern() const noexcept { return ctx_.read_concern; }
-  /// A copy whose reads (find, aggregate, distinct, counts) ask for read concern `rc`.
+  /// A copy whose reads (find, aggregate, distinct, counts) ask for read concern `rc` unless an
+  /// operation gives its own (`{}`: none, the server's).
   collection with_read_concern(mongo::read_concern rc) const {
     auto copy = *this;
     copy.ctx_.read_concern = std::move(rc);
+    return copy;
+  }
+  /// The write concern of this handle's writes (inherited from the database; default: the
+  /// connection string's w, journal and wTimeoutMS, or none).
+  const mongo::write_concern& write_concern() const noexcept { return ctx_.write_concern; }
+  /// A copy whose writes send write concern `wc` unless an operation sets its own (an
+  /// operation's `write_concern` with any field set wins): inserts, updates, replacements,
+  /// deletes, bulk writes, find-and-modify, aggregations ending in $out or $merge, and the
+  /// commands that write (drop, rename, create_index(es), drop_index(es)). `w: 0` makes the CRUD
+  /// writes unacknowledged (sent with moreToCome, no session, no retry). Inside a transaction
+  /// the operations send none: the commit carries the transaction's.
+  collection with_write_concern(mongo::write_concern wc) const {
+    auto copy = *this;
+    copy.ctx_.write_concern = std::move(wc);
+    return copy;
+  }
+  /// The read preference of this handle's reads (inherited from the database; default: the
+  /// connection string's).
+  const mongo::read_preference& read_preference() const noexcept { return ctx_.read_preference; }
+  /// A copy whose reads (find, find_one, aggregate without $out or $merge, distinct, the counts,
+  /// list_indexes) select servers by `rp` unless an operation gives its own `read_preference`.
+  /// Inside a transaction the transaction's read preference wins. Not checked here: a read
+  /// preference the deployment refuses fails the reads.
+  collection with_read_preference(mongo::read_preference rp) const {
+    auto copy = *this;
+    copy.ctx_.read_preference = std::move(rp);
     return copy;
   }
 

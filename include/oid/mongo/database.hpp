@@ -74,6 +74,24 @@ struct cursor_command_options {
   std::optional<mongo::timeout_mode> timeout_mode{};
 };
 
+/// Options of `database::list_collections` and `database::list_collection_names` (the
+/// listCollections command's, as the enumerate collections specification names them); each is
+/// sent only when set.
+struct list_collections_options {
+  /// `nameOnly`: each document holds only `name` and `type` (the server takes no collection
+  /// locks). `list_collection_names` sends true instead, unless its filter names a field other
+  /// than `name` (the server applies nameOnly before the filter).
+  std::optional<bool> name_only{};
+  /// `authorizedCollections`: with nameOnly, true lists only the collections the user has
+  /// privileges on (and needs no listCollections privilege).
+  std::optional<bool> authorized_collections{};
+  /// Documents per batch, for the command and each getMore (0: the server's default).
+  std::int32_t batch_size = 0;
+  mongo::comment comment{};  ///< a note the server logs with the command (text or any value)
+  /// timeoutMS of this operation (0: no limit); unset: the database's.
+  std::optional<std::chrono::milliseconds> timeout{};
+};
+
 /// A database of a client: a name and the client's pool. Cheap to copy; thread-safe. Nothing is
 /// sent until an operation runs; a database that does not exist yet is created by its first
 /// write, as the server does.
@@ -94,12 +112,41 @@ class database {
   /// A copy whose operations, and those of the collections it opens, run in session `s` (see
   /// `collection::with_session`).
   database with_session(const mongo::session& s) const;
-  /// The read concern of this handle's reads and of the collections it opens.
+  /// The read concern of this handle's reads and of the collections it opens (inherited from
+  /// the client: the connection string's readConcernLevel, or none).
   const mongo::read_concern& read_concern() const noexcept { return ctx_.read_concern; }
-  /// A copy whose reads, and those of the collections it opens, ask for read concern `rc`.
+  /// A copy whose reads, and those of the collections it opens, ask for read concern `rc` (the
+  /// default `{}`: none, the server's).
   database with_read_concern(mongo::read_concern rc) const {
     auto copy = *this;
     copy.ctx_.read_concern = std::move(rc);
+    return copy;
+  }
+  /// The write concern of this handle's writes and of the collections it opens (inherited from
+  /// the client: the connection string's w, journal and wTimeoutMS, or none).
+  const mongo::write_concern& write_concern() const noexcept { return ctx_.write_concern; }
+  /// A copy whose writes, and those of the collections it opens, send write concern `wc` unless
+  /// an operation gives its own: the CRUD writes, the aggregations that write, and the commands
+  /// that write (create_collection, drop; a collection's drop, rename and index commands). `{}`
+  /// sends none (the server's default); `w: 0` makes the CRUD writes unacknowledged. Inside a
+  /// transaction the operations send none: the commit carries the transaction's. `run_command`
+  /// sends its command as given.
+  database with_write_concern(mongo::write_concern wc) const {
+    auto copy = *this;
+    copy.ctx_.write_concern = std::move(wc);
+    return copy;
+  }
+  /// The read preference of this handle's reads and of the collections it opens (inherited from
+  /// the client: the connection string's readPreference, tags and maxStalenessSeconds).
+  const mongo::read_preference& read_preference() const noexcept { return ctx_.read_preference; }
+  /// A copy whose reads (aggregate, list_collections) and those of the collections it opens
+  /// select servers by `rp` unless an operation gives its own. Inside a transaction the
+  /// transaction's read preference wins. `run_command` and `run_cursor_command` read from the
+  /// primary unless given one, as the run command specification says. Not checked here: a
+  /// read preference the deployment refuses (tags with mode primary) fails the operations.
+  database with_read_preference(mongo::read_preference rp) const {
+    auto copy = *this;
+    copy.ctx_.read_preference = std::move(rp);
     return copy;
   }
 
@@ -112,7 +159,8 @@ class database {
   /// As `run_command`, on a server that `where` selects (for commands that read: `dbStats`,
   /// `collStats`, ...); the command is not retried. Inside a transaction `where` must be the
   /// primary (errc::invalid_argument otherwise, nothing sent).
-  outcome<bson::document> run_command(bson::document_view command, const read_preference& where);
+  outcome<bson::document> run_command(bson::document_view command,
+                                      const mongo::read_preference& where);
 
   /// Runs `command`, which opens a cursor (`find`, `aggregate`, `listCollections`,
   /// `listIndexes`, `checkMetadataConsistency`, ...), and returns that cursor; its getMores and
@@ -134,10 +182,17 @@ class database {
                             const aggregate_options& options = {});
 
   /// `listCollections`: one document per collection (`name`, `type`, `options`, `info`, ...),
-  /// those matching `filter` when it is not empty (e.g. `{name: "orders"}`).
-  outcome<std::vector<bson::document>> list_collections(bson::document_view filter = {});
-  /// The names of the collections (and views) `list_collections` returns.
-  outcome<std::vector<std::string>> list_collection_names(bson::document_view filter = {});
+  /// those matching `filter` when it is not empty (e.g. `{name: "orders"}`), read through its
+  /// cursor. Runs on the primary whatever the read preference (the enumerate collections
+  /// specification), and is retried once (retryable reads). Failures: the server's refusal;
+  /// transport codes.
+  outcome<std::vector<bson::document>> list_collections(
+      bson::document_view filter = {}, const list_collections_options& options = {});
+  /// The names of the collections (and views) `list_collections` returns: a listCollections with
+  /// `nameOnly: true` unless `filter` names a field other than `name`. Failures: those of
+  /// `list_collections`, and unexpected_reply for an entry without a string `name`.
+  outcome<std::vector<std::string>> list_collection_names(
+      bson::document_view filter = {}, const list_collections_options& options = {});
 
   /// `create`: makes the collection `name`, with `options` (the create command's other fields:
   /// `capped`, `size`, `max`, `validator`, `viewOn`/`pipeline`, ...; empty: none). Failures: the

@@ -40,9 +40,9 @@ struct gridfs_bucket_options {
   /// The bytes of each chunk a new file is cut into (255 KiB, the specification's default; at
   /// most 16 MiB).
   std::int32_t chunk_size_bytes = 255 * 1024;
-  /// The write concern of uploads, deletes and renames (default: the server's).
+  /// The write concern of uploads, deletes and renames (default: the database's).
   mongo::write_concern write_concern{};
-  /// Where downloads and `find` read (default: the client's read preference).
+  /// Where downloads and `find` read (default: the database's read preference).
   std::optional<mongo::read_preference> read_preference{};
 };
 

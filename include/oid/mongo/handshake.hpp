@@ -65,7 +65,10 @@ struct handshake_info {
   std::int32_t max_wire_version = 0;                     ///< protocol level (6+ has OP_MSG)
   bool writable_primary = false;                         ///< isWritablePrimary (or ismaster)
   std::optional<object_id> service_id;  ///< behind a load balancer: the server's serviceId
-  bson::document hello;                 ///< the whole hello reply
+  /// The server's id of this connection (hello's `connectionId`, as its log names it), when it
+  /// gives a whole number.
+  std::optional<std::int64_t> connection_id;
+  bson::document hello;  ///< the whole hello reply
 };
 
 }  // namespace oid::mongo

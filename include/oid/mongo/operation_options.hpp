@@ -90,7 +90,8 @@ struct index_hint {
 struct write_options {
   /// Insert a document when none matches (updates and replacements only).
   bool upsert = false;
-  /// The write concern (default: the server's, w: 1).
+  /// The write concern when any field is set (default: the collection's; see
+  /// `collection::with_write_concern`).
   mongo::write_concern write_concern{};
   /// Which elements of an array `$[name]` updates (`arrayFilters`), e.g. `{"e.n": {$gt: 1}}`
   /// for `{$set: {"a.$[e].x": 0}}`. Updates only.
@@ -120,10 +121,10 @@ struct aggregate_options {
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
   index_hint hint{};                ///< the index to use (empty: the server's choice)
   bson::document_view let{};        ///< variables the pipeline reads as `$$name` (empty: none)
-  /// The write concern of a pipeline ending in $out or $merge (default: the server's).
+  /// The write concern of a pipeline ending in $out or $merge (default: the handle's).
   mongo::write_concern write_concern{};
   mongo::comment comment{};  ///< a note the server logs with the command (text or any value)
-  /// Where to read (default: the client's read preference); a pipeline ending in $out or $merge
+  /// Where to read (default: the handle's read preference); a pipeline ending in $out or $merge
   /// runs on the primary whatever this says.
   std::optional<mongo::read_preference> read_preference{};
   /// The read concern (default: the collection's; see `collection::with_read_concern`).
@@ -158,7 +159,8 @@ struct find_one_and_modify_options {
   std::optional<bool> bypass_document_validation{};
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
   index_hint hint{};                ///< the index to use (empty: the server's choice)
-  /// The write concern (default: the server's, w: 1).
+  /// The write concern when any field is set (default: the collection's; see
+  /// `collection::with_write_concern`).
   mongo::write_concern write_concern{};
   /// Which array elements `$[name]` updates (`arrayFilters`; `find_one_and_update` only).
   std::span<const bson::document_view> array_filters{};
@@ -177,7 +179,8 @@ struct find_one_and_delete_options {
   std::optional<std::chrono::milliseconds> max_time{};
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
   index_hint hint{};                ///< the index to use (empty: the server's choice)
-  /// The write concern (default: the server's, w: 1).
+  /// The write concern when any field is set (default: the collection's; see
+  /// `collection::with_write_concern`).
   mongo::write_concern write_concern{};
   bson::document_view let{};  ///< variables the query reads as `$$name`
   mongo::comment comment{};   ///< a note the server logs with the command (text or any value)
@@ -192,7 +195,7 @@ struct read_options {
   std::optional<std::chrono::milliseconds> max_time{};
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's; distinct)
   mongo::comment comment{};         ///< a note the server logs with the command (text or any value)
-  /// Where to read (default: the primary).
+  /// Where to read (default: the collection's read preference).
   std::optional<mongo::read_preference> read_preference{};
   /// The read concern (default: the collection's; see `collection::with_read_concern`).
   std::optional<mongo::read_concern> read_concern{};
@@ -210,7 +213,7 @@ struct count_options {
   index_hint hint{};                ///< the index to use (empty: the server's choice)
   bson::document_view collation{};  ///< string comparison rules (empty: the collection's)
   mongo::comment comment{};         ///< a note the server logs with the command (text or any value)
-  /// Where to read (default: the client's read preference).
+  /// Where to read (default: the collection's read preference).
   std::optional<mongo::read_preference> read_preference{};
   /// The read concern (default: the collection's; see `collection::with_read_concern`).
   std::optional<mongo::read_concern> read_concern{};

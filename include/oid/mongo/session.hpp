@@ -44,11 +44,14 @@ struct session_state;  // opaque: what a session and the handles bound to it sha
 
 namespace detail {
 /// What a handle (client, database, collection) gives the operations it runs and the handles it
-/// opens: timeoutMS, the explicit session it is bound to, and the read concern of its reads.
+/// opens: timeoutMS, the explicit session it is bound to, the read concern and read preference of
+/// its reads and the write concern of its writes (an operation's own options win over these).
 struct handle_context {
   std::optional<std::chrono::milliseconds> timeout;
   std::shared_ptr<session_state> session;  ///< null: implicit sessions
   mongo::read_concern read_concern;
+  mongo::write_concern write_concern;
+  mongo::read_preference read_preference;
 };
 }  // namespace detail
 

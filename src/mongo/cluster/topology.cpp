@@ -282,7 +282,8 @@ server_type topology::type_of(std::string_view address) const {
 }
 
 outcome<selected_server> topology::select(const read_preference& preference, operation_kind kind,
-                                          clock::time_point deadline) {
+                                          clock::time_point deadline,
+                                          std::span<const std::string> deprioritized) {
   std::unique_lock lock(mutex_);
   while (true) {
     if (closed_) return failure(errc::connection_failed, "the client is closed");
@@ -295,6 +296,7 @@ outcome<selected_server> topology::select(const read_preference& preference, ope
                              description_.type};
     }
     // Into the topology's own lists: selection allocates nothing once they have grown.
+    selection_.deprioritized.assign(deprioritized.begin(), deprioritized.end());
     auto chosen = select_servers(description_, preference, kind, selection_, selected_);
     if (!chosen) {
       if (chosen.error().code == errc::invalid_read_preference) {

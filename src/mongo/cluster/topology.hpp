@@ -27,6 +27,7 @@
 #include <oid/mongo/topology_description.hpp>
 #include <oid/mongo/uri.hpp>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,8 +68,11 @@ class topology {
   // Failures: timeout, with what the client saw (each server, its type and last error);
   // invalid_read_preference; unsupported (a server whose wire versions oid does not speak);
   // connection_failed once the topology is closed.
+  // `deprioritized`: addresses chosen only when no other server is suitable (the server
+  // selection specification's deprioritized servers).
   outcome<selected_server> select(const read_preference& preference, operation_kind kind,
-                                  clock::time_point deadline);
+                                  clock::time_point deadline,
+                                  std::span<const std::string> deprioritized = {});
   // The server at `address`, without waiting: a transaction's pinned mongos (`mongos_only`), or
   // the server a cursor lives on. connection_failed when the topology no longer has it, or no
   // longer knows it as such a server (a mongos; any data-bearing server).

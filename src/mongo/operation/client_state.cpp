@@ -48,13 +48,6 @@ client_state::client_state(mongo::uri u, listeners l, std::shared_ptr<const tls_
       std::make_unique<mongo::detail::topology>(uri, options, events.on_topology, events.on_pool);
 }
 
-const mongo::write_concern& client_state::effective(const mongo::write_concern& asked,
-                                                    const session_state* session) const noexcept {
-  static const mongo::write_concern none{};
-  if (session != nullptr && session->in_transaction()) return none;
-  return effective(asked);
-}
-
 detail::receive_buffer client_state::take_spare_buffer() {
   const std::lock_guard lock(spare_mutex_);
   return std::move(spare_);
@@ -98,7 +91,8 @@ outcome<lease> client_state::acquire_at(std::string_view address, const detail::
 }
 
 outcome<lease> client_state::acquire(const mongo::read_preference& preference, operation_kind kind,
-                                     const detail::time_limit* limit, std::string_view pinned) {
+                                     const detail::time_limit* limit, std::string_view pinned,
+                                     std::span<const std::string> deprioritized) {
   // timeoutMS: min(serverSelectionTimeoutMS, the time left) for selection and checkout.
   const auto selection_deadline = clock::now() + selection_timeout;
   const auto deadline = limit ? limit->cap(selection_deadline) : selection_deadline;
@@ -108,7 +102,7 @@ outcome<lease> client_state::acquire(const mongo::read_preference& preference, o
     return limit->expired_in(stage, f.message);
   };
   while (true) {
-    auto server = pinned.empty() ? topology->select(preference, kind, deadline)
+    auto server = pinned.empty() ? topology->select(preference, kind, deadline, deprioritized)
                                  : topology->select_address(pinned);
     if (!server) return ran_out("server selection", std::move(server).error());
     // Without monitors nothing else makes a cleared pool ready again: this operation's
@@ -307,7 +301,8 @@ outcome<bson::document_view> command_view(lease& l, std::string_view db, bson::d
                     *max_time, drop_wtimeout, cluster_time, api);
     cmd = with_more->view();
   }
-  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
+  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences, l.conn.id(),
+                         l.operation_id);
   auto reply =
       l->run_view(db, cmd, sequences, l.limit ? std::optional(l.limit->deadline) : std::nullopt);
   if (!reply) {
@@ -366,7 +361,8 @@ outcome<done> send_unacknowledged(lease& l, std::string_view db, bson::document_
     with_api = with_fields(cmd, {}, std::nullopt, false, std::nullopt, l.state->options.api);
     cmd = with_api->view();
   }
-  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences);
+  command_monitor events(l.state->events.on_command, *l, l.address, db, cmd, sequences, l.conn.id(),
+                         l.operation_id);
   if (auto sent = l->send_unacknowledged(db, cmd, sequences,
                                          l.limit ? std::optional(l.limit->deadline) : std::nullopt);
       !sent) {

@@ -69,9 +69,12 @@ struct client_state : std::enable_shared_from_this<client_state> {
   // `limit` (timeoutMS): selection and checkout end by its deadline too, and running out of it
   // is a timeout naming the stage.
   // `pinned`: the server a sharded transaction is pinned to (empty: select by `preference`).
+  // `deprioritized`: servers ("host:port") to select only when no other is suitable (those
+  // earlier attempts of a retried operation failed on).
   outcome<detail::lease> acquire(const mongo::read_preference& preference, operation_kind kind,
                                  const detail::time_limit* limit = nullptr,
-                                 std::string_view pinned = {});
+                                 std::string_view pinned = {},
+                                 std::span<const std::string> deprioritized = {});
   // A connection to the primary (or mongos, or the one server of a Single topology).
   outcome<detail::lease> acquire();
   // A connection to the server at `address` (where a cursor lives), checked out by `limit`'s
@@ -85,18 +88,11 @@ struct client_state : std::enable_shared_from_this<client_state> {
   // timeoutMS of the connection string or the client's options: what databases and collections
   // inherit (unset: the legacy timeouts).
   std::optional<std::chrono::milliseconds> timeout;
-  mongo::read_preference read_preference;  // the connection string's, for reads
-  // The connection string's write concern (w, journal, wTimeoutMS): what a write sends when its
-  // own options leave the write concern at the default.
+  // The connection string's read preference: what databases and collections inherit.
+  mongo::read_preference read_preference;
+  // The connection string's write concern (w, journal, wTimeoutMS): what databases and
+  // collections inherit (see `write_concern_of` in operation.hpp).
   mongo::write_concern write_concern;
-  // `asked` when the operation set any field of it, else the connection string's.
-  const mongo::write_concern& effective(const mongo::write_concern& asked) const noexcept {
-    return asked.is_default() ? write_concern : asked;
-  }
-  // The same for an operation of `session` (null: an implicit one): inside a transaction none
-  // (the transaction's commit carries its write concern; the operations send none).
-  const mongo::write_concern& effective(const mongo::write_concern& asked,
-                                        const session_state* session) const noexcept;
   detail::listeners events;
   std::unique_ptr<mongo::detail::topology> topology;
   // The server sessions of implicit sessions (see operation.hpp).
@@ -169,6 +165,8 @@ struct lease {
   // The explicit session of the operation using the lease, if any: its commands carry the
   // session's cluster time when higher than the client's, and their replies advance it.
   session_state* session = nullptr;
+  // The command events' operation id of the operation using the lease (0: none given).
+  std::int64_t operation_id = 0;
 };
 
 // The transport error `e` of connection `c` as a sentence naming the host.

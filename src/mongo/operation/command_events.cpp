@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <oid/bson/builder.hpp>
 #include <string>
 
@@ -20,12 +21,22 @@ bool is_sensitive_command(std::string_view name, bool speculative_authenticate) 
 
 namespace detail {
 
+std::int64_t next_operation_id() noexcept {
+  static std::atomic<std::int64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 command_monitor::command_monitor(const std::function<void(const command_event&)>& listener,
                                  const connection& conn, std::string_view address,
                                  std::string_view db, bson::document_view cmd,
-                                 std::span<const document_sequence> sequences)
+                                 std::span<const document_sequence> sequences,
+                                 std::uint64_t connection_id, std::int64_t operation_id)
     : listener_(listener) {
   if (!listener_) return;
+  operation_id_ = operation_id;
+  connection_id_ = connection_id;
+  server_connection_id_ = conn.server().connection_id;
+  service_id_ = conn.server().service_id;
   const auto first = cmd.begin();
   name_ = first == cmd.end() ? "" : std::string(first->key());
   db_ = std::string(db);
@@ -48,7 +59,9 @@ command_monitor::command_monitor(const std::function<void(const command_event&)>
     }
     command = std::move(b).extract();
   }
-  listener_(command_started_event{name_, db_, request_id_, address_, std::move(command)});
+  listener_(command_started_event{name_, db_, request_id_, address_, std::move(command),
+                                  operation_id_, connection_id_, server_connection_id_,
+                                  service_id_});
 }
 
 std::chrono::microseconds command_monitor::elapsed() const {
@@ -59,13 +72,16 @@ std::chrono::microseconds command_monitor::elapsed() const {
 void command_monitor::succeeded(bson::document_view reply) {
   if (!listener_) return;
   listener_(command_succeeded_event{name_, db_, request_id_, address_, elapsed(),
-                                    sensitive_ ? bson::document() : bson::document(reply)});
+                                    sensitive_ ? bson::document() : bson::document(reply),
+                                    operation_id_, connection_id_, server_connection_id_,
+                                    service_id_});
 }
 
 void command_monitor::failed(std::string_view why) {
   if (!listener_) return;
   listener_(command_failed_event{name_, db_, request_id_, address_, elapsed(),
-                                 sensitive_ ? std::string() : std::string(why)});
+                                 sensitive_ ? std::string() : std::string(why), operation_id_,
+                                 connection_id_, server_connection_id_, service_id_});
 }
 
 }  // namespace detail

@@ -121,8 +121,9 @@ struct cursor_state {
   // borrowed from `client`'s pool, in an implicit session, and returns the state holding the
   // first batch and, while the server has more, that connection and session. `retryable`: the
   // command is retried once after a retryable error (retryable reads; getMore never is).
-  // `where`: the server to read from (null: the client's read preference). `ctx`: the handle's
-  // explicit session, if any; `concern`: the read concern, for commands that take one.
+  // `where`: the server to read from (null: the read preference of `ctx`, the handle's, or
+  // without one the client's). `ctx`: the handle's explicit session, if any; `concern`: the read
+  // concern, for commands that take one.
   static outcome<std::unique_ptr<cursor_state>> open(
       std::shared_ptr<client_state> client, std::string db, std::string coll,
       bson::document_view cmd, std::int32_t batch_size, bool retryable = true,

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <oid/mongo/server_codes.hpp>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "mongo/operation/command_events.hpp"
 #include "mongo/operation/retry.hpp"
 #include "mongo/wire/reply.hpp"
 
@@ -253,6 +256,13 @@ outcome<lease> acquire_for_write(client_state& s, bool retries, const time_limit
   return again;
 }
 
+const mongo::write_concern& write_concern_of(const mongo::write_concern& asked,
+                                             const handle_context& ctx) noexcept {
+  static const mongo::write_concern none{};
+  if (ctx.session != nullptr && ctx.session->in_transaction()) return none;
+  return asked.is_default() ? ctx.write_concern : asked;
+}
+
 outcome<done> execute(client_state& s, op_session& session, std::optional<lease>& conn,
                       const operation& op, function_ref<outcome<done>(attempt&)> run) {
   session_state* ex = session.explicit_session();
@@ -322,14 +332,20 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
   // more than once, the latest that said something about the write.
   std::optional<failure> first;
   std::optional<std::int64_t> txn_number;
+  // One id for the command events of every attempt (and, through the lease, of a cursor's
+  // getMores and killCursors).
+  const std::int64_t operation_id = op.operation_id != 0 ? op.operation_id : next_operation_id();
+  // The servers earlier attempts failed on, which the retries avoid when they can.
+  std::vector<std::string> deprioritized;
   while (true) {
     if (limit && first && limit->expired()) return timed_out(*first);
     if (!conn) {
       // A sharded cluster's transaction goes to the mongos its first command went to.
       const std::string_view pinned =
           ex != nullptr && (txn || op.ends_transaction) ? std::string_view(ex->pinned) : "";
-      auto l = read ? s.acquire(*read, operation_kind::read, limit, pinned)
-                    : s.acquire(mongo::read_preference{}, operation_kind::write, limit, pinned);
+      auto l = read ? s.acquire(*read, operation_kind::read, limit, pinned, deprioritized)
+                    : s.acquire(mongo::read_preference{}, operation_kind::write, limit, pinned,
+                                deprioritized);
       if (!l) {
         failure f = std::move(l).error();
         if (txn) return transient(std::move(f));
@@ -347,6 +363,7 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
       conn.emplace(std::move(*l));
     }
     lease& l = *conn;
+    l.operation_id = operation_id;
     l.limit = limit_held;
     l.max_time = op.max_time;
     if (op.acknowledged) session.attach(l);
@@ -392,6 +409,10 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
       return first && write && f.has_label("NoWritesPerformed") ? std::move(*first) : f;
     }
     if (limit && limit->expired()) return timed_out(f);
+    // The retry prefers another server than this one (the retryable reads and writes
+    // specifications' deprioritized servers): on a sharded cluster always, elsewhere after an
+    // overload error only (a replica set's reads would otherwise leave their preferred member).
+    if (is_mongos(l) || f.has_label("SystemOverloadedError")) deprioritized.push_back(l.address);
     if (!first) first = std::move(f);
     conn.reset();                                 // the retry selects a server again
     if (op.ends_transaction) ex->pinned.clear();  // a commit or abort retried: any mongos

@@ -131,6 +131,9 @@ struct operation {
   // A command the application composed (run_command): inside a transaction it reads where the
   // transaction reads, so a transaction whose read preference is not the primary refuses it.
   bool any_command = false;
+  // The command events' operation id (see `next_operation_id`), for an operation of several
+  // `execute`s (a bulk write's batches); 0: a new one.
+  std::int64_t operation_id = 0;
 };
 
 // One attempt of an operation: its connection, its session and, for a retryable write, the
@@ -193,17 +196,23 @@ outcome<done> execute(client_state& s, op_session& session, std::optional<lease>
 outcome<bson::document> run_command(client_state& s, std::string_view db, bson::document_view cmd,
                                     const operation& op);
 
+// The write concern a write of a handle (`ctx`) sends, as the read and write concern
+// specification inherits it: none inside a transaction (its commit carries the transaction's;
+// the operations send none); else `asked`, the operation's, when it sets any field; else the
+// handle's (the collection's, the database's or the client's). Valid while both live.
+const mongo::write_concern& write_concern_of(const mongo::write_concern& asked,
+                                             const handle_context& ctx) noexcept;
+
 // A read command (count, distinct, counts' aggregate) run once and retried once (retryable
-// reads): where the operation's `options.read_preference` says, else `fallback`; with its
-// timeout and read concern, else the handle's (`ctx`).
+// reads): where the operation's `options.read_preference` says, else the handle's (`ctx`); with
+// its timeout and read concern, else the handle's.
 template <typename Options>
 outcome<bson::document> retryable_read(client_state& s, std::string_view db,
                                        bson::document_view cmd, const Options& options,
-                                       const handle_context& ctx,
-                                       const mongo::read_preference& fallback) {
+                                       const handle_context& ctx) {
   return run_command(
       s, db, cmd,
-      {.read = options.read_preference ? &*options.read_preference : &fallback,
+      {.read = options.read_preference ? &*options.read_preference : &ctx.read_preference,
        .retry = retry_kind::read,
        .limit = limit_of(options.timeout, ctx.timeout),
        .session = ctx.session.get(),

@@ -141,6 +141,7 @@ outcome<handshake_info> detail::handshake(connection& c, const connection_option
   if (const auto id = v.find("serviceId")) {
     if (auto value = id->get_object_id()) s.service_id = *value;
   }
+  if (const auto id = v.find("connectionId")) s.connection_id = detail::as_integer(*id);
   if (options.load_balanced && !s.service_id) {
     // unsupported: the server will not change its mind, so the operation fails at once.
     return failure(errc::unsupported,
