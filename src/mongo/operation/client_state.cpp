@@ -144,6 +144,11 @@ outcome<lease> client_state::acquire(const mongo::read_preference& preference, o
     // Single topology: keep trying until serverSelectionTimeoutMS, at a pace that does not
     // hammer a server that is starting up.
     if (clock::now() + std::chrono::milliseconds(250) >= deadline) {
+      // The operation's timeoutMS ends before the next try would: its timeout, not
+      // serverSelectionTimeoutMS's (which it cut short).
+      if (limit && limit->deadline <= selection_deadline) {
+        return limit->expired_in("server selection", c.error().message);
+      }
       return failure(code == errc::timeout ? errc::timeout : errc::connection_failed,
                      "no server answered within serverSelectionTimeoutMS (" +
                          std::to_string(selection_timeout.count()) +
