@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <oid/bson/builder.hpp>
@@ -14,6 +15,7 @@
 #include <oid/mongo/client.hpp>
 #include <oid/mongo/session.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -454,10 +456,22 @@ TEST(MongoTransactionMongosTest, ATransactionStaysOnTheMongosItStartedOn) {
   two_mongoses cluster;
   auto client = mongo::client::create(cluster.uri()).value();
   auto coll = client.collection("db", "c");
-  // Let the client discover both mongoses before counting.
+  // Let the client's monitors check both mongoses before counting: selection skips a server still
+  // Unknown, and the inserts outside the transaction would all go to the other one (waiting for
+  // five pings alone failed so under load: 20 of 20 on one mongos).
+  const auto known_mongoses = [&] {
+    std::size_t n = 0;
+    for (const auto& [address, d] : client.topology().servers) {
+      n += d.type == mongo::server_type::mongos;
+    }
+    return n;
+  };
   const auto ping = oid::bson::from_json(R"({"ping": 1})").value();
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.run_command("admin", ping.view()));
-  ASSERT_EQ(client.topology().servers.size(), 2u);
+  for (int i = 0; i < 500 && known_mongoses() < 2; ++i) {
+    ASSERT_TRUE(client.run_command("admin", ping.view()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(known_mongoses(), 2u);
   cluster.forget();
 
   auto s = client.start_session().value();
