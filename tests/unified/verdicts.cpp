@@ -33,6 +33,23 @@ std::vector<std::string> fields(const std::string& line) {
   return parts;
 }
 
+// Calls `parse(fields, line number)` for each line of `in` that is not blank or a comment; the
+// first message `parse` returns (an error, prefixed with where) ends the reading.
+template <class Parse>
+std::string each_line(std::istream& in, const std::string& name, Parse&& parse) {
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    auto parts = fields(line);
+    if (parts.empty()) continue;
+    if (auto error = parse(parts, number); !error.empty()) {
+      return name + ":" + std::to_string(number) + ": " + error;
+    }
+  }
+  return {};
+}
+
 bool glob(const std::string& pattern, const std::string& text) {
   return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
@@ -63,15 +80,9 @@ const char* verdict_name(verdict v) {
 
 std::string verdict_rules::read_skips(std::istream& in, std::string_view name) {
   skips_name_ = std::string(name);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    auto parts = fields(line);
-    if (parts.empty()) continue;
-    const auto where = skips_name_ + ":" + std::to_string(number) + ": ";
+  return each_line(in, skips_name_, [&](std::vector<std::string>& parts, int number) {
     if (parts.size() != 5) {
-      return where + "expected \"KIND | SUITE/FILE | TEST | FAILURE | reason\" (5 fields, got " +
+      return "expected \"KIND | SUITE/FILE | TEST | FAILURE | reason\" (5 fields, got " +
              std::to_string(parts.size()) + ")";
     }
     constexpr std::string_view qualifier = " (sometimes)";
@@ -80,14 +91,16 @@ std::string verdict_rules::read_skips(std::istream& in, std::string_view name) {
         kind_of(sometimes ? std::string_view(parts[0]).substr(0, parts[0].size() - qualifier.size())
                           : std::string_view(parts[0]));
     if (!kind) {
-      return where + "KIND is one of server, harness, oid, file (each may be followed by " +
-             "\" (sometimes)\"), not \"" + parts[0] + "\"";
+      return "KIND is one of server, harness, oid, file (each may be followed by \" "
+             "(sometimes)\"), "
+             "not \"" +
+             parts[0] + "\"";
     }
     for (int i = 1; i < 5; ++i) {
-      if (parts[i].empty()) return where + "an empty field";
+      if (parts[i].empty()) return std::string("an empty field");
     }
     if (parts[1].find('/') == std::string::npos || parts[1][0] == '*') {
-      return where + "SUITE/FILE names a suite (\"crud/*.json\", not \"" + parts[1] + "\")";
+      return "SUITE/FILE names a suite (\"crud/*.json\", not \"" + parts[1] + "\")";
     }
     skip_rule r;
     r.kind = *kind;
@@ -98,25 +111,19 @@ std::string verdict_rules::read_skips(std::istream& in, std::string_view name) {
     r.line = number;
     r.sometimes = sometimes;
     skips_.push_back(std::move(r));
-  }
-  return {};
+    return std::string();
+  });
 }
 
 std::string verdict_rules::read_refusals(std::istream& in, std::string_view name) {
   refusals_name_ = std::string(name);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    auto parts = fields(line);
-    if (parts.empty()) continue;
+  return each_line(in, refusals_name_, [&](std::vector<std::string>& parts, int number) {
     if (parts.size() != 3 || parts[0].empty() || parts[1].empty() || parts[2].empty()) {
-      return refusals_name_ + ":" + std::to_string(number) +
-             ": expected \"SUITE/FILE | TEST | REFUSAL\"";
+      return std::string("expected \"SUITE/FILE | TEST | REFUSAL\"");
     }
     refusals_.push_back({parts[0], parts[1], parts[2], number, 0});
-  }
-  return {};
+    return std::string();
+  });
 }
 
 std::pair<verdict, std::string> verdict_rules::judge(const std::string& file_key,
